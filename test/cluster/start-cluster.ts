@@ -32,6 +32,8 @@ export interface Cluster extends ClusterHandle {
   audit: AuditLog;
   /** Stops the API server alone and starts it again on the same port and etcd (for watch-recovery tests). */
   restartApiServer(): Promise<void>;
+  /** The process ids of the running components. */
+  pids(): Record<string, number>;
   /** Stops every component and removes the data folder. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -227,6 +229,11 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
         const res = await apiGet(server, '/readyz', tokens.admin!).catch(() => undefined);
         return res?.status === 200;
       });
+    },
+    pids() {
+      const out: Record<string, number> = {};
+      for (const [component, child] of procs) if (child.pid && child.exitCode === null && child.signalCode === null) out[component] = child.pid;
+      return out;
     },
     stop,
   };
