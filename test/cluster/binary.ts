@@ -88,7 +88,7 @@ async function build(target: string, log: (line: string) => void): Promise<void>
   const args = ['build', '-v', '-trimpath', '-ldflags', versionFlags(), '-o', partial, '.'];
   const child = spawn('go', args, {
     cwd: clusterModuleDir,
-    env: { ...process.env, GOTOOLCHAIN: 'local', CGO_ENABLED: '0', GOFLAGS: '-mod=mod' },
+    env: { ...process.env, GOTOOLCHAIN: 'local', CGO_ENABLED: '0', GOFLAGS: '-mod=readonly -buildvcs=false' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let packages = 0;

@@ -1,0 +1,296 @@
+// The checkout against real git: bare origin repositories on disk, served over file:// and over
+// git's smart HTTP protocol (to see the credentials git actually sends).
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { GitOperationError, InvalidGitInputError } from '../../src/git/git-errors.js';
+import { RepositoryCache, type CommitLocation } from '../../src/git/repository-cache.js';
+import { createGitRepository, serveGitOverHttp, type GitRepository } from '../support/git-repository.js';
+
+const scratch = mkdtempSync(path.join(tmpdir(), 'git-checkout-test-'));
+after(() => rmSync(scratch, { recursive: true, force: true }));
+let caches = 0;
+
+function newCache(options: Partial<ConstructorParameters<typeof RepositoryCache>[0]> = {}): RepositoryCache {
+  return new RepositoryCache({ cacheDir: path.join(scratch, `cache-${++caches}`), allowedProtocols: ['https:', 'http:', 'file:'], ...options });
+}
+
+async function newOrigin(): Promise<GitRepository> {
+  const origin = await createGitRepository({
+    initialFiles: { 'README.md': '# app\n', '.preview/preview.yaml': 'hostPrefix: base\n' },
+  });
+  after(() => origin.cleanup());
+  return origin;
+}
+
+function at(origin: GitRepository, sha: string, cloneUrl = origin.cloneUrl): CommitLocation {
+  return { cloneUrl, owner: origin.owner, repo: origin.repo, sha };
+}
+
+function bareDir(cache: RepositoryCache, origin: GitRepository): string {
+  return path.join(cache.cacheDir, 'repositories', origin.owner, `${origin.repo}.git`);
+}
+
+function git(dir: string, ...args: string[]): string {
+  return execFileSync('git', ['-C', dir, ...args], { encoding: 'utf8', stdio: 'pipe', env: { PATH: process.env.PATH, HOME: scratch } }).trim();
+}
+
+function filesUnder(dir: string): string[] {
+  return (readdirSync(dir, { recursive: true }) as string[]).map((f) => path.join(dir, f)).filter((f) => lstatSync(f).isFile());
+}
+
+test('checks out a PR head SHA that no branch points to, at depth 1', async () => {
+  const origin = await newOrigin();
+  // A fork PR: the commit is reachable only through refs/pull/12/head.
+  const head = await origin.openPullRequest(12, { files: { 'src/app.ts': 'export const v = 1;\n', 'README.md': null } });
+  const cache = newCache();
+  const seen = await cache.withCheckout(at(origin, head), async (dir) => ({
+    head: git(dir, 'rev-parse', 'HEAD'),
+    app: readFileSync(path.join(dir, 'src/app.ts'), 'utf8'),
+    readme: existsSync(path.join(dir, 'README.md')),
+    config: readFileSync(path.join(dir, '.preview/preview.yaml'), 'utf8'),
+  }));
+  assert.deepEqual(seen, { head, app: 'export const v = 1;\n', readme: false, config: 'hostPrefix: base\n' });
+  const bare = bareDir(cache, origin);
+  assert.equal(git(bare, 'rev-parse', '--is-shallow-repository'), 'true');
+  assert.equal(git(bare, 'rev-list', '--count', head), '1', 'only the commit itself was fetched, not its parent');
+});
+
+test('a commit the remote does not have is a clear, typed error', async () => {
+  const origin = await newOrigin();
+  const missing = 'deadbeef'.repeat(5);
+  let called = false;
+  await assert.rejects(
+    newCache().withCheckout(at(origin, missing), async () => { called = true; }),
+    (err: unknown) => {
+      assert.ok(err instanceof GitOperationError);
+      assert.equal(err.reason, 'commit-not-found');
+      assert.match(err.message, new RegExp(`commit ${missing} is not in ${origin.owner}/${origin.repo}`));
+      return true;
+    },
+  );
+  assert.equal(called, false);
+});
+
+test('an invalid owner, repository, SHA or URL is rejected before git runs', async () => {
+  const origin = await newOrigin();
+  const sha = (await origin.resolveRef('refs/heads/main'))!;
+  const good = at(origin, sha);
+  const cases: Array<[Partial<CommitLocation>, string]> = [
+    [{ owner: '--upload-pack=touch /tmp/pwned' }, 'owner'],
+    [{ owner: '../../etc' }, 'owner'],
+    [{ repo: '..' }, 'repo'],
+    [{ repo: 'a/b' }, 'repo'],
+    [{ sha: 'main' }, 'sha'],
+    [{ sha: sha.slice(0, 12) }, 'sha'],
+    [{ sha: `${sha}^{tree}` }, 'sha'],
+    [{ cloneUrl: 'ext::sh -c touch% /tmp/pwned' }, 'cloneUrl'],
+    [{ cloneUrl: 'https://x-access-token:ghs_x@github.com/o/r.git' }, 'cloneUrl'],
+  ];
+  for (const [change, field] of cases) {
+    const cache = newCache();
+    let called = false;
+    await assert.rejects(
+      cache.withCheckout({ ...good, ...change }, async () => { called = true; }),
+      (err: unknown) => err instanceof InvalidGitInputError && err.field === field,
+      `${JSON.stringify(change)} should be rejected as ${field}`,
+    );
+    await assert.rejects(cache.readFile({ ...good, ...change }, 'README.md'), InvalidGitInputError);
+    assert.equal(called, false);
+    // Nothing was created: no git process ran for the cache.
+    assert.equal(existsSync(cache.cacheDir) && readdirSync(cache.cacheDir).includes('repositories'), false);
+  }
+  await assert.rejects(newCache().readFile(good, '../outside'), (err: unknown) => err instanceof InvalidGitInputError && err.field === 'path');
+  // Only the protocols configured are accepted (production: https only).
+  const httpsOnly = new RepositoryCache({ cacheDir: path.join(scratch, 'https-only') });
+  await assert.rejects(httpsOnly.withCheckout(good, async () => {}), (err: unknown) => err instanceof InvalidGitInputError && err.field === 'cloneUrl');
+});
+
+test('concurrent checkouts of different SHAs of one repository stay separate and keep the cache intact', async () => {
+  const origin = await newOrigin();
+  const shas: string[] = [];
+  for (let n = 1; n <= 4; n++) shas.push(await origin.openPullRequest(n, { files: { 'version.txt': `pr ${n}\n` } }));
+  const cache = newCache({ maxConcurrentGitProcesses: 2 });
+  let peak = 0;
+  const sampler = setInterval(() => { peak = Math.max(peak, cache.runningGitProcesses); }, 1);
+  try {
+    // Each SHA twice, all at once.
+    const results = await Promise.all([...shas, ...shas].map((sha) => cache.withCheckout(at(origin, sha), async (dir) => {
+      await new Promise((r) => setTimeout(r, 20));
+      return { sha, head: git(dir, 'rev-parse', 'HEAD'), version: readFileSync(path.join(dir, 'version.txt'), 'utf8'), dir };
+    })));
+    for (const [i, result] of results.entries()) {
+      assert.equal(result.head, result.sha);
+      assert.equal(result.version, `pr ${(i % 4) + 1}\n`);
+    }
+    assert.equal(new Set(results.map((r) => r.dir)).size, 8, 'every checkout had its own worktree');
+  } finally {
+    clearInterval(sampler);
+  }
+  assert.ok(peak <= 2, `at most 2 git processes ran at once (saw ${peak})`);
+  assert.ok(peak >= 1);
+  const bare = bareDir(cache, origin);
+  execFileSync('git', ['-C', bare, 'fsck', '--no-progress'], { stdio: 'pipe', env: { PATH: process.env.PATH, HOME: scratch } });
+  assert.deepEqual(git(bare, 'for-each-ref', '--format=%(refname)', 'refs/preview-cache/').split('\n').sort(),
+    shas.map((s) => `refs/preview-cache/${s}`).sort());
+});
+
+test('the worktree is removed after use, also when the caller throws', async () => {
+  const origin = await newOrigin();
+  const sha = (await origin.resolveRef('refs/heads/main'))!;
+  const cache = newCache();
+  let used = '';
+  await cache.withCheckout(at(origin, sha), async (dir) => { used = dir; });
+  assert.equal(existsSync(used), false);
+  await assert.rejects(cache.withCheckout(at(origin, sha), async (dir) => {
+    used = dir;
+    writeFileSync(path.join(dir, 'scratch.txt'), 'untracked');
+    throw new Error('render failed');
+  }), /render failed/);
+  assert.equal(existsSync(used), false);
+  assert.equal(git(bareDir(cache, origin), 'worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).length, 1,
+    'only the bare repository itself is left in the worktree list');
+});
+
+test('a restarted operator clears worktrees its previous process left behind', async () => {
+  const origin = await newOrigin();
+  const sha = (await origin.resolveRef('refs/heads/main'))!;
+  const cacheDir = path.join(scratch, 'restarted');
+  const crashed = new RepositoryCache({ cacheDir, allowedProtocols: ['file:'] });
+  let release!: () => void;
+  let leftover = '';
+  const stuck = crashed.withCheckout(at(origin, sha), (dir) => {
+    leftover = dir;
+    return new Promise<void>((r) => { release = r; });
+  });
+  while (!leftover) await new Promise((r) => setTimeout(r, 10));
+  const restarted = new RepositoryCache({ cacheDir, allowedProtocols: ['file:'] });
+  await restarted.withCheckout(at(origin, sha), async (dir) => {
+    assert.equal(existsSync(leftover), false, 'the old worktree is gone');
+    assert.ok(existsSync(path.join(dir, 'README.md')));
+  });
+  release();
+  await stuck; // the old owner's cleanup copes with its worktree being gone
+  assert.equal(git(path.join(cacheDir, 'repositories', origin.owner, `${origin.repo}.git`), 'worktree', 'list', '--porcelain')
+    .split('\n').filter((l) => l.startsWith('worktree ')).length, 1);
+});
+
+test('reads a file at a SHA from the bare cache; absent is undefined; symlinks and directories are refused', async () => {
+  const origin = await newOrigin();
+  const head = await origin.openPullRequest(3, {
+    files: { '.preview/preview.yaml': 'hostPrefix: pr\n', '.preview/leak.yaml': { symlinkTo: '/var/run/secrets/kubernetes.io/serviceaccount/token' } },
+  });
+  const cache = newCache();
+  assert.equal(await cache.readFile(at(origin, head), '.preview/preview.yaml'), 'hostPrefix: pr\n');
+  assert.equal(await cache.readFile(at(origin, head), '.preview/main.ts'), undefined);
+  await assert.rejects(cache.readFile(at(origin, head), '.preview/leak.yaml'),
+    (err: unknown) => err instanceof GitOperationError && err.reason === 'not-a-regular-file' && /symbolic link/.test(err.message));
+  await assert.rejects(cache.readFile(at(origin, head), '.preview'),
+    (err: unknown) => err instanceof GitOperationError && err.reason === 'not-a-regular-file' && /directory/.test(err.message));
+  assert.equal(existsSync(path.join(cache.cacheDir, 'checkouts', origin.owner, origin.repo)), false, 'no worktree was made');
+  const small = newCache({ maxFileBytes: 4 });
+  await assert.rejects(small.readFile(at(origin, head), '.preview/preview.yaml'),
+    (err: unknown) => err instanceof GitOperationError && err.reason === 'not-a-regular-file' && /more than the 4 allowed/.test(err.message));
+});
+
+test('symlinks in a checkout are plain files holding the link text', async () => {
+  const origin = await newOrigin();
+  const head = await origin.openPullRequest(4, { files: { '.preview/values.json': { symlinkTo: '/etc/passwd' } } });
+  await newCache().withCheckout(at(origin, head), async (dir) => {
+    const file = path.join(dir, '.preview/values.json');
+    assert.equal(lstatSync(file).isSymbolicLink(), false);
+    assert.equal(readFileSync(file, 'utf8'), '/etc/passwd');
+  });
+});
+
+test('a branch resolves to its tip SHA, which then reads the base configuration of an untrusted PR', async () => {
+  const origin = await newOrigin();
+  const baseTip = await origin.commit('main', { '.preview/preview.yaml': 'hostPrefix: base-v2\n' });
+  const head = await origin.openPullRequest(9, { files: { '.preview/preview.yaml': 'hostPrefix: evil\n' } });
+  const cache = newCache();
+  const resolved = await cache.resolveBranch(origin, 'main');
+  assert.equal(resolved, baseTip);
+  assert.equal(await cache.readFile(at(origin, resolved), '.preview/preview.yaml'), 'hostPrefix: base-v2\n');
+  assert.equal(await cache.readFile(at(origin, head), '.preview/preview.yaml'), 'hostPrefix: evil\n');
+  // A ref whose name merely ends like the branch is not the branch.
+  await origin.setRef('refs/heads/feature/main', head);
+  assert.equal(await cache.resolveBranch(origin, 'main'), baseTip);
+  await assert.rejects(cache.resolveBranch(origin, 'does-not-exist'),
+    (err: unknown) => err instanceof GitOperationError && err.reason === 'branch-not-found');
+  await assert.rejects(cache.resolveBranch(origin, '--upload-pack=x'), InvalidGitInputError);
+});
+
+test('only the newest pinned commits stay in the cache', async () => {
+  const origin = await newOrigin();
+  const cache = newCache({ maxCachedCommits: 2 });
+  const shas: string[] = [];
+  for (let n = 1; n <= 3; n++) {
+    shas.push(await origin.openPullRequest(n, { files: { 'n.txt': String(n) } }));
+    await cache.readFile(at(origin, shas.at(-1)!), 'n.txt');
+  }
+  assert.deepEqual(git(bareDir(cache, origin), 'for-each-ref', '--format=%(refname)', 'refs/preview-cache/').split('\n').sort(),
+    shas.slice(1).map((s) => `refs/preview-cache/${s}`).sort());
+});
+
+test('over HTTP the token is sent with each command, never stored, and a bad token is an authentication error', async (t) => {
+  const origin = await newOrigin();
+  const token = `ghs_${Math.random().toString(36).slice(2)}TOKEN`;
+  const server = await serveGitOverHttp(origin, { token });
+  after(() => server.close());
+  const head = await origin.openPullRequest(5, { files: { 'a.txt': 'a' } });
+  const cache = newCache();
+  const location = { ...at(origin, head, server.cloneUrl), token };
+
+  await assert.rejects(cache.withCheckout({ ...location, token: undefined }, async () => {}),
+    (err: unknown) => err instanceof GitOperationError && err.reason === 'authentication');
+  await assert.rejects(cache.resolveBranch({ ...location, token: 'ghs_wrong' }, 'main'),
+    (err: unknown) => err instanceof GitOperationError && err.reason === 'authentication' && !err.message.includes('ghs_wrong'));
+
+  const expected = `basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}`;
+  const before = server.requests.length;
+  let started = performance.now();
+  await cache.withCheckout(location, async (dir) => assert.equal(readFileSync(path.join(dir, 'a.txt'), 'utf8'), 'a'));
+  const cold = performance.now() - started;
+  const fetchRequests = server.requests.slice(before);
+  assert.ok(fetchRequests.length >= 2);
+  assert.ok(fetchRequests.every((r) => r.authorization === expected), 'every request of the fetch carried the token');
+
+  started = performance.now();
+  await cache.withCheckout(location, async () => {});
+  const warm = performance.now() - started;
+  assert.equal(server.requests.length, before + fetchRequests.length, 'a cached commit is not fetched again');
+  assert.equal(await cache.resolveBranch(location, 'main'), await origin.resolveRef('refs/heads/main'));
+  assert.equal(await cache.readFile(location, 'a.txt'), 'a');
+  t.diagnostic(`HTTP checkout of a small repository: cold ${cold.toFixed(0)} ms, warm ${warm.toFixed(0)} ms`);
+
+  const secrets = [token, Buffer.from(`x-access-token:${token}`).toString('base64')];
+  for (const file of filesUnder(cache.cacheDir)) {
+    const content = readFileSync(file);
+    for (const secret of secrets) assert.equal(content.includes(secret), false, `${file} contains the token`);
+  }
+});
+
+test('timings: cold and warm checkouts of a small repository over file://', async (t) => {
+  const origin = await newOrigin();
+  const files: Record<string, string> = {};
+  for (let i = 0; i < 200; i++) files[`src/module-${i}.ts`] = `export const value${i} = ${i};\n`.repeat(20);
+  const first = await origin.openPullRequest(1, { files });
+  const second = await origin.pushToPullRequest(1, { 'src/module-0.ts': 'changed\n' });
+  const cache = newCache();
+  const time = async (sha: string) => {
+    const started = performance.now();
+    await cache.withCheckout(at(origin, sha), async () => {});
+    return performance.now() - started;
+  };
+  const cold = await time(first);
+  const warmSameSha = await time(first);
+  const newSha = await time(second);
+  const started = performance.now();
+  await cache.readFile(at(origin, second), '.preview/preview.yaml');
+  const read = performance.now() - started;
+  t.diagnostic(`201 files: cold ${cold.toFixed(0)} ms; warm same SHA ${warmSameSha.toFixed(0)} ms; warm new SHA ${newSha.toFixed(0)} ms; readFile of a cached SHA ${read.toFixed(0)} ms`);
+  assert.ok(warmSameSha < cold);
+});
