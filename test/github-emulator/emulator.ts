@@ -27,8 +27,10 @@ export interface GitHubEmulatorOptions {
 export interface RequestRecord {
   seq: number;
   method: string;
-  /** Path and query as received (a GHES `/api/v3` prefix removed). */
+  /** Path and query as received, a GHES `/api/v3` prefix removed. */
   path: string;
+  /** `/api/v3` when the request came to the GitHub Enterprise Server path, else ''. */
+  prefix: string;
   operationId: string | undefined;
   status: number;
   /** Epoch ms when the request arrived and when the answer was sent. */
@@ -418,11 +420,17 @@ export class GitHubEmulator {
       (filter.operationId === undefined || r.operationId === filter.operationId) && (filter.method === undefined || r.method === filter.method));
   }
 
-  /** Fails loudly with every recorded violation; tests call it after each case. */
+  /** Fails loudly with every violation recorded (and forgets them); tests call it after each case. */
   assertNoViolations(): void {
-    if (this.violations.length === 0) return;
-    const lines = this.violations.map((v) => `  [${v.kind}] ${v.method} ${v.path}${v.operationId ? ` (${v.operationId})` : ''}: ${v.message}`);
-    throw new Error(`the GitHub emulator recorded ${this.violations.length} violation(s) of GitHub's API description or rules:\n${lines.join('\n')}`);
+    const found = this.takeViolations();
+    if (found.length === 0) return;
+    const lines = found.map((v) => `  [${v.kind}] ${v.method} ${v.path}${v.operationId ? ` (${v.operationId})` : ''}: ${v.message}`);
+    throw new Error(`the GitHub emulator recorded ${found.length} violation(s) of GitHub's API description or rules:\n${lines.join('\n')}`);
+  }
+
+  /** Returns the violations recorded so far and forgets them (for tests that provoke one on purpose). */
+  takeViolations(): Violation[] {
+    return this.violations.splice(0, this.violations.length);
   }
 
   recordViolation(v: Omit<Violation, 'at'>): void {
@@ -467,7 +475,7 @@ export class GitHubEmulator {
     const raw = Buffer.concat(chunks).toString('utf8');
 
     const record: RequestRecord = {
-      seq: ++this.seq, method, path: displayPath, operationId: undefined, status: 0, startedAt, finishedAt: 0,
+      seq: ++this.seq, method, path: displayPath, prefix, operationId: undefined, status: 0, startedAt, finishedAt: 0,
       identity: undefined, conditional: req.headers['if-none-match'] !== undefined, fault: undefined, requestBody: undefined,
     };
     const headers: Record<string, string> = {
@@ -517,7 +525,7 @@ export class GitHubEmulator {
     if (broken) violate('rule', broken);
     if (this.rateLimits.enter(key) > 100) violate('rule', 'more than 100 concurrent requests from one credential (GitHub secondary limit)');
     try {
-      const fault = this.faults.take(op.operationId, method, op.path);
+      const fault = this.faults.take(op.operationId, method, op.path, pathParams);
       if (fault?.kind === 'delay') {
         record.fault = 'delay';
         await new Promise((r) => setTimeout(r, fault.ms));

@@ -21,6 +21,8 @@ export interface FaultRule {
    * Omitted: every request.
    */
   route?: string | string[];
+  /** Only requests to this repository (`/repos/{owner}/{repo}/…`), so concurrent tests do not take each other's faults. */
+  repository?: { owner: string; name: string };
   /** How many matching requests get the fault (default 1). */
   times?: number;
   fault: Fault;
@@ -36,6 +38,7 @@ export interface InjectedFault {
 
 interface ActiveRule {
   routes: string[] | undefined;
+  repository: string | undefined;
   remaining: number;
   applied: number;
   fault: Fault;
@@ -47,6 +50,7 @@ export class FaultInjector {
   inject(rule: FaultRule): InjectedFault {
     const active: ActiveRule = {
       routes: rule.route === undefined ? undefined : [rule.route].flat(),
+      repository: rule.repository && `${rule.repository.owner}/${rule.repository.name}`.toLowerCase(),
       remaining: rule.times ?? 1,
       applied: 0,
       fault: rule.fault,
@@ -60,9 +64,12 @@ export class FaultInjector {
   }
 
   /** The fault for this request, consuming one use of the first matching rule. */
-  take(operationId: string, method: string, pathTemplate: string): Fault | undefined {
+  take(operationId: string, method: string, pathTemplate: string, pathParams: Record<string, string>): Fault | undefined {
     const signature = `${method.toUpperCase()} ${pathTemplate}`;
-    const rule = this.rules.find((r) => r.remaining > 0 && (!r.routes || r.routes.some((x) => x === operationId || x === signature)));
+    const repository = `${pathParams.owner}/${pathParams.repo}`.toLowerCase();
+    const rule = this.rules.find((r) => r.remaining > 0
+      && (!r.routes || r.routes.some((x) => x === operationId || x === signature))
+      && (!r.repository || r.repository === repository));
     if (!rule) return undefined;
     rule.remaining -= 1;
     rule.applied += 1;

@@ -14,7 +14,8 @@ export interface Urls {
 const nodeId = (kind: string, id: number) => Buffer.from(`${kind}:${id}`).toString('base64');
 
 export function userJson(u: Account, urls: Urls) {
-  const api = `${urls.api}/users/${u.login}`;
+  // Bots are `slug[bot]`: GitHub escapes the brackets in URLs (`/users/slug%5Bbot%5D`).
+  const api = `${urls.api}/users/${encodeURIComponent(u.login)}`;
   return {
     login: u.login,
     id: u.id,
@@ -22,7 +23,7 @@ export function userJson(u: Account, urls: Urls) {
     avatar_url: `${urls.web}/avatars/u/${u.id}`,
     gravatar_id: '',
     url: api,
-    html_url: `${urls.web}/${u.login}`,
+    html_url: u.type === 'Bot' ? `${urls.web}/apps/${encodeURIComponent(u.login.replace(/\[bot\]$/, ''))}` : `${urls.web}/${encodeURIComponent(u.login)}`,
     followers_url: `${api}/followers`,
     following_url: `${api}/following{/other_user}`,
     gists_url: `${api}/gists{/gist_id}`,

@@ -18,15 +18,17 @@ function allDefinitions(): WebhookDefinition[] {
 }
 
 /**
- * A deep copy of GitHub's published example for an event (and action). Examples sent to
- * an App (with `installation`) are preferred, since the operator runs as one.
+ * A deep copy of GitHub's published example for an event and action. Examples sent to an
+ * App (with `installation`) are preferred, since the operator runs as one. Some actions
+ * have no published example (`pull_request.edited`): then another action's example of the
+ * same event is the starting point, since an event's payload shape does not depend on it.
  */
 export function webhookExample(event: string, action?: string): Record<string, unknown> {
   const def = allDefinitions().find((d) => d.name === event);
   if (!def) throw new Error(`@octokit/webhooks-examples has no "${event}" event`);
-  const candidates = def.examples.filter((e) => action === undefined || e.action === action);
-  const example = candidates.find((e) => 'installation' in e) ?? candidates[0];
-  if (!example) throw new Error(`@octokit/webhooks-examples has no "${event}" example with action "${action}"`);
+  const pick = (list: WebhookDefinition['examples']) => list.find((e) => 'installation' in e) ?? list[0];
+  const example = pick(def.examples.filter((e) => action === undefined || e.action === action)) ?? pick(def.examples);
+  if (!example) throw new Error(`@octokit/webhooks-examples has no "${event}" example`);
   return structuredClone(example);
 }
 

@@ -4,6 +4,8 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { GitOperationError, InvalidGitInputError } from '../../src/git/git-errors.js';
@@ -73,6 +75,24 @@ test('a commit the remote does not have is a clear, typed error', async () => {
     },
   );
   assert.equal(called, false);
+  await assert.rejects(
+    newCache().withCheckout({ ...at(origin, missing), cloneUrl: `${origin.cloneUrl}-gone` }, async () => {}),
+    (err: unknown) => err instanceof GitOperationError && err.reason === 'repository-not-found',
+  );
+});
+
+test('a remote that stops answering is given up after the git timeout', async () => {
+  const origin = await newOrigin();
+  const silent = createServer(() => { /* never answers */ });
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  after(() => { silent.closeAllConnections(); silent.close(); });
+  const cloneUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/${origin.owner}/${origin.repo}.git`;
+  const started = performance.now();
+  await assert.rejects(
+    newCache({ gitTimeoutMs: 1500 }).withCheckout(at(origin, 'a'.repeat(40), cloneUrl), async () => {}),
+    (err: unknown) => err instanceof GitOperationError && err.reason === 'timeout',
+  );
+  assert.ok(performance.now() - started < 10_000);
 });
 
 test('an invalid owner, repository, SHA or URL is rejected before git runs', async () => {

@@ -1,0 +1,263 @@
+import type { Chart } from 'cdk8s';
+import { k8s } from 'cdk8s-plus-33';
+import type { AlgorithmSpec } from './api-types.js';
+import type { Manifest, OwnerReference } from './manifest.js';
+import { renderObjects } from './render-objects.js';
+import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from './restricted-security-context.js';
+
+/** The label every object and pod of an algorithm carries: `ai.alien6.io/algorithm: <name>`. */
+export const algorithmLabel = 'ai.alien6.io/algorithm';
+/** `stable` or `canary`: which Deployment a pod belongs to. */
+export const algorithmTrackLabel = 'ai.alien6.io/track';
+/**
+ * Set on an Algorithm by whoever also writes its `<name>-env` ConfigMap (the preview chart);
+ * copied onto the pod template so that a change of env rolls the pods.
+ */
+export const envChecksumAnnotation = 'ai.alien6.io/env-checksum';
+/** The per-pod custom metric the autoscaler targets when spec.scaling.targetLatencyMs is set. */
+export const defaultLatencyMetric = 'request_latency_milliseconds';
+/** The port the Service exposes (always 80, named `http`), whatever port the container listens on. */
+export const algorithmServicePort = 80;
+
+export type AlgorithmTrack = 'stable' | 'canary';
+
+/** Names of what the renderer produces for the algorithm `name`. */
+export function algorithmObjectNames(name: string) {
+  return {
+    /** The stable Deployment, the Service, the HPA and the PDB. */
+    stable: name,
+    service: name,
+    autoscaler: name,
+    disruptionBudget: name,
+    canary: `${name}-canary`,
+    /** The operator-written runtime configuration (ALGORITHM_* variables). */
+    config: `${name}-config`,
+    /** Optional user env, written by the preview chart; pods read it when it exists. */
+    env: `${name}-env`,
+  } as const;
+}
+
+/** The Algorithm as far as the renderer needs it (plain JSON from the API server will do). */
+export interface AlgorithmInput {
+  readonly metadata: {
+    readonly name: string;
+    readonly namespace?: string;
+    readonly uid?: string;
+    readonly annotations?: Readonly<Record<string, string>>;
+  };
+  readonly spec: AlgorithmSpec;
+}
+
+export interface ContainerResources {
+  readonly requests?: Readonly<Record<string, string>>;
+  readonly limits?: Readonly<Record<string, string>>;
+}
+
+export interface AlgorithmWorkloadOptions {
+  /**
+   * Replicas of the stable Deployment. `null` leaves `spec.replicas` out of the Deployment so
+   * that the HorizontalPodAutoscaler alone owns it (no tug of war under server-side apply).
+   * @default spec.replicas (1 when unset)
+   */
+  readonly stableReplicas?: number | null;
+  /**
+   * The image the stable track runs. During a rollout the stable track keeps the previous
+   * image while spec.image is analysed as the canary.
+   * @default spec.image
+   */
+  readonly stableImage?: string;
+  /**
+   * Run a canary Deployment `<name>-canary` beside the stable one, with a fixed number of
+   * replicas (the autoscaler only ever scales the stable track).
+   * @default - no canary
+   */
+  readonly canary?: { readonly image: string; readonly replicas: number };
+  /**
+   * The per-pod custom metric (in milliseconds) the autoscaler targets when
+   * spec.scaling.targetLatencyMs is set. `null` when the custom metrics API is not available:
+   * the autoscaler then falls back to CPU utilisation.
+   * @default defaultLatencyMetric ('request_latency_milliseconds')
+   */
+  readonly latencyMetric?: string | null;
+  /**
+   * Target average CPU utilisation (percent of requests) for the CPU fallback.
+   * @default 80
+   */
+  readonly cpuTargetUtilization?: number;
+  /**
+   * The port the algorithm's container listens on (HTTP).
+   * @default 8080
+   */
+  readonly containerPort?: number;
+  /**
+   * CPU and memory of each container; GPUs come from spec.resources and are added to limits.
+   * @default { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '1', memory: '512Mi' } }
+   */
+  readonly resources?: ContainerResources;
+  /**
+   * The uid/gid the container runs as (Pod Security `restricted` requires a non-root user;
+   * a fixed one lets images whose USER is root or a name still start).
+   * @default 65532
+   */
+  readonly runAsUser?: number;
+  /**
+   * Mount the root filesystem read-only (a writable emptyDir is mounted at /tmp).
+   * @default true
+   */
+  readonly readOnlyRootFilesystem?: boolean;
+  /**
+   * HTTP path of the readiness probe. Without it readiness is a TCP connect to the port.
+   * @default - TCP probe
+   */
+  readonly readinessPath?: string;
+  /**
+   * Extra labels on every rendered object (not on selectors).
+   * @default - none
+   */
+  readonly labels?: Readonly<Record<string, string>>;
+  /**
+   * Owner references set on every rendered object; controllers pass
+   * `[controllerReference(algorithm)]`.
+   * @default - none
+   */
+  readonly ownerReferences?: readonly OwnerReference[];
+}
+
+const defaultResources = {
+  requests: { cpu: '100m', memory: '128Mi' },
+  limits: { cpu: '1', memory: '512Mi' },
+} as const;
+
+/**
+ * Renders the workloads of an Algorithm: ConfigMap `<name>-config`, Service `<name>` (both
+ * tracks), stable Deployment `<name>`, canary Deployment `<name>-canary` when asked,
+ * HorizontalPodAutoscaler `<name>` (stable track only; only with spec.scaling) and
+ * PodDisruptionBudget `<name>`. Pure and deterministic; every pod passes Pod Security `restricted`.
+ */
+export function renderAlgorithmWorkloads(algorithm: AlgorithmInput, options: AlgorithmWorkloadOptions = {}): Manifest[] {
+  const { name, namespace } = algorithm.metadata;
+  const spec = algorithm.spec;
+  const names = algorithmObjectNames(name);
+  const port = options.containerPort ?? 8080;
+  const gpuCount = spec.resources?.gpuCount ?? 0;
+  const gpuResource = spec.resources?.gpu ?? 'nvidia.com/gpu';
+  const objectLabels = {
+    ...options.labels,
+    'app.kubernetes.io/name': name,
+    'app.kubernetes.io/component': 'algorithm',
+    'app.kubernetes.io/managed-by': 'preview-operator',
+    [algorithmLabel]: name,
+  };
+  const meta = (objectName: string, extra: Record<string, string> = {}) => ({
+    name: objectName,
+    namespace,
+    labels: { ...objectLabels, ...extra },
+  });
+  const envChecksum = algorithm.metadata.annotations?.[envChecksumAnnotation];
+
+  const deployment = (chart: Chart, track: AlgorithmTrack, image: string, replicas: number | undefined) => {
+    const selector = { [algorithmLabel]: name, [algorithmTrackLabel]: track };
+    const limits: Record<string, k8s.Quantity> = {};
+    for (const [key, value] of Object.entries(options.resources?.limits ?? defaultResources.limits)) limits[key] = k8s.Quantity.fromString(value);
+    if (gpuCount > 0) limits[gpuResource] = k8s.Quantity.fromString(String(gpuCount));
+    const requests: Record<string, k8s.Quantity> = {};
+    for (const [key, value] of Object.entries(options.resources?.requests ?? defaultResources.requests)) requests[key] = k8s.Quantity.fromString(value);
+    const readinessProbe: k8s.Probe = options.readinessPath
+      ? { httpGet: { path: options.readinessPath, port: k8s.IntOrString.fromString('http') }, periodSeconds: 5, failureThreshold: 3 }
+      : { tcpSocket: { port: k8s.IntOrString.fromString('http') }, periodSeconds: 5, failureThreshold: 3 };
+    new k8s.KubeDeployment(chart, track, {
+      metadata: meta(track === 'stable' ? names.stable : names.canary, { [algorithmTrackLabel]: track }),
+      spec: {
+        replicas,
+        selector: { matchLabels: selector },
+        revisionHistoryLimit: 3,
+        // Surge instead of dropping a replica: a preview keeps serving during a rollout.
+        strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: k8s.IntOrString.fromNumber(1), maxUnavailable: k8s.IntOrString.fromNumber(0) } },
+        template: {
+          metadata: {
+            labels: { ...objectLabels, ...selector },
+            annotations: {
+              'kubectl.kubernetes.io/default-container': 'algorithm',
+              ...(envChecksum ? { [envChecksumAnnotation]: envChecksum } : {}),
+            },
+          },
+          spec: {
+            automountServiceAccountToken: false,
+            enableServiceLinks: false,
+            securityContext: restrictedPodSecurityContext(options.runAsUser ?? 65532),
+            tolerations: gpuCount > 0 ? [{ key: gpuResource, operator: 'Exists', effect: 'NoSchedule' }] : undefined,
+            containers: [{
+              name: 'algorithm',
+              image,
+              imagePullPolicy: 'IfNotPresent',
+              ports: [{ name: 'http', containerPort: port, protocol: 'TCP' }],
+              // The user's env first: the operator's ALGORITHM_* values win on a clash.
+              envFrom: [
+                { configMapRef: { name: names.env, optional: true } },
+                { configMapRef: { name: names.config } },
+              ],
+              env: [{ name: 'ALGORITHM_TRACK', value: track }],
+              resources: { requests, limits },
+              readinessProbe,
+              securityContext: restrictedContainerSecurityContext(options.readOnlyRootFilesystem ?? true),
+              volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
+            }],
+            volumes: [{ name: 'tmp', emptyDir: {} }],
+          },
+        },
+      },
+    });
+  };
+
+  return renderObjects((chart) => {
+    const config: Record<string, string> = { ALGORITHM_NAME: name, ALGORITHM_PORT: String(port) };
+    if (spec.scaling?.targetLatencyMs !== undefined) config.ALGORITHM_TARGET_LATENCY_MS = String(spec.scaling.targetLatencyMs);
+    if (spec.lifecycle?.successThreshold !== undefined) config.ALGORITHM_SUCCESS_THRESHOLD = String(spec.lifecycle.successThreshold);
+    new k8s.KubeConfigMap(chart, 'config', { metadata: meta(names.config), data: config });
+
+    new k8s.KubeService(chart, 'service', {
+      metadata: meta(names.service),
+      spec: {
+        type: 'ClusterIP',
+        // Both tracks: with no mesh the canary's share of traffic is its share of replicas.
+        selector: { [algorithmLabel]: name },
+        ports: [{ name: 'http', port: algorithmServicePort, targetPort: k8s.IntOrString.fromString('http'), protocol: 'TCP' }],
+      },
+    });
+
+    const stableReplicas = options.stableReplicas === null ? undefined : (options.stableReplicas ?? spec.replicas ?? 1);
+    deployment(chart, 'stable', options.stableImage ?? spec.image, stableReplicas);
+    if (options.canary) deployment(chart, 'canary', options.canary.image, options.canary.replicas);
+
+    if (spec.scaling) {
+      const latency = spec.scaling.targetLatencyMs !== undefined && options.latencyMetric !== null;
+      const metric: k8s.MetricSpecV2 = latency
+        ? {
+          type: 'Pods',
+          pods: {
+            metric: { name: options.latencyMetric ?? defaultLatencyMetric },
+            target: { type: 'AverageValue', averageValue: k8s.Quantity.fromString(String(spec.scaling.targetLatencyMs)) },
+          },
+        }
+        : {
+          type: 'Resource',
+          resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: options.cpuTargetUtilization ?? 80 } },
+        };
+      new k8s.KubeHorizontalPodAutoscalerV2(chart, 'autoscaler', {
+        metadata: meta(names.autoscaler),
+        spec: {
+          // The stable track only: a canary has fixed replicas, so one HPA never averages across both.
+          scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: names.stable },
+          minReplicas: spec.scaling.minReplicas ?? 1,
+          maxReplicas: spec.scaling.maxReplicas,
+          metrics: [metric],
+        },
+      });
+    }
+
+    new k8s.KubePodDisruptionBudget(chart, 'disruption-budget', {
+      metadata: meta(names.disruptionBudget),
+      spec: { maxUnavailable: k8s.IntOrString.fromNumber(1), selector: { matchLabels: { [algorithmLabel]: name } } },
+    });
+  }, options.ownerReferences);
+}

@@ -1,0 +1,24 @@
+/** A DNS label from free text: lower case, runs of other characters as one `-`, at most `max` characters. */
+function dnsLabel(text: string, max: number): string {
+  return text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .slice(0, max)
+    .replace(/^-+|-+$/g, '');
+}
+
+/**
+ * The host name of a preview: `<prefix>-pr-<number>.<domain>`, where the prefix is the
+ * configuration's `hostPrefix` or else the repository name, shortened so that the first
+ * label stays within DNS's 63 characters.
+ */
+export function previewHostname(params: {
+  readonly hostPrefix?: string;
+  readonly repositoryName: string;
+  readonly pullRequest: number;
+  readonly domain: string;
+}): string {
+  const suffix = `-pr-${params.pullRequest}`;
+  const prefix = dnsLabel(params.hostPrefix ?? params.repositoryName, 63 - suffix.length) || 'preview';
+  return `${prefix}${suffix}.${params.domain}`;
+}

@@ -1,0 +1,7 @@
+// The cdk8s app of `npx cdk8s synth` (see cdk8s.yaml): writes the example preview to dist/.
+import { App } from 'cdk8s';
+import { exampleChart } from './example-preview.js';
+
+const app = new App();
+exampleChart(app);
+app.synth();

@@ -1,0 +1,121 @@
+// Runs one git command through simple-git: inside the global limit on concurrent git processes,
+// with a minimal environment (no ambient GIT_* variables, no user or system configuration), a
+// timeout, credentials given on the command line for that one command only, and failures turned
+// into GitOperationError with the credentials redacted.
+import { mkdirSync } from 'node:fs';
+import { simpleGit, GitError } from 'simple-git';
+import { GitOperationError, type GitFailureReason } from './git-errors.js';
+import { Semaphore } from './semaphore.js';
+
+export interface GitRunnerOptions {
+  /** Upper bound on git processes running at once, across every repository. */
+  maxConcurrentProcesses: number;
+  /** A git process that writes nothing for this long is killed. */
+  timeoutMs: number;
+  /** An empty directory used as HOME, so no user configuration (credential helpers, hooks, LFS) applies. */
+  homeDir: string;
+  /**
+   * Operator environment variables handed on to git when set (proxies, CA bundles). Nothing
+   * else of the operator's environment reaches git.
+   */
+  passEnvironment: readonly string[];
+}
+
+export interface GitCommandOptions {
+  /** The remote the command talks to; the token is scoped to its origin. */
+  remote?: URL;
+  /** A GitHub installation token (or PAT), sent as HTTP Basic auth for this one command. */
+  token?: string;
+  /** Extra `-c key=value` settings for this one command. */
+  config?: readonly string[];
+}
+
+export const defaultPassEnvironment = [
+  'HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NO_PROXY', 'no_proxy', 'ALL_PROXY', 'all_proxy',
+  'GIT_SSL_CAINFO', 'GIT_SSL_CAPATH', 'SSL_CERT_FILE', 'SSL_CERT_DIR',
+] as const;
+
+export class GitRunner {
+  private readonly processes: Semaphore;
+  private readonly env: Record<string, string>;
+  private readonly allowEnvironment: string[];
+
+  constructor(private readonly options: GitRunnerOptions) {
+    this.processes = new Semaphore(options.maxConcurrentProcesses);
+    mkdirSync(options.homeDir, { recursive: true, mode: 0o700 });
+    const passed = Object.fromEntries(
+      options.passEnvironment.flatMap((name) => (process.env[name] ? [[name, process.env[name]!]] : [])),
+    );
+    this.env = {
+      PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+      HOME: options.homeDir,
+      XDG_CONFIG_HOME: options.homeDir,
+      LC_ALL: 'C',
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_TERMINAL_PROMPT: '0',
+      ...passed,
+    };
+    // simple-git refuses any GIT_* variable set explicitly unless it is named here.
+    this.allowEnvironment = Object.keys(this.env).filter((name) => name.toUpperCase().startsWith('GIT_'));
+  }
+
+  /** Git processes running right now (for metrics and tests). */
+  get running(): number {
+    return this.processes.inUse;
+  }
+
+  /** Runs `git <args>` in `baseDir` and returns its stdout. */
+  run(baseDir: string, args: readonly string[], command: GitCommandOptions = {}): Promise<string> {
+    const config = [...(command.config ?? [])];
+    const secrets: string[] = [];
+    if (command.token) {
+      if (!command.remote) throw new Error('a token needs the remote it is meant for');
+      const basic = Buffer.from(`x-access-token:${command.token}`).toString('base64');
+      // Scoped to the remote's origin, so a redirect elsewhere does not carry it.
+      config.push(`http.${command.remote.origin}/.extraheader=AUTHORIZATION: basic ${basic}`);
+      secrets.push(command.token, basic);
+    }
+    return this.processes.run(async () => {
+      const git = simpleGit({
+        baseDir,
+        config,
+        timeout: { block: this.options.timeoutMs },
+        allowEnvironment: this.allowEnvironment,
+        trimmed: false,
+      }).env(this.env);
+      try {
+        return await git.raw([...args]);
+      } catch (err) {
+        throw toOperationError(args, err, secrets);
+      }
+    });
+  }
+}
+
+function redact(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of secrets) out = out.split(secret).join('***');
+  return out;
+}
+
+function toOperationError(args: readonly string[], err: unknown, secrets: readonly string[]): GitOperationError {
+  const detail = redact(err instanceof Error ? err.message : String(err), secrets).trim();
+  const command = `git ${args[0] ?? ''}`;
+  if ((err as { plugin?: string }).plugin === 'timeout') {
+    return new GitOperationError('timeout', `${command} produced no output for too long and was stopped`, detail);
+  }
+  if (!(err instanceof GitError)) return new GitOperationError('git-failed', `${command} failed: ${detail}`, detail);
+  // git's own failure: the first fatal line says it best (progress lines may come before it).
+  const lines = detail.split('\n');
+  const fatal = lines.find((line) => line.startsWith('fatal:')) ?? lines[0] ?? '';
+  return new GitOperationError(classify(detail), `${command} failed: ${fatal.replace(/^fatal:\s*/, '')}`, detail);
+}
+
+// git's wording, as printed by git 2.x for https:// (GitHub) and file:// remotes.
+function classify(stderr: string): GitFailureReason {
+  if (/not our ref|no such remote ref|couldn't find remote ref|did not send all necessary objects/i.test(stderr)) return 'commit-not-found';
+  if (/Authentication failed|could not read Username|could not read Password|returned error: 40[13]|HTTP 40[13]/i.test(stderr)) return 'authentication';
+  if (/Repository not found|does not appear to be a git repository|returned error: 404|HTTP 404/i.test(stderr)) return 'repository-not-found';
+  if (/Could not resolve host|Failed to connect|Connection refused|Connection timed out|SSL|TLS|unable to access/i.test(stderr)) return 'unreachable';
+  return 'git-failed';
+}

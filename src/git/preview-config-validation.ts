@@ -1,0 +1,280 @@
+// Validation of a repository's `.preview/preview.yaml`: YAML syntax, the JSON Schema the
+// construct library publishes, then the cross-field rules a schema cannot express. Every
+// error is reported (not just the first) with its JSON Pointer path and, when the text is
+// at hand, its line and column, so that a PR comment can tell the author exactly what to fix.
+import { Ajv, type ErrorObject } from 'ajv';
+import { LineCounter, isNode, parseDocument, type Document } from 'yaml';
+import {
+  algorithmObjectNames, databaseObjectNames, previewConfigSchema, type PreviewConfig,
+} from '../../constructs/index.js';
+
+export interface PreviewConfigError {
+  /** JSON Pointer to the offending value, e.g. `/algorithms/0/image`; `''` for the whole file. */
+  path: string;
+  message: string;
+  /** 1-based position in the YAML text, when known. */
+  line?: number;
+  column?: number;
+}
+
+export type PreviewConfigValidation =
+  | { ok: true; config: PreviewConfig }
+  | { ok: false; errors: PreviewConfigError[] };
+
+const ajv = new Ajv({ allErrors: true, strict: true, verbose: true });
+const validateSchema = ajv.compile(previewConfigSchema);
+
+/** Parses and validates the text of `.preview/preview.yaml`. */
+export function validatePreviewConfig(yamlText: string): PreviewConfigValidation {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(yamlText, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    return {
+      ok: false,
+      errors: doc.errors.map((error) => ({
+        path: '',
+        message: `YAML syntax: ${error.message.split('\n')[0]}`,
+        line: lineCounter.linePos(error.pos[0]).line,
+        column: lineCounter.linePos(error.pos[0]).col,
+      })),
+    };
+  }
+  let value: unknown;
+  try {
+    // A bounded alias expansion: a "billion laughs" document must not exhaust the operator.
+    value = doc.toJS({ maxAliasCount: 100 });
+  } catch (err) {
+    return { ok: false, errors: [{ path: '', message: `YAML: ${(err as Error).message}` }] };
+  }
+  const result = validatePreviewConfigValue(value);
+  if (result.ok) return result;
+  const located = result.errors.map((error) => ({ ...error, ...positionOf(doc, lineCounter, error.path) }));
+  // In reading order, as an author fixes them.
+  located.sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0));
+  return { ok: false, errors: located };
+}
+
+/**
+ * Validates an already parsed configuration (e.g. one assembled from a base branch's file
+ * and the values a policy lets an untrusted PR change).
+ */
+export function validatePreviewConfigValue(value: unknown): PreviewConfigValidation {
+  if (value === null || value === undefined) {
+    return { ok: false, errors: [{ path: '', message: 'the file is empty; it must be a mapping (at least `version: 1`)' }] };
+  }
+  const errors: PreviewConfigError[] = [];
+  if (!validateSchema(value)) errors.push(...schemaErrors(validateSchema.errors ?? []));
+  errors.push(...crossFieldErrors(value));
+  if (errors.length > 0) return { ok: false, errors: dedupe(errors) };
+  return { ok: true, config: value as PreviewConfig };
+}
+
+/** One line per error, `file:line:column path: message`, for conditions, Events and PR comments. */
+export function formatPreviewConfigErrors(errors: readonly PreviewConfigError[], file = '.preview/preview.yaml'): string {
+  return errors
+    .map((error) => {
+      const where = error.line !== undefined ? `${file}:${error.line}:${error.column ?? 1}` : file;
+      return `${where} ${error.path || '(document)'}: ${error.message}`;
+    })
+    .join('\n');
+}
+
+const typeNames: Record<string, string> = {
+  string: 'a string', integer: 'an integer', number: 'a number', boolean: 'true or false', object: 'a mapping', array: 'a list',
+};
+
+function schemaErrors(errors: readonly ErrorObject[]): PreviewConfigError[] {
+  const out: PreviewConfigError[] = [];
+  for (const error of errors) {
+    const described = (error.parentSchema as { description?: string } | undefined)?.description;
+    switch (error.keyword) {
+      case 'required':
+        out.push({ path: `${error.instancePath}/${escape(String(error.params.missingProperty))}`, message: 'is required' });
+        break;
+      case 'additionalProperties': {
+        const field = String(error.params.additionalProperty);
+        const known = Object.keys((error.parentSchema as { properties?: object } | undefined)?.properties ?? {});
+        const suggestion = closest(field, known);
+        out.push({
+          path: `${error.instancePath}/${escape(field)}`,
+          message: `is not a known field${suggestion ? ` (did you mean "${suggestion}"?)` : ''}; known fields: ${known.join(', ')}`,
+        });
+        break;
+      }
+      case 'propertyNames':
+        // The keyword's own summary; the specific reason is reported by the nested error.
+        break;
+      case 'type':
+        out.push({ path: error.instancePath, message: `must be ${typeNames[String(error.params.type)] ?? error.params.type}` });
+        break;
+      case 'enum':
+        out.push({ path: error.instancePath, message: `must be one of: ${(error.params.allowedValues as unknown[]).join(', ')}` });
+        break;
+      case 'const':
+        out.push({ path: error.instancePath, message: `must be ${JSON.stringify(error.params.allowedValue)}` });
+        break;
+      default: {
+        // Errors inside propertyNames are about a key: report them at that key.
+        const propertyName = error.propertyName;
+        const path = propertyName !== undefined ? `${error.instancePath}/${escape(propertyName)}` : error.instancePath;
+        const what = propertyName !== undefined ? 'the name ' : '';
+        const message = error.keyword === 'pattern' && described
+          ? `${what}must be ${described}`
+          : `${what}${error.message ?? 'is invalid'}`;
+        out.push({ path, message });
+      }
+    }
+  }
+  return out;
+}
+
+type Loose = Record<string, unknown>;
+const isObject = (value: unknown): value is Loose => typeof value === 'object' && value !== null && !Array.isArray(value);
+const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
+const int = (value: unknown): number | undefined => (Number.isInteger(value) ? (value as number) : undefined);
+
+/** The rules that relate fields to each other (the CRDs enforce the same with CEL). */
+function crossFieldErrors(value: unknown): PreviewConfigError[] {
+  if (!isObject(value)) return [];
+  const errors: PreviewConfigError[] = [];
+  const algorithms = list(value.algorithms);
+  const databases = list(value.databases);
+
+  // Every object name the operator will create, by kind, and which entry caused it; a clash
+  // is reported once per pair of entries, listing the objects both would create.
+  const claimed = new Map<string, string>();
+  const clashes = new Map<string, { path: string; other: string; objects: string[] }>();
+  const claim = (kind: string, name: string, owner: string, namePath: string) => {
+    const key = `${kind}/${name}`;
+    const first = claimed.get(key);
+    if (first === undefined) {
+      claimed.set(key, owner);
+    } else if (first !== owner) {
+      const clashKey = `${namePath}\u0000${first}`;
+      const clash = clashes.get(clashKey) ?? { path: namePath, other: first, objects: [] };
+      clash.objects.push(`${kind} "${name}"`);
+      clashes.set(clashKey, clash);
+    }
+  };
+  const exposedPaths = new Map<string, number>();
+
+  algorithms.forEach((algorithm, i) => {
+    if (!isObject(algorithm)) return;
+    const at = `/algorithms/${i}`;
+    if (typeof algorithm.name === 'string') {
+      const names = algorithmObjectNames(algorithm.name);
+      const owner = `${at} (${algorithm.name})`;
+      claim('Algorithm', algorithm.name, owner, `${at}/name`);
+      claim('Deployment', names.stable, owner, `${at}/name`);
+      claim('Deployment', names.canary, owner, `${at}/name`);
+      claim('Service', names.service, owner, `${at}/name`);
+      claim('ConfigMap', names.config, owner, `${at}/name`);
+      claim('ConfigMap', names.env, owner, `${at}/name`);
+    }
+    const scaling = isObject(algorithm.scaling) ? algorithm.scaling : undefined;
+    const min = int(scaling?.minReplicas) ?? 1;
+    const max = int(scaling?.maxReplicas);
+    if (scaling && max !== undefined && min > max) {
+      errors.push({ path: `${at}/scaling/minReplicas`, message: `(${min}) must be less than or equal to maxReplicas (${max})` });
+    }
+    const replicas = int(algorithm.replicas) ?? 1;
+    if (scaling && max !== undefined && min <= max && (replicas < min || replicas > max)) {
+      errors.push({ path: `${at}/replicas`, message: `(${replicas}) must lie within scaling.minReplicas..maxReplicas (${min}..${max})` });
+    }
+    if (algorithm.expose !== false) {
+      const path = typeof algorithm.path === 'string' ? algorithm.path : '/';
+      const first = exposedPaths.get(path);
+      if (first === undefined) exposedPaths.set(path, i);
+      else {
+        errors.push({
+          path: `${at}/path`,
+          message: `"${path}" is already routed to /algorithms/${first}; give each exposed algorithm its own path (or expose: false)`,
+        });
+      }
+    }
+  });
+
+  databases.forEach((database, i) => {
+    if (!isObject(database) || typeof database.name !== 'string') return;
+    const at = `/databases/${i}`;
+    const names = databaseObjectNames(database.name);
+    const owner = `${at} (${database.name})`;
+    claim('Database', database.name, owner, `${at}/name`);
+    claim('StatefulSet', names.statefulSet, owner, `${at}/name`);
+    claim('Service', names.service, owner, `${at}/name`);
+    claim('Service', names.headlessService, owner, `${at}/name`);
+    claim('Secret', names.credentialsSecret, owner, `${at}/name`);
+  });
+
+  for (const clash of clashes.values()) {
+    errors.push({ path: clash.path, message: `would create ${clash.objects.join(', ')}, which ${clash.other} creates too` });
+  }
+
+  // A GPU budget smaller than what the algorithms start with can never become ready.
+  const resources = isObject(value.resources) ? value.resources : undefined;
+  const gpuBudget = int(resources?.gpu);
+  if (gpuBudget !== undefined) {
+    let needed = 0;
+    for (const algorithm of algorithms) {
+      if (!isObject(algorithm)) continue;
+      const gpuCount = isObject(algorithm.resources) ? int(algorithm.resources.gpuCount) ?? 0 : 0;
+      needed += gpuCount * (int(algorithm.replicas) ?? 1);
+    }
+    if (needed > gpuBudget) {
+      errors.push({ path: '/resources/gpu', message: `(${gpuBudget}) is less than the ${needed} GPUs the algorithms' replicas request` });
+    }
+  }
+  return errors;
+}
+
+function dedupe(errors: PreviewConfigError[]): PreviewConfigError[] {
+  const seen = new Set<string>();
+  return errors.filter((error) => {
+    const key = `${error.path}\u0000${error.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/** Where in the text a JSON Pointer points: the node itself, or its nearest existing ancestor. */
+function positionOf(doc: Document, lineCounter: LineCounter, pointer: string): { line?: number; column?: number } {
+  const segments = pointer === '' ? [] : pointer.slice(1).split('/').map(unescape);
+  for (let n = segments.length; n >= 0; n--) {
+    const node = n === 0 ? doc.contents : doc.getIn(segments.slice(0, n), true);
+    if (isNode(node) && node.range) {
+      const { line, col } = lineCounter.linePos(node.range[0]);
+      return { line, column: col };
+    }
+  }
+  return {};
+}
+
+const escape = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
+const unescape = (segment: string) => segment.replace(/~1/g, '/').replace(/~0/g, '~');
+
+/** The known field within edit distance 2 of a misspelt one. */
+function closest(field: string, known: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = 3;
+  for (const candidate of known) {
+    const distance = editDistance(field.toLowerCase(), candidate.toLowerCase());
+    if (distance < bestDistance) {
+      best = candidate;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length];
+}

@@ -1,0 +1,101 @@
+// The sticky PR comment's Markdown: a pure function of the environment's report. No clock,
+// nothing random, so an unchanged environment renders the same bytes (and is not re-sent).
+import type { EnvironmentState, ResourceReadiness } from './reporter.js';
+
+export interface CommentInput {
+  pullRequest: number;
+  state: EnvironmentState;
+  headSha: string;
+  url?: string;
+  deployedSha?: string;
+  resources: ResourceReadiness[];
+  reasons: string[];
+}
+
+/** The hidden line that identifies the operator's comment on PR `n`, found again after a restart. */
+export function commentMarker(pullRequest: number): string {
+  return `<!-- preview-operator:pr-${pullRequest} -->`;
+}
+
+// Bounds that keep the body far below GitHub's 65,536-character limit whatever the input.
+const maxResources = 50;
+const maxReasons = 20;
+const maxReasonLength = 1000;
+const maxCellLength = 200;
+
+const headline: Record<EnvironmentState, string> = {
+  queued: '⏸️ Queued',
+  'waiting-for-checks': '⏳ Waiting for checks',
+  deploying: '🚧 Deploying',
+  ready: '✅ Ready',
+  failed: '❌ Failed',
+  expired: '⌛ Expired',
+  destroyed: '🗑️ Destroyed',
+};
+
+const explanation: Record<EnvironmentState, (input: CommentInput) => string> = {
+  queued: () => 'The environment waits for a free slot; it starts when another environment of this repository goes away.',
+  'waiting-for-checks': (i) => `Commit ${sha(i.headSha)} is deployed once its checks succeed.`,
+  deploying: (i) => `Deploying commit ${sha(i.headSha)}.`,
+  ready: () => 'The environment is up.',
+  failed: (i) => `Commit ${sha(i.headSha)} could not be deployed.`,
+  expired: () => 'The environment was removed after its time to live. Push a commit to deploy it again.',
+  destroyed: () => 'The pull request was closed; the environment was removed.',
+};
+
+const sha = (value: string) => `\`${value.slice(0, 7)}\``;
+
+/** Text from the cluster or a repository is not trusted Markdown: no HTML, no table breaks. */
+function escapeText(text: string, max: number): string {
+  const clipped = text.length > max ? `${text.slice(0, max - 1)}…` : text;
+  return clipped.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+function escapeCell(text: string): string {
+  return escapeText(text.replace(/\s+/g, ' ').trim(), maxCellLength).replace(/\|/g, '\\|');
+}
+
+/** A safe https/http URL for a Markdown link, or undefined. */
+function safeUrl(url: string | undefined): string | undefined {
+  if (!url) return undefined;
+  try {
+    const parsed = new URL(url);
+    return parsed.protocol === 'https:' || parsed.protocol === 'http:' ? parsed.href : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The body without the marker: also the summary of the check run. Shows the state, the URL
+ * once ready (never before), the deployed SHA, the resources and, when there are any, the
+ * reasons (why it failed, why it waits).
+ */
+export function renderReport(input: CommentInput): string {
+  const lines: string[] = [`### Preview environment: ${headline[input.state]}`, '', explanation[input.state](input), ''];
+  const url = input.state === 'ready' ? safeUrl(input.url) : undefined;
+  if (url) lines.push(`**URL:** ${url}`, '');
+  if (input.deployedSha && input.state !== 'destroyed' && input.state !== 'expired') {
+    lines.push(`**Deployed commit:** ${sha(input.deployedSha)}`, '');
+  }
+  if (input.reasons.length > 0) {
+    lines.push(input.state === 'failed' ? '**Why:**' : '**Details:**', '');
+    for (const reason of input.reasons.slice(0, maxReasons)) lines.push(`- ${escapeText(reason.replace(/\r?\n/g, ' '), maxReasonLength)}`);
+    if (input.reasons.length > maxReasons) lines.push(`- …and ${input.reasons.length - maxReasons} more`);
+    lines.push('');
+  }
+  if (input.resources.length > 0 && input.state !== 'destroyed' && input.state !== 'expired') {
+    lines.push('| Resource | Name | Ready | Details |', '| --- | --- | --- | --- |');
+    for (const r of input.resources.slice(0, maxResources)) {
+      lines.push(`| ${escapeCell(r.kind)} | ${escapeCell(r.name)} | ${r.ready ? '✅' : '⏳'} | ${r.message ? escapeCell(r.message) : ''} |`);
+    }
+    if (input.resources.length > maxResources) lines.push(`| …and ${input.resources.length - maxResources} more | | | |`);
+    lines.push('');
+  }
+  return lines.join('\n').trimEnd() + '\n';
+}
+
+/** The sticky comment: the marker line, then the report. */
+export function renderComment(input: CommentInput): string {
+  return `${commentMarker(input.pullRequest)}\n${renderReport(input)}`;
+}

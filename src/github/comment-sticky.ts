@@ -1,0 +1,60 @@
+// One comment per PR, edited in place: found by its id when known, else by its hidden
+// marker (so a restarted operator that lost the id edits the same comment), created only
+// when neither exists.
+import { createHash } from 'node:crypto';
+import { commentMarker } from './comment-body.js';
+import type { GitHubClient, RepositoryName } from './octokit-factory.js';
+
+export interface StickyComment {
+  commentId: number;
+  /** sha256 of the body now on GitHub. */
+  hash: string;
+}
+
+export function commentHash(body: string): string {
+  return createHash('sha256').update(body).digest('hex');
+}
+
+const status = (err: unknown) => (err as { status?: number }).status;
+
+/** The first comment on the PR whose body starts with the marker, if any. */
+export async function findStickyComment(client: GitHubClient, repository: RepositoryName, pullRequest: number): Promise<{ id: number; body: string } | undefined> {
+  const marker = commentMarker(pullRequest);
+  // Every page is a conditional request: re-listing an unchanged PR costs no rate limit.
+  for await (const page of client.paginate.iterator(client.rest.issues.listComments, {
+    owner: repository.owner, repo: repository.name, issue_number: pullRequest, per_page: 100,
+  })) {
+    const found = page.data.find((c) => c.body?.startsWith(marker));
+    if (found) return { id: found.id, body: found.body ?? '' };
+  }
+  return undefined;
+}
+
+/** Makes the PR's comment say `body`; sends nothing when `known` says it already does. */
+export async function upsertStickyComment(
+  client: GitHubClient,
+  repository: RepositoryName,
+  pullRequest: number,
+  body: string,
+  known: { commentId?: number; lastCommentHash?: string },
+): Promise<StickyComment> {
+  const hash = commentHash(body);
+  const params = { owner: repository.owner, repo: repository.name };
+  if (known.commentId !== undefined) {
+    if (known.lastCommentHash === hash) return { commentId: known.commentId, hash };
+    try {
+      await client.rest.issues.updateComment({ ...params, comment_id: known.commentId, body });
+      return { commentId: known.commentId, hash };
+    } catch (err) {
+      // Deleted by someone: find another marked comment or start a new one.
+      if (status(err) !== 404) throw err;
+    }
+  }
+  const existing = await findStickyComment(client, repository, pullRequest);
+  if (existing) {
+    if (existing.body !== body) await client.rest.issues.updateComment({ ...params, comment_id: existing.id, body });
+    return { commentId: existing.id, hash };
+  }
+  const created = await client.rest.issues.createComment({ ...params, issue_number: pullRequest, body });
+  return { commentId: created.data.id, hash };
+}

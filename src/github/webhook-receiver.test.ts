@@ -1,0 +1,238 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Readable } from 'node:stream';
+import { createDelivery, webhookExample, type WebhookHook } from '../../test/github-emulator/webhook-delivery.js';
+import { TransientError } from '../kube/errors.js';
+import { resolvePolicyConfig } from '../policy/policy-validation.js';
+import { createServer } from '../server/create-server.js';
+import { startServer, type RunningServer } from '../server/start-server.js';
+import { ApprovalRevoker } from './approval-revoker.js';
+import type { EnvironmentStore } from './environment-store.js';
+import type { PreviewEnvironmentSpec } from '../../constructs/api-types.js';
+import { environmentName } from './pull-request-environment-name.js';
+import { WebhookReceiver, type WebhookOutcome } from './webhook-receiver.js';
+
+// The store records calls: these tests are about the HTTP protocol and the decisions;
+// the writes themselves are tested against a real API server in test/integration.
+class RecordingStore implements EnvironmentStore {
+  calls: Array<{ op: 'upsert'; name: string; spec: PreviewEnvironmentSpec } | { op: 'delete'; name: string }> = [];
+  failWith: Error | undefined;
+  hang = false;
+  async upsert(name: string, spec: PreviewEnvironmentSpec): Promise<void> {
+    this.calls.push({ op: 'upsert', name, spec });
+    await this.behave();
+  }
+  async delete(name: string): Promise<'deleted' | 'absent'> {
+    this.calls.push({ op: 'delete', name });
+    await this.behave();
+    return 'deleted';
+  }
+  private async behave(): Promise<void> {
+    if (this.hang) await new Promise((r) => setTimeout(r, 1000));
+    if (this.failWith) throw this.failWith;
+  }
+}
+
+const hook: WebhookHook = { secret: 'It\'s a Secret to Everybody', id: 1, targetType: 'repository', targetId: 2 };
+const store = new RecordingStore();
+const removed: unknown[][] = [];
+const approvals = new ApprovalRevoker({ removeLabel: async (...args) => { removed.push(args); } });
+const outcomes: WebhookOutcome[] = [];
+let running: RunningServer;
+let url: string;
+
+before(async () => {
+  const receiver = new WebhookReceiver({
+    secret: ['new-secret', hook.secret],
+    store, approvals,
+    policy: resolvePolicyConfig(),
+    maxBodyBytes: 64 * 1024,
+    writeTimeoutMs: 200,
+    observe: (o) => outcomes.push(o),
+  });
+  running = await startServer(createServer({ webhook: receiver }));
+  url = `${running.url}/api/github/webhooks`;
+});
+
+after(async () => {
+  await running.close();
+  await approvals.close();
+});
+
+function reset(): void {
+  store.calls = [];
+  store.failWith = undefined;
+  store.hang = false;
+  removed.length = 0;
+}
+
+function prDelivery(action: string, adjust: (payload: Record<string, any>) => void = () => {}) {
+  const payload = webhookExample('pull_request', action) as Record<string, any>;
+  payload.action = action;
+  adjust(payload);
+  return createDelivery({ event: 'pull_request', payload, hook });
+}
+
+function makeFork(payload: Record<string, any>, labels: string[] = []): void {
+  payload.pull_request.head.repo = { ...payload.pull_request.head.repo, id: 999, full_name: 'outsider/Hello-World' };
+  payload.pull_request.author_association = 'CONTRIBUTOR';
+  payload.pull_request.labels = labels.map((name, i) => ({ id: i, name }));
+}
+
+const exampleName = environmentName({ owner: 'Codertocat', name: 'Hello-World' }, 2);
+
+test('opened: one upsert of the spec, answered 200 with the environment name', async () => {
+  reset();
+  const delivery = prDelivery('opened');
+  const res = await delivery.deliver(url);
+  assert.equal(res.status, 200);
+  const body = JSON.parse(res.body);
+  assert.deepEqual(body, { result: 'upserted', delivery: delivery.id, event: 'pull_request', action: 'opened', environment: exampleName });
+  assert.equal(store.calls.length, 1);
+  assert.equal(store.calls[0]!.op, 'upsert');
+  assert.equal(store.calls[0]!.op === 'upsert' && store.calls[0]!.spec.pullRequest.headSha, 'ec26c3e57ca3a959ca5aad62de7213c562f8c821');
+});
+
+test('every used action makes exactly one write; closed deletes', async () => {
+  const expected: Record<string, 'upsert' | 'delete'> = {
+    opened: 'upsert', reopened: 'upsert', synchronize: 'upsert', ready_for_review: 'upsert',
+    converted_to_draft: 'delete', labeled: 'upsert', unlabeled: 'upsert', closed: 'delete',
+  };
+  for (const [action, op] of Object.entries(expected)) {
+    reset();
+    const res = await prDelivery(action, (p) => { p.pull_request.draft = action === 'converted_to_draft'; }).deliver(url);
+    assert.equal(res.status, 200, action);
+    assert.deepEqual(store.calls.map((c) => c.op), [op], action);
+  }
+});
+
+test('edited: a base change rewrites the spec, a title edit does nothing', async () => {
+  reset();
+  const retarget = await prDelivery('edited', (p) => {
+    p.pull_request.base.ref = 'release/2';
+    p.changes = { base: { ref: { from: 'master' }, sha: { from: 'a'.repeat(40) } } };
+  }).deliver(url);
+  assert.equal(retarget.status, 200);
+  assert.equal(store.calls.length, 1);
+  assert.equal(store.calls[0]!.op === 'upsert' && store.calls[0]!.spec.pullRequest.baseRef, 'release/2');
+  reset();
+  const title = await prDelivery('edited', (p) => { p.changes = { title: { from: 'old' } }; }).deliver(url);
+  assert.equal(title.status, 202);
+  assert.deepEqual(store.calls, []);
+});
+
+test('a fork without approval: its environment is deleted (made sure not to exist)', async () => {
+  reset();
+  const res = await prDelivery('opened', (p) => makeFork(p)).deliver(url);
+  assert.equal(res.status, 200);
+  assert.match(JSON.parse(res.body).reason, /forks need a maintainer's approval/);
+  assert.deepEqual(store.calls, [{ op: 'delete', name: exampleName }]);
+});
+
+test('a new push from an approved fork deletes the environment and removes the label after answering', async () => {
+  reset();
+  const res = await prDelivery('synchronize', (p) => makeFork(p, ['bug', 'preview-approved'])).deliver(url);
+  assert.equal(res.status, 200);
+  const body = JSON.parse(res.body);
+  assert.equal(body.result, 'deleted');
+  assert.equal(body.approvalRevoked, true);
+  assert.deepEqual(store.calls, [{ op: 'delete', name: exampleName }]);
+  await approvals.idle();
+  assert.deepEqual(removed, [['Codertocat', 'Hello-World', 2, 'preview-approved']]);
+  reset();
+  const labeled = await prDelivery('labeled', (p) => makeFork(p, ['preview-approved'])).deliver(url);
+  assert.equal(JSON.parse(labeled.body).result, 'upserted', 'approving again brings it back');
+  await approvals.idle();
+  assert.deepEqual(removed, []);
+});
+
+test('a repeated delivery id is answered 200 with no effect', async () => {
+  reset();
+  const delivery = prDelivery('opened');
+  assert.equal((await delivery.deliver(url)).status, 200);
+  const again = await delivery.deliver(url);
+  assert.equal(again.status, 200);
+  assert.equal(JSON.parse(again.body).result, 'duplicate');
+  assert.equal(store.calls.length, 1);
+});
+
+test('protocol errors: 401, 415, 400, 413 — and no write', async () => {
+  reset();
+  const delivery = prDelivery('opened');
+  const cases: Array<[string, Promise<{ status: number }>, number]> = [
+    ['missing signature', delivery.deliver(url, { headers: { 'x-hub-signature-256': undefined } }), 401],
+    ['wrong secret', createDelivery({ event: 'pull_request', payload: delivery.payload, hook: { ...hook, secret: 'guess' } }).deliver(url), 401],
+    ['tampered body', delivery.deliver(url, { body: delivery.body.replace('"opened"', '"closed"') }), 401],
+    ['form encoded', delivery.deliver(url, { headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415],
+    ['no event header', delivery.deliver(url, { headers: { 'x-github-event': undefined } }), 400],
+    ['too large', createDelivery({ event: 'pull_request', payload: { ...delivery.payload, padding: 'x'.repeat(70 * 1024) }, hook }).deliver(url), 413],
+  ];
+  for (const [what, response, status] of cases) assert.equal((await response).status, status, what);
+  const malformed = '{"action": "opened",';
+  const { signBody } = await import('../../test/github-emulator/webhook-delivery.js');
+  const res = await delivery.deliver(url, { body: malformed, headers: { 'x-hub-signature-256': signBody(hook.secret, malformed).sha256, 'x-github-delivery': 'malformed-1' } });
+  assert.equal(res.status, 400);
+  assert.deepEqual(store.calls, []);
+});
+
+test('a body over the limit without Content-Length (chunked) is refused as it grows', async () => {
+  const body = Readable.from((function* () {
+    for (let i = 0; i < 100; i++) yield Buffer.alloc(1024, 'x');
+  })());
+  const res = await fetch(url, { method: 'POST', body, duplex: 'half', headers: { 'content-type': 'application/json' } } as RequestInit);
+  assert.equal(res.status, 413);
+});
+
+test('ping 200, events the operator does not use 202, other pull_request actions 202', async () => {
+  reset();
+  const ping = await createDelivery({ event: 'ping', payload: webhookExample('ping'), hook }).deliver(url);
+  assert.equal(ping.status, 200);
+  assert.equal(JSON.parse(ping.body).result, 'pong');
+  const issues = await createDelivery({ event: 'issues', payload: webhookExample('issues', 'opened'), hook }).deliver(url);
+  assert.equal(issues.status, 202);
+  const assigned = await prDelivery('assigned').deliver(url);
+  assert.equal(assigned.status, 202);
+  assert.deepEqual(store.calls, []);
+});
+
+test('a failed write answers 503/500, and a redelivery of the same id is processed again', async () => {
+  reset();
+  store.failWith = new TransientError('connection refused', 0, 'ECONNREFUSED');
+  const delivery = prDelivery('opened');
+  const failed = await delivery.deliver(url);
+  assert.equal(failed.status, 503);
+  assert.doesNotMatch(failed.body, /connection refused/, 'cluster details stay in the log');
+  store.failWith = new Error('admission webhook said no');
+  assert.equal((await prDelivery('opened').deliver(url)).status, 500);
+  store.failWith = undefined;
+  const redelivered = await delivery.deliver(url);
+  assert.equal(redelivered.status, 200);
+  assert.equal(JSON.parse(redelivered.body).result, 'upserted');
+});
+
+test('a cluster that does not answer in time gets 503 before GitHub gives up', async () => {
+  reset();
+  store.hang = true;
+  const started = Date.now();
+  const res = await prDelivery('opened').deliver(url);
+  assert.equal(res.status, 503);
+  assert.ok(Date.now() - started < 900, 'answered at the deadline, not when the write finished');
+});
+
+test('every request is observed with its result and duration', async () => {
+  reset();
+  outcomes.length = 0;
+  const delivery = prDelivery('opened');
+  await delivery.deliver(url);
+  await delivery.deliver(url, { headers: { 'x-hub-signature-256': 'sha256=00' } });
+  assert.deepEqual(outcomes.map((o) => [o.status, o.result, o.delivery, o.event]), [
+    [200, 'upserted', delivery.id, 'pull_request'],
+    [401, 'unauthorized', delivery.id, 'pull_request'],
+  ]);
+  assert.ok(outcomes.every((o) => o.durationMs >= 0));
+});
+
+test('an empty secret is refused at construction', () => {
+  assert.throws(() => new WebhookReceiver({ secret: '', store, approvals, policy: resolvePolicyConfig() }), /secret/);
+  assert.throws(() => new WebhookReceiver({ secret: [], store, approvals, policy: resolvePolicyConfig() }), /secret/);
+});

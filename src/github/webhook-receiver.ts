@@ -1,0 +1,180 @@
+// The GitHub webhook endpoint's protocol, independent of the HTTP framework: the body is
+// read with a limit (413), its signature checked on the raw bytes (401), and only then is
+// anything parsed — content type (415), JSON (400), headers (400). A delivery id seen
+// before is answered 200 with no effect; `ping` 200; events the operator does not use 202.
+// None of these touch the cluster; a `pull_request` delivery makes one write.
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { isTransient } from '../kube/errors.js';
+import { silentLogger, type Logger } from '../kube/logger.js';
+import type { PolicyConfig } from '../policy/policy-config.js';
+import type { ApprovalRevoker } from './approval-revoker.js';
+import { DeliveryDedupe } from './delivery-dedupe.js';
+import type { EnvironmentStore } from './environment-store.js';
+import { PayloadError, type PullRequestFactsOptions } from './pull-request-payload.js';
+import { BodyTooLargeError, defaultMaxBodyBytes, readWebhookBody } from './webhook-body.js';
+import { PullRequestEventHandler, WriteTimeoutError, type PullRequestResult } from './webhook-pull-request.js';
+import { signatureMatches } from './webhook-signature.js';
+
+export type WebhookResult =
+  | PullRequestResult
+  | 'pong' | 'duplicate'
+  | 'too-large' | 'unauthorized' | 'unsupported-media-type' | 'bad-request'
+  | 'failed';
+
+/** The answer to send: status, JSON body, and headers. */
+export interface WebhookAnswer {
+  status: number;
+  body: {
+    result: WebhookResult;
+    delivery?: string;
+    event?: string;
+    action?: string;
+    environment?: string;
+    reason?: string;
+    approvalRevoked?: boolean;
+  };
+  headers: Record<string, string>;
+}
+
+/** One handled request, for metrics and logs. */
+export interface WebhookOutcome {
+  status: number;
+  result: WebhookResult;
+  delivery?: string;
+  event?: string;
+  action?: string;
+  durationMs: number;
+}
+
+export interface WebhookReceiverOptions {
+  /** The webhook secret; several during a rotation (any of them verifies). */
+  secret: string | readonly string[];
+  store: EnvironmentStore;
+  /** The policy, or a function returning the current one (reloads apply to the next delivery). */
+  policy: PolicyConfig | (() => PolicyConfig);
+  approvals: ApprovalRevoker;
+  /** Larger bodies are refused with 413 (default 25 MB, GitHub's own cap). */
+  maxBodyBytes?: number;
+  /** Remembers delivery ids (default: one hour, at most 10,000 ids). */
+  dedupe?: DeliveryDedupe;
+  /** Deadline for the one cluster write (default 8 s; GitHub waits 10 s). */
+  writeTimeoutMs?: number;
+  cloneUrl?: PullRequestFactsOptions['cloneUrl'];
+  logger?: Logger;
+  /** Called once per request after its answer is decided. */
+  observe?: (outcome: WebhookOutcome) => void;
+}
+
+export class WebhookReceiver {
+  readonly maxBodyBytes: number;
+  private readonly secrets: readonly string[];
+  private readonly dedupe: DeliveryDedupe;
+  private readonly pullRequests: PullRequestEventHandler;
+  private readonly logger: Logger;
+  private readonly observe: (outcome: WebhookOutcome) => void;
+
+  constructor(options: WebhookReceiverOptions) {
+    this.secrets = typeof options.secret === 'string' ? [options.secret] : [...options.secret];
+    if (this.secrets.length === 0 || this.secrets.some((s) => !s)) throw new Error('a webhook secret is required (an empty secret would accept forged deliveries)');
+    this.maxBodyBytes = options.maxBodyBytes ?? defaultMaxBodyBytes;
+    this.dedupe = options.dedupe ?? new DeliveryDedupe();
+    this.logger = options.logger ?? silentLogger;
+    this.observe = options.observe ?? (() => {});
+    const policy = options.policy;
+    this.pullRequests = new PullRequestEventHandler({
+      store: options.store,
+      policy: typeof policy === 'function' ? policy : () => policy,
+      approvals: options.approvals,
+      cloneUrl: options.cloneUrl,
+      writeTimeoutMs: options.writeTimeoutMs,
+    });
+  }
+
+  /** Reads the request's body and answers it. */
+  async handle(req: IncomingMessage): Promise<WebhookAnswer> {
+    const started = performance.now();
+    let body: Buffer;
+    try {
+      body = await readWebhookBody(req, this.maxBodyBytes);
+    } catch (err) {
+      const answer = err instanceof BodyTooLargeError
+        // Closing the connection spares reading the rest of a body that will be thrown away.
+        ? reply(413, { result: 'too-large', reason: `the body is larger than ${this.maxBodyBytes} bytes` }, { connection: 'close' })
+        : reply(400, { result: 'bad-request', reason: (err as Error).message });
+      return this.finish(answer, req.headers, started);
+    }
+    return this.receive({ headers: req.headers, body }, started);
+  }
+
+  /** Answers a delivery whose body has been read. */
+  async receive(request: { headers: IncomingHttpHeaders; body: Buffer }, started = performance.now()): Promise<WebhookAnswer> {
+    const answer = await this.answer(request.headers, request.body);
+    return this.finish(answer, request.headers, started);
+  }
+
+  private async answer(headers: IncomingHttpHeaders, body: Buffer): Promise<WebhookAnswer> {
+    if (!signatureMatches(this.secrets, body, header(headers, 'x-hub-signature-256'))) {
+      return reply(401, { result: 'unauthorized', reason: 'missing or invalid X-Hub-Signature-256' });
+    }
+    const type = (header(headers, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+    if (type !== 'application/json') {
+      return reply(415, { result: 'unsupported-media-type', reason: 'deliveries must be application/json (set the webhook\'s content type to JSON)' });
+    }
+    const delivery = header(headers, 'x-github-delivery');
+    const event = header(headers, 'x-github-event');
+    if (!delivery || !event) return reply(400, { result: 'bad-request', reason: 'missing X-GitHub-Delivery or X-GitHub-Event' });
+    let payload: unknown;
+    try {
+      payload = JSON.parse(body.toString('utf8'));
+    } catch {
+      return reply(400, { result: 'bad-request', delivery, event, reason: 'the body is not valid JSON' });
+    }
+    if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
+      return reply(400, { result: 'bad-request', delivery, event, reason: 'the body is not a JSON object' });
+    }
+    const action = typeof (payload as { action?: unknown }).action === 'string' ? (payload as { action: string }).action : undefined;
+    const where = { delivery, event, ...(action ? { action } : {}) };
+
+    if (!this.dedupe.claim(delivery)) return reply(200, { result: 'duplicate', ...where, reason: 'this delivery was received before' });
+    if (event === 'ping') return reply(200, { result: 'pong', ...where });
+    if (event !== 'pull_request' || !action) return reply(202, { result: 'unused', ...where, reason: `the operator does not use ${event} events` });
+
+    try {
+      const outcome = await this.pullRequests.handle(action, payload as Record<string, unknown>);
+      return reply(outcome.result === 'unused' || outcome.result === 'ignored' ? 202 : 200, { ...where, ...outcome });
+    } catch (err) {
+      // Not done: a redelivery (GitHub's "Redeliver", or the resync) must be able to do it.
+      this.dedupe.release(delivery);
+      if (err instanceof PayloadError) return reply(400, { result: 'bad-request', ...where, reason: err.message });
+      const transient = err instanceof WriteTimeoutError || isTransient(err);
+      this.logger.error({ ...where, err }, 'could not record the pull request in the cluster');
+      // The details stay in the log: GitHub shows answers to every repository admin.
+      const reason = transient ? 'the cluster did not take the change in time; it will be picked up by the next resync' : 'the cluster refused the change';
+      return reply(transient ? 503 : 500, { result: 'failed', ...where, reason });
+    }
+  }
+
+  private finish(answer: WebhookAnswer, headers: IncomingHttpHeaders, started: number): WebhookAnswer {
+    const durationMs = performance.now() - started;
+    const { result, delivery, event, action } = answer.body;
+    const outcome: WebhookOutcome = {
+      status: answer.status, result, durationMs,
+      delivery: delivery ?? header(headers, 'x-github-delivery'),
+      event: event ?? header(headers, 'x-github-event'),
+      ...(action ? { action } : {}),
+    };
+    const level = answer.status >= 500 ? 'error' : answer.status >= 400 ? 'warn' : 'info';
+    this.logger[level]({ ...outcome, environment: answer.body.environment, reason: answer.body.reason }, 'webhook delivery');
+    this.observe(outcome);
+    return answer;
+  }
+}
+
+function reply(status: number, body: WebhookAnswer['body'], headers: Record<string, string> = {}): WebhookAnswer {
+  return { status, body, headers };
+}
+
+function header(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}

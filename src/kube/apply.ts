@@ -1,0 +1,205 @@
+// Server-side apply of a set of objects, in dependency order, writing nothing for objects
+// already as desired; and prune: delete what carries the set's ownership label but was
+// not in it, for the kinds and namespaces named, and nothing else.
+//
+// "Already as desired" is decided without a write: the live object (from a cache or a GET)
+// carries the hash of the manifest we last applied to it, and our field-manager entry still
+// owns every field of the desired object (see managed-fields.ts). A changed manifest, an
+// object edited or deleted by someone else — each fails one of the two checks and is applied.
+import { createHash } from 'node:crypto';
+import type { KubeClient } from './client.js';
+import { applyGroups, applyRank } from './apply-order.js';
+import { NotFoundError } from './errors.js';
+import { cloneObject, groupOf, identityOf, refOf, type KindRef, type KubeObject, type ObjectRef } from './kube-object.js';
+import { appliedFieldsCover } from './managed-fields.js';
+
+/** The label that marks objects as members of one applied set (what prune looks for). */
+export interface Ownership {
+  label: string;
+  value: string;
+}
+
+export type ApplyAction = 'created' | 'configured' | 'unchanged';
+
+export interface ApplyResult {
+  ref: ObjectRef;
+  action: ApplyAction;
+  /** The object as the server returned it (or the live object, when unchanged). */
+  object: KubeObject;
+}
+
+export interface ApplySetOptions {
+  /** Added as a label to every object, so `prune` can find them later. */
+  ownership?: Ownership;
+  /** Server-side dry run: validated and admitted by the API server, nothing persisted. */
+  dryRun?: boolean;
+}
+
+export interface PruneOptions {
+  ownership: Ownership;
+  /** The objects to keep (the desired set). */
+  keep: readonly (KubeObject | ObjectRef)[];
+  /** The kinds to look at; nothing of any other kind is ever deleted. */
+  kinds: readonly KindRef[];
+  /** The namespaces to look in, for namespaced kinds. Cluster-scoped kinds are looked up cluster-wide. */
+  namespaces: readonly string[];
+  dryRun?: boolean;
+}
+
+export interface ApplierOptions {
+  /** The annotation holding the hash of the last applied manifest (default `<fieldManager>/applied-hash`). */
+  hashAnnotation?: string;
+  /**
+   * A cache to read live objects from (e.g. an informer's `get`); a miss falls back to a GET.
+   * A stale hit costs at most one redundant apply, or a skip that the next event repairs.
+   */
+  lookup?: (ref: ObjectRef) => KubeObject | undefined;
+  /** How long to wait for an applied CRD to be Established before applying its objects (default 30 s). */
+  crdEstablishTimeoutMs?: number;
+}
+
+export class Applier {
+  readonly hashAnnotation: string;
+
+  constructor(private readonly client: KubeClient, private readonly options: ApplierOptions = {}) {
+    this.hashAnnotation = options.hashAnnotation ?? `${client.fieldManager}/applied-hash`;
+  }
+
+  /**
+   * Applies `objects` with server-side apply (field manager of the client, force), in
+   * dependency order, objects of one rank in parallel. Objects already as desired are not
+   * written. Stops at the first error (later ranks are not applied).
+   */
+  async apply(objects: readonly KubeObject[], options: ApplySetOptions = {}): Promise<ApplyResult[]> {
+    const prepared = objects.map((obj) => this.prepare(obj, options.ownership));
+    const seen = new Set<string>();
+    for (const obj of prepared) {
+      const id = identityOf(obj);
+      if (seen.has(id)) throw new Error(`${obj.kind} ${obj.metadata.namespace ?? ''}/${obj.metadata.name} appears twice in the set`);
+      seen.add(id);
+    }
+    const results: ApplyResult[] = [];
+    for (const group of applyGroups(prepared)) {
+      const applied = await Promise.all(group.map((obj) => this.applyOne(obj, options.dryRun ?? false)));
+      results.push(...applied);
+      // Objects of a new or changed CRD can only be applied once it serves them.
+      const crds = applied.filter((r) => r.ref.kind === 'CustomResourceDefinition' && groupOf(r.ref.apiVersion) === 'apiextensions.k8s.io' && r.action !== 'unchanged');
+      if (!options.dryRun) await Promise.all(crds.map((r) => this.waitEstablished(r.object)));
+    }
+    return results;
+  }
+
+  /**
+   * Deletes the objects of `kinds` in `namespaces` that carry the ownership label with its
+   * value and are not in `keep`. Returns what was deleted (or would be, in a dry run).
+   */
+  async prune(options: PruneOptions): Promise<ObjectRef[]> {
+    const keep = new Set(options.keep.map((k) => identityOf(k)));
+    const selector = `${options.ownership.label}=${options.ownership.value}`;
+    const doomed: KubeObject[] = [];
+    for (const kind of options.kinds) {
+      const info = await this.client.resolve(kind);
+      const scopes = info.namespaced ? options.namespaces : [undefined];
+      for (const namespace of scopes) {
+        const { items } = await this.client.list(kind, { namespace, labelSelector: selector });
+        for (const obj of items) {
+          // The selector already says so; checked again because deleting is not undoable.
+          if (obj.metadata.labels?.[options.ownership.label] !== options.ownership.value) continue;
+          if (info.namespaced && obj.metadata.namespace !== namespace) continue;
+          if (keep.has(identityOf({ ...refOf(obj), apiVersion: kind.apiVersion }))) continue;
+          if (obj.metadata.deletionTimestamp) continue;
+          doomed.push({ ...obj, apiVersion: kind.apiVersion, kind: kind.kind });
+        }
+      }
+    }
+    // Dependents first: the reverse of the apply order.
+    doomed.sort((a, b) => applyRank(b) - applyRank(a));
+    const deleted: ObjectRef[] = [];
+    for (const obj of doomed) {
+      try {
+        await this.client.delete(refOf(obj), { preconditions: { uid: obj.metadata.uid }, dryRun: options.dryRun });
+        deleted.push(refOf(obj));
+      } catch (err) {
+        if (!(err instanceof NotFoundError)) throw err;
+      }
+    }
+    return deleted;
+  }
+
+  /** The hash `apply` records for this manifest (after the ownership label is added). */
+  manifestHash(obj: KubeObject): string {
+    const copy = cloneObject(obj);
+    delete copy.metadata.annotations?.[this.hashAnnotation];
+    if (copy.metadata.annotations && Object.keys(copy.metadata.annotations).length === 0) delete copy.metadata.annotations;
+    return createHash('sha256').update(canonicalJson(copy)).digest('hex').slice(0, 32);
+  }
+
+  private prepare(obj: KubeObject, ownership: Ownership | undefined): KubeObject {
+    if (!obj.apiVersion || !obj.kind || !obj.metadata?.name) throw new Error(`every object needs apiVersion, kind and metadata.name: ${JSON.stringify(obj).slice(0, 200)}`);
+    const copy = cloneObject(obj);
+    for (const field of ['resourceVersion', 'uid', 'creationTimestamp', 'generation', 'managedFields', 'selfLink']) delete copy.metadata[field];
+    if (copy.apiVersion === 'v1' && copy.kind === 'Secret' && copy.stringData) {
+      // stringData is write-only: the server folds it into data and never shows it again, so
+      // fields owned under it could not reveal an edit of data. Fold it here, as the server would.
+      const data = { ...(copy.data as Record<string, string> | undefined) };
+      for (const [k, v] of Object.entries(copy.stringData as Record<string, string>)) data[k] = Buffer.from(v, 'utf8').toString('base64');
+      copy.data = data;
+      delete copy.stringData;
+    }
+    if (ownership) copy.metadata.labels = { ...copy.metadata.labels, [ownership.label]: ownership.value };
+    copy.metadata.annotations = { ...copy.metadata.annotations, [this.hashAnnotation]: this.manifestHash(copy) };
+    return copy;
+  }
+
+  private async applyOne(desired: KubeObject, dryRun: boolean): Promise<ApplyResult> {
+    const ref = refOf(desired);
+    const live = await this.live(ref);
+    if (live && this.isUnchanged(live, desired)) return { ref, action: 'unchanged', object: live };
+    const object = await this.client.apply(desired, { force: true, dryRun });
+    return { ref, action: live ? 'configured' : 'created', object };
+  }
+
+  private isUnchanged(live: KubeObject, desired: KubeObject): boolean {
+    if (live.metadata.deletionTimestamp) return false;
+    if (live.metadata.annotations?.[this.hashAnnotation] !== desired.metadata.annotations?.[this.hashAnnotation]) return false;
+    return appliedFieldsCover(live, desired, this.client.fieldManager);
+  }
+
+  private async live(ref: ObjectRef): Promise<KubeObject | undefined> {
+    const cached = this.options.lookup?.(ref);
+    if (cached) return cached;
+    try {
+      return await this.client.get(ref);
+    } catch (err) {
+      if (err instanceof NotFoundError) return undefined;
+      throw err;
+    }
+  }
+
+  /** Waits until a CRD serves its kinds, then drops discovery's cache for its group. */
+  private async waitEstablished(crd: KubeObject): Promise<void> {
+    const deadline = Date.now() + (this.options.crdEstablishTimeoutMs ?? 30_000);
+    const ref = refOf(crd);
+    for (;;) {
+      const current = await this.client.get(ref);
+      const conditions = (current.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
+      if (conditions.some((c) => c.type === 'Established' && c.status === 'True')) break;
+      if (Date.now() > deadline) throw new Error(`CustomResourceDefinition ${ref.name} not Established after ${this.options.crdEstablishTimeoutMs ?? 30_000} ms`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const spec = crd.spec as { group?: string; versions?: { name: string }[] } | undefined;
+    for (const v of spec?.versions ?? []) this.client.discovery.invalidate(`${spec?.group}/${v.name}`);
+  }
+}
+
+/** JSON with object keys sorted, so equal manifests hash equally whatever their key order. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}

@@ -1,0 +1,333 @@
+// One client for every kind: plain JSON over HTTPS with the kubeconfig's credentials.
+// client-node's typed APIs re-serialise built-in kinds through models (dropping unknown
+// fields) and default to the wrong patch strategies, so writes go through here with
+// explicit content types, and kinds are resolved through discovery (CRDs included).
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import http, { type ClientRequest, type IncomingMessage } from 'node:http';
+import https from 'node:https';
+import os from 'node:os';
+import path from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { Discovery, resourcePath, type ResourceInfo } from './discovery.js';
+import { errorFromResponse, toKubeError, TransientError } from './errors.js';
+import type { KindRef, KubeObject, ObjectRef } from './kube-object.js';
+
+const serviceAccountDir = '/var/run/secrets/kubernetes.io/serviceaccount';
+
+/** Where to read credentials from; empty means: `KUBECONFIG`, else in-cluster, else `~/.kube/config`. */
+export interface KubeConfigSource {
+  /** An explicit kubeconfig file (wins over everything else). */
+  path?: string;
+  /** A context other than the file's current one. */
+  context?: string;
+}
+
+/** Loads a kubeconfig: explicit path, then `KUBECONFIG`, then the pod's service account, then `~/.kube/config`. */
+export function loadKubeConfig(source: KubeConfigSource = {}): KubeConfig {
+  const kc = new KubeConfig();
+  if (source.path) {
+    kc.loadFromFile(source.path);
+  } else if (process.env.KUBECONFIG) {
+    kc.loadFromDefault();
+  } else if (process.env.KUBERNETES_SERVICE_HOST && existsSync(path.join(serviceAccountDir, 'token'))) {
+    kc.loadFromCluster();
+  } else if (existsSync(path.join(os.homedir(), '.kube', 'config'))) {
+    kc.loadFromFile(path.join(os.homedir(), '.kube', 'config'));
+  } else {
+    throw new Error('no Kubernetes credentials: set KUBECONFIG, pass a kubeconfig path, or run in a pod with a service account');
+  }
+  if (source.context) kc.setCurrentContext(source.context);
+  if (!kc.getCurrentCluster()) throw new Error(`kubeconfig has no cluster for context "${kc.getCurrentContext()}"`);
+  return kc;
+}
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface HttpRequest {
+  method?: HttpMethod;
+  /** Path below the server URL, e.g. `/api/v1/namespaces`. */
+  path: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  /** Sent as JSON unless already a string. */
+  body?: unknown;
+  /** Default `application/json`. */
+  contentType?: string;
+  /** Idle timeout (default: the client's `requestTimeoutMs`); 0 disables it. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+/** How a patch body is interpreted by the API server. */
+export type PatchType = 'apply' | 'merge' | 'json' | 'strategic';
+
+const patchContentTypes: Record<PatchType, string> = {
+  apply: 'application/apply-patch+yaml',
+  merge: 'application/merge-patch+json',
+  json: 'application/json-patch+json',
+  strategic: 'application/strategic-merge-patch+json',
+};
+
+export interface WriteOptions {
+  /** Server-side dry run: validated and admitted, never persisted. */
+  dryRun?: boolean;
+  /** e.g. `status`. */
+  subresource?: string;
+}
+
+export interface PatchOptions extends WriteOptions {
+  /** Take ownership of fields other managers own (default true: the operator's desired state wins). */
+  force?: boolean;
+}
+
+export interface ListOptions {
+  /** Omit for cluster-scoped kinds, or to list across all namespaces. */
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Page size (default 500). */
+  limit?: number;
+  signal?: AbortSignal;
+}
+
+export interface ListResult<T extends KubeObject = KubeObject> {
+  items: T[];
+  /** The collection's resourceVersion: watch from here to see every later change. */
+  resourceVersion: string;
+}
+
+export interface DeleteOptions {
+  /** Default `Background`. */
+  propagationPolicy?: 'Background' | 'Foreground' | 'Orphan';
+  /** Delete only if the object still has this uid / resourceVersion. */
+  preconditions?: { uid?: string; resourceVersion?: string };
+  gracePeriodSeconds?: number;
+  dryRun?: boolean;
+}
+
+export interface KubeClientOptions {
+  /** The field manager recorded for every write (default `preview-operator`). */
+  fieldManager?: string;
+  /** Default `preview-operator`. */
+  userAgent?: string;
+  /** Per-request timeout for non-streaming calls (default 30 s). */
+  requestTimeoutMs?: number;
+}
+
+/** An open streaming response (a watch). */
+export interface OpenStream {
+  response: IncomingMessage;
+  /** Ends the request and its socket. */
+  close(): void;
+}
+
+/**
+ * The runtime's API client. Objects are plain JSON (`KubeObject`); every method throws
+ * the typed errors of `errors.ts`.
+ */
+export class KubeClient {
+  readonly discovery: Discovery;
+  readonly fieldManager: string;
+  private readonly userAgent: string;
+  private readonly requestTimeoutMs: number;
+  private agent: { fingerprint: string; agent: http.Agent } | undefined;
+
+  constructor(readonly kubeConfig: KubeConfig, options: KubeClientOptions = {}) {
+    this.fieldManager = options.fieldManager ?? 'preview-operator';
+    this.userAgent = options.userAgent ?? 'preview-operator';
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+    this.discovery = new Discovery((p) => this.request({ path: p }));
+  }
+
+  /** One request; resolves with the parsed JSON body (undefined when empty). */
+  async request<T = unknown>(req: HttpRequest): Promise<T> {
+    const what = `${req.method ?? 'GET'} ${req.path}`;
+    const { response } = await this.send(req, what);
+    const text = await readBody(response, what);
+    const code = response.statusCode ?? 0;
+    if (code < 200 || code >= 300) throw errorFromResponse(code, text, what);
+    if (!text) return undefined as T;
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      return text as T;
+    }
+  }
+
+  /**
+   * A streaming GET (watch). The answer's headers must arrive within the request timeout;
+   * after that the stream may stay quiet indefinitely (the caller watches for silence).
+   * A non-2xx answer throws the typed error.
+   */
+  async stream(req: HttpRequest): Promise<OpenStream> {
+    const what = `${req.method ?? 'GET'} ${req.path}`;
+    const { request, response } = await this.send(req, what);
+    const code = response.statusCode ?? 0;
+    if (code < 200 || code >= 300) throw errorFromResponse(code, await readBody(response, what), what);
+    request.setTimeout(0);
+    response.socket?.setKeepAlive(true, 30_000);
+    return { response, close: () => request.destroy() };
+  }
+
+  /** How the server serves `kind` (throws `NoKindMatchError` if it does not). */
+  resolve(kind: KindRef): Promise<ResourceInfo> {
+    return this.discovery.resolve(kind);
+  }
+
+  /** The REST path of an object or collection, e.g. for raw `request`s. */
+  async pathOf(ref: KindRef & { namespace?: string; name?: string }, subresource?: string): Promise<string> {
+    const info = await this.resolve(ref);
+    return resourcePath(info, { namespace: ref.namespace, name: ref.name, subresource });
+  }
+
+  async get<T extends KubeObject = KubeObject>(ref: ObjectRef, options: { subresource?: string } = {}): Promise<T> {
+    return this.request<T>({ path: await this.pathOf(ref, options.subresource) });
+  }
+
+  /** Every object of a kind (all pages), with the collection's resourceVersion. Items carry apiVersion and kind. */
+  async list<T extends KubeObject = KubeObject>(kind: KindRef, options: ListOptions = {}): Promise<ListResult<T>> {
+    const info = await this.resolve(kind);
+    const path = resourcePath(info, { namespace: options.namespace });
+    const items: T[] = [];
+    let cont: string | undefined;
+    let resourceVersion = '';
+    do {
+      const page = await this.request<{ items?: T[]; metadata?: { resourceVersion?: string; continue?: string } }>({
+        path,
+        query: { labelSelector: options.labelSelector, fieldSelector: options.fieldSelector, limit: options.limit ?? 500, continue: cont },
+        signal: options.signal,
+      });
+      for (const item of page.items ?? []) {
+        // Lists of built-in kinds omit each item's apiVersion/kind.
+        items.push({ ...item, apiVersion: item.apiVersion ?? info.apiVersion, kind: item.kind ?? info.kind });
+      }
+      resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
+      cont = page.metadata?.continue || undefined;
+    } while (cont);
+    return { items, resourceVersion };
+  }
+
+  async create<T extends KubeObject = KubeObject>(obj: KubeObject, options: WriteOptions = {}): Promise<T> {
+    const path = await this.pathOf({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace });
+    return this.request<T>({ method: 'POST', path, body: obj, query: this.writeQuery(options) });
+  }
+
+  /** PUT: replaces the object; guarded by `metadata.resourceVersion` when set. */
+  async replace<T extends KubeObject = KubeObject>(obj: KubeObject, options: WriteOptions = {}): Promise<T> {
+    const path = await this.pathOf(this.refOf(obj), options.subresource);
+    return this.request<T>({ method: 'PUT', path, body: obj, query: this.writeQuery(options) });
+  }
+
+  /** Server-side apply of `obj` with this client's field manager (force by default). */
+  async apply<T extends KubeObject = KubeObject>(obj: KubeObject, options: PatchOptions = {}): Promise<T> {
+    const path = await this.pathOf(this.refOf(obj), options.subresource);
+    return this.request<T>({
+      method: 'PATCH', path, body: obj, contentType: patchContentTypes.apply,
+      query: { ...this.writeQuery(options), force: options.force ?? true },
+    });
+  }
+
+  /** A patch with an explicit strategy (`merge` for status and metadata, `json` for precise edits). */
+  async patch<T extends KubeObject = KubeObject>(ref: ObjectRef, type: PatchType, patch: unknown, options: PatchOptions = {}): Promise<T> {
+    const path = await this.pathOf(ref, options.subresource);
+    const query = { ...this.writeQuery(options), force: type === 'apply' ? (options.force ?? true) : undefined };
+    return this.request<T>({ method: 'PATCH', path, body: patch, contentType: patchContentTypes[type], query });
+  }
+
+  /** Deletes an object (background propagation by default). A missing object throws `NotFoundError`. */
+  async delete(ref: ObjectRef, options: DeleteOptions = {}): Promise<void> {
+    const path = await this.pathOf(ref);
+    const body: Record<string, unknown> = { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: options.propagationPolicy ?? 'Background' };
+    if (options.preconditions) body.preconditions = options.preconditions;
+    if (options.gracePeriodSeconds !== undefined) body.gracePeriodSeconds = options.gracePeriodSeconds;
+    // With a body, the server reads options from it only: dryRun must be there, not in the query.
+    if (options.dryRun) body.dryRun = ['All'];
+    await this.request({ method: 'DELETE', path, body });
+  }
+
+  private refOf(obj: KubeObject): ObjectRef {
+    if (!obj.metadata?.name) throw new Error(`${obj.kind} has no metadata.name`);
+    return { apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name, namespace: obj.metadata.namespace };
+  }
+
+  private writeQuery(options: WriteOptions): Record<string, string | undefined> {
+    return { fieldManager: this.fieldManager, dryRun: options.dryRun ? 'All' : undefined };
+  }
+
+  private async send(req: HttpRequest, what: string): Promise<{ request: ClientRequest; response: IncomingMessage }> {
+    const cluster = this.kubeConfig.getCurrentCluster();
+    if (!cluster) throw new Error('kubeconfig has no current cluster');
+    const url = new URL(cluster.server.replace(/\/+$/, '') + req.path);
+    for (const [key, value] of Object.entries(req.query ?? {})) {
+      if (value !== undefined && value !== '') url.searchParams.set(key, String(value));
+    }
+    const opts: https.RequestOptions = { headers: {} };
+    try {
+      await this.kubeConfig.applyToHTTPSOptions(opts);
+    } catch (err) {
+      throw toKubeError(err, `${what}: credentials`);
+    }
+    const body = req.body === undefined ? undefined : typeof req.body === 'string' ? req.body : JSON.stringify(req.body);
+    const headers: http.OutgoingHttpHeaders = {
+      ...(opts.headers as http.OutgoingHttpHeaders),
+      accept: 'application/json',
+      'user-agent': this.userAgent,
+    };
+    if (body !== undefined) {
+      headers['content-type'] = req.contentType ?? 'application/json';
+      headers['content-length'] = Buffer.byteLength(body);
+    }
+    const isHttps = url.protocol === 'https:';
+    const agent = cluster.proxyUrl ? (opts.agent as http.Agent) : this.keepAliveAgent(opts, isHttps);
+    const timeoutMs = req.timeoutMs ?? this.requestTimeoutMs;
+    return new Promise((resolve, reject) => {
+      const request = (isHttps ? https : http).request(url, {
+        method: req.method ?? 'GET', headers, agent, auth: opts.auth, signal: req.signal,
+      });
+      if (timeoutMs > 0) {
+        request.setTimeout(timeoutMs, () => request.destroy(new TransientError(`${what}: no answer within ${timeoutMs} ms`, 0, 'Timeout')));
+      }
+      request.once('response', (response) => resolve({ request, response }));
+      request.once('error', (err) => reject(toKubeError(err, what)));
+      request.end(body);
+    });
+  }
+
+  /** One keep-alive agent per TLS identity, so requests reuse connections (the CA and client cert are re-read per request). */
+  private keepAliveAgent(opts: https.RequestOptions, isHttps: boolean): http.Agent {
+    const fingerprint = createHash('sha256')
+      .update(String(isHttps))
+      .update(String(opts.ca ?? '')).update('\0')
+      .update(String(opts.cert ?? '')).update('\0')
+      .update(String(opts.key ?? '')).update('\0')
+      .update(String(opts.rejectUnauthorized)).update(String(opts.servername ?? ''))
+      .digest('hex');
+    if (this.agent?.fingerprint !== fingerprint) {
+      this.agent?.agent.destroy();
+      const agent = isHttps
+        ? new https.Agent({
+          keepAlive: true, ca: opts.ca, cert: opts.cert, key: opts.key, pfx: opts.pfx, passphrase: opts.passphrase,
+          servername: opts.servername, ...(opts.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: opts.rejectUnauthorized }),
+        })
+        : new http.Agent({ keepAlive: true });
+      this.agent = { fingerprint, agent };
+    }
+    return this.agent.agent;
+  }
+
+  /** Closes idle connections (call when the process is done with the client). */
+  close(): void {
+    this.agent?.agent.destroy();
+    this.agent = undefined;
+  }
+}
+
+function readBody(response: IncomingMessage, what: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    response.on('data', (chunk: Buffer) => chunks.push(chunk));
+    response.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    response.once('error', (err) => reject(toKubeError(err, what)));
+    response.once('aborted', () => reject(new TransientError(`${what}: connection closed mid-answer`, 0, 'Aborted')));
+  });
+}

@@ -1,0 +1,93 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { KubeObject, ManagedFieldsEntry } from './kube-object.js';
+import { appliedFieldsCover } from './managed-fields.js';
+
+// The field set the API server recorded for the apply of `desired` (copied from a real answer).
+const appliedFields = {
+  'f:metadata': { 'f:labels': { 'f:app': {} } },
+  'f:spec': {
+    'f:replicas': {},
+    'f:selector': {},
+    'f:template': {
+      'f:metadata': { 'f:labels': { 'f:app': {} } },
+      'f:spec': {
+        'f:containers': {
+          'k:{"name":"web"}': {
+            '.': {},
+            'f:env': { 'k:{"name":"A"}': { '.': {}, 'f:name': {}, 'f:value': {} } },
+            'f:image': {},
+            'f:name': {},
+            'f:ports': { 'k:{"containerPort":8080,"protocol":"TCP"}': { '.': {}, 'f:containerPort': {} } },
+            'f:resources': { 'f:requests': { 'f:cpu': {} } },
+          },
+        },
+      },
+    },
+  },
+};
+
+const desired: KubeObject = {
+  apiVersion: 'apps/v1', kind: 'Deployment',
+  metadata: { name: 'web', namespace: 'ns', labels: { app: 'web' } },
+  spec: {
+    replicas: 1,
+    selector: { matchLabels: { app: 'web' } },
+    template: {
+      metadata: { labels: { app: 'web' } },
+      spec: { containers: [{ name: 'web', image: 'x', ports: [{ containerPort: 8080 }], env: [{ name: 'A', value: '1' }], resources: { requests: { cpu: '0.5' } } }] },
+    },
+  },
+};
+
+function live(fields: object, manager = 'preview-operator', extra: ManagedFieldsEntry[] = []): KubeObject {
+  return {
+    ...desired,
+    metadata: { ...desired.metadata, managedFields: [{ manager, operation: 'Apply', apiVersion: 'apps/v1', fieldsType: 'FieldsV1', fieldsV1: fields as Record<string, unknown> }, ...extra] },
+  };
+}
+
+/**
+ * The applied field set with one path removed, as after another writer took that field.
+ * Like the server, a parent that only held that path goes too (`{}` would mean "owned whole").
+ */
+function without(path: string[]): object {
+  const copy = structuredClone(appliedFields) as Record<string, unknown>;
+  const parents: Record<string, unknown>[] = [copy];
+  for (const key of path.slice(0, -1)) parents.push(parents.at(-1)![key] as Record<string, unknown>);
+  delete parents.at(-1)![path.at(-1)!];
+  for (let i = parents.length - 1; i > 0; i--) {
+    if (Object.keys(parents[i]!).length === 0) delete parents[i - 1]![path[i - 1]!];
+  }
+  return copy;
+}
+
+describe('applied field ownership', () => {
+  it('covers the desired object when every field is still ours (atomic selector, defaulted port protocol)', () => {
+    assert.equal(appliedFieldsCover(live(appliedFields), desired, 'preview-operator'), true);
+  });
+
+  it('does not when a field was taken or removed by someone else', () => {
+    const spec = ['f:spec', 'f:template', 'f:spec', 'f:containers', 'k:{"name":"web"}'];
+    assert.equal(appliedFieldsCover(live(without([...spec, 'f:image'])), desired, 'preview-operator'), false);
+    assert.equal(appliedFieldsCover(live(without([...spec, 'f:env', 'k:{"name":"A"}'])), desired, 'preview-operator'), false);
+    assert.equal(appliedFieldsCover(live(without(['f:spec', 'f:replicas'])), desired, 'preview-operator'), false);
+    assert.equal(appliedFieldsCover(live(without(['f:metadata', 'f:labels', 'f:app'])), desired, 'preview-operator'), false);
+  });
+
+  it('does not when the desired object has a field never applied', () => {
+    const more = structuredClone(desired);
+    (more.spec as { template: { spec: { containers: { env: unknown[] }[] } } }).template.spec.containers[0]!.env.push({ name: 'B', value: '2' });
+    assert.equal(appliedFieldsCover(live(appliedFields), more, 'preview-operator'), false);
+    const labelled = { ...desired, metadata: { ...desired.metadata, annotations: { note: 'x' } } };
+    assert.equal(appliedFieldsCover(live(appliedFields), labelled, 'preview-operator'), false);
+  });
+
+  it('looks only at the Apply entry of the named manager on the main resource', () => {
+    assert.equal(appliedFieldsCover(live(appliedFields, 'someone-else'), desired, 'preview-operator'), false);
+    const updateOnly: KubeObject = { ...desired, metadata: { ...desired.metadata, managedFields: [{ manager: 'preview-operator', operation: 'Update', fieldsV1: appliedFields }] } };
+    assert.equal(appliedFieldsCover(updateOnly, desired, 'preview-operator'), false);
+    const withStatus = live(appliedFields, 'preview-operator', [{ manager: 'kube-controller-manager', operation: 'Update', subresource: 'status', fieldsV1: { 'f:status': {} } }]);
+    assert.equal(appliedFieldsCover(withStatus, { ...desired, status: { replicas: 3 } }, 'preview-operator'), true, 'status is never part of an apply of the main resource');
+  });
+});

@@ -1,0 +1,175 @@
+// Owns the moving parts of an operator process: shared informers (started on every replica,
+// so caches are warm when leadership changes), controllers and leader-only runnables
+// (started only while this replica leads), and the leader election that decides which.
+// Losing the lease stops everything: the process should exit and be restarted, as
+// controller-runtime does, rather than risk two leaders acting at once.
+import type { KubeClient } from './client.js';
+import { Controller, noMetrics, type ControllerMetrics, type ControllerOptions } from './controller.js';
+import { Informer, type InformerOptions } from './informer.js';
+import type { KindRef, KubeObject } from './kube-object.js';
+import { LeaderElector, type LeaderElectionOptions } from './leader-election.js';
+import { stderrLogger, type Logger } from './logger.js';
+
+/** Work that runs only on the leader (e.g. a periodic resync); `signal` aborts when it must stop. */
+export interface Runnable {
+  name: string;
+  start(signal: AbortSignal): Promise<void> | void;
+}
+
+export type ManagerStopReason = 'stopped' | 'leadership-lost';
+
+export interface ManagerOptions {
+  client: KubeClient;
+  /** Lease-based election; `false` runs controllers at once (one replica, tests, `--leader-elect=false`). */
+  leaderElection: false | Omit<LeaderElectionOptions, 'onStartedLeading' | 'onStoppedLeading' | 'logger'>;
+  /** How long `stop` waits for in-flight reconciles and runnables (default 30 s). */
+  drainDeadlineMs?: number;
+  logger?: Logger;
+  metrics?: ControllerMetrics;
+  /** Told when this replica starts or stops leading (e.g. for a metric or readiness). */
+  onLeadershipChange?: (leading: boolean) => void;
+}
+
+export class Manager {
+  private readonly informers = new Map<string, Informer<KubeObject>>();
+  private readonly controllers: Controller<KubeObject>[] = [];
+  private readonly runnables: Runnable[] = [];
+  private readonly running: Promise<unknown>[] = [];
+  private readonly logger: Logger;
+  private readonly elector: LeaderElector | undefined;
+  private readonly runAbort = new AbortController();
+  private state: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
+  private leading = false;
+  private resolveDone!: (reason: ManagerStopReason) => void;
+  /** Resolves when the manager has stopped, and why. */
+  readonly done: Promise<ManagerStopReason>;
+
+  constructor(private readonly options: ManagerOptions) {
+    this.logger = options.logger ?? stderrLogger;
+    this.done = new Promise((resolve) => (this.resolveDone = resolve));
+    if (options.leaderElection) {
+      this.elector = new LeaderElector(options.client, {
+        ...options.leaderElection,
+        logger: this.logger,
+        onStartedLeading: () => this.startLeading(),
+        onStoppedLeading: () => {
+          if (this.state === 'running') void this.shutdown('leadership-lost');
+        },
+      });
+    }
+  }
+
+  get client(): KubeClient {
+    return this.options.client;
+  }
+
+  /** This replica's identity in the election (undefined without election). */
+  get identity(): string | undefined {
+    return this.elector?.identity;
+  }
+
+  /**
+   * The shared informer for a kind (one per kind, namespace and selectors): every
+   * controller watching the same objects shares one watch and one cache.
+   */
+  informer<T extends KubeObject = KubeObject>(kind: KindRef, options: Omit<InformerOptions, 'logger'> = {}): Informer<T> {
+    const key = JSON.stringify([kind.apiVersion, kind.kind, options.namespace ?? '', options.labelSelector ?? '', options.fieldSelector ?? '']);
+    let informer = this.informers.get(key);
+    if (!informer) {
+      informer = new Informer(this.options.client, kind, { ...options, logger: this.logger });
+      this.informers.set(key, informer);
+      if (this.state === 'running') informer.start();
+    }
+    return informer as unknown as Informer<T>;
+  }
+
+  /** Adds a controller, started when this replica leads. Add controllers before `start`. */
+  addController<T extends KubeObject>(options: Omit<ControllerOptions<T>, 'logger' | 'metrics'>): Controller<T> {
+    if (this.state !== 'new') throw new Error('add controllers before starting the manager');
+    const controller = new Controller<T>({ ...options, logger: this.logger, metrics: this.options.metrics ?? noMetrics });
+    this.controllers.push(controller as unknown as Controller<KubeObject>);
+    return controller;
+  }
+
+  /** Adds work that runs only while this replica leads. Add runnables before `start`. */
+  addRunnable(runnable: Runnable): void {
+    if (this.state !== 'new') throw new Error('add runnables before starting the manager');
+    this.runnables.push(runnable);
+  }
+
+  /** Starts the informers and the election (or, without election, the controllers). Returns at once. */
+  start(): void {
+    if (this.state !== 'new') throw new Error('the manager was already started');
+    this.state = 'running';
+    for (const informer of this.informers.values()) informer.start();
+    if (this.elector) this.elector.start();
+    else this.startLeading();
+  }
+
+  /** True when every informer has loaded its first list (for a readiness probe). */
+  hasSynced(): boolean {
+    return [...this.informers.values()].every((i) => i.hasSynced());
+  }
+
+  async waitForCacheSync(signal?: AbortSignal): Promise<void> {
+    await Promise.all([...this.informers.values()].map((i) => i.waitForSync(signal)));
+  }
+
+  isLeader(): boolean {
+    return this.leading;
+  }
+
+  /**
+   * Graceful stop: controllers drain in-flight reconciles (up to the deadline), runnables
+   * are aborted, then the lease is released so another replica takes over at once.
+   */
+  async stop(): Promise<void> {
+    if (this.state === 'new') {
+      this.state = 'stopped';
+      this.resolveDone('stopped');
+      return;
+    }
+    await this.shutdown('stopped');
+  }
+
+  private startLeading(): void {
+    if (this.state !== 'running' || this.leading) return;
+    this.leading = true;
+    this.options.onLeadershipChange?.(true);
+    this.logger.info({ identity: this.identity, controllers: this.controllers.map((c) => c.name) }, 'manager: leading, starting controllers');
+    const signal = this.runAbort.signal;
+    for (const controller of this.controllers) {
+      this.running.push(controller.start(signal).catch((err) => {
+        if (!signal.aborted) this.logger.error({ controller: controller.name, err }, 'manager: controller failed to start');
+      }));
+    }
+    for (const runnable of this.runnables) {
+      this.running.push(Promise.resolve().then(() => runnable.start(signal)).catch((err) => {
+        if (!signal.aborted) this.logger.error({ runnable: runnable.name, err }, 'manager: runnable failed');
+      }));
+    }
+  }
+
+  private async shutdown(reason: ManagerStopReason): Promise<void> {
+    if (this.state !== 'running') {
+      await this.done;
+      return;
+    }
+    this.state = 'stopping';
+    const deadline = this.options.drainDeadlineMs ?? 30_000;
+    this.logger.info({ reason }, 'manager: stopping');
+    const drained = Promise.all(this.controllers.map((c) => c.stop(deadline)));
+    this.runAbort.abort(new Error(`manager ${reason}`));
+    await drained;
+    await Promise.race([Promise.all(this.running), new Promise((r) => setTimeout(r, deadline).unref())]);
+    if (this.leading) {
+      this.leading = false;
+      this.options.onLeadershipChange?.(false);
+    }
+    // Only now, with our loops stopped, may another replica lead.
+    await this.elector?.stop();
+    await Promise.all([...this.informers.values()].map((i) => i.stop()));
+    this.state = 'stopped';
+    this.resolveDone(reason);
+  }
+}

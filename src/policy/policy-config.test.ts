@@ -1,0 +1,58 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { applyOverrides, defaultPolicySettings, effectivePolicy } from './policy-config.js';
+import { resolvePolicyConfig } from './policy-validation.js';
+
+test('the defaults: enabled, drafts skipped, OWNER/MEMBER/COLLABORATOR trusted, preview-approved, 72h, no cap', () => {
+  const config = resolvePolicyConfig();
+  assert.deepEqual(config, {
+    ...structuredClone(defaultPolicySettings),
+    repositories: {},
+  });
+  assert.equal(config.enabled, true);
+  assert.equal(config.filters.skipDrafts, true);
+  assert.deepEqual(config.trust.associations, ['OWNER', 'MEMBER', 'COLLABORATOR']);
+  assert.equal(config.trust.approvalLabel, 'preview-approved');
+  assert.equal(config.budgets.ttl, '72h');
+  assert.equal(config.budgets.maxEnvironmentsPerRepository, null);
+});
+
+test('repository overrides merge field by field; lists replace rather than append', () => {
+  const config = resolvePolicyConfig({
+    filters: { labels: { anyOf: ['preview'], exclude: ['wip'] }, baseBranches: ['main'] },
+    trust: { approvalLabel: 'ok-to-preview' },
+    budgets: { maxEnvironmentsPerRepository: 3 },
+    repositories: {
+      'Acme/Shop': {
+        filters: { labels: { anyOf: ['deploy'] }, skipDrafts: false },
+        budgets: { ttl: '24h', maxEnvironmentsPerRepository: null },
+      },
+    },
+  });
+  const shop = effectivePolicy(config, { owner: 'acme', name: 'shop' });
+  assert.equal(shop.repository, 'acme/shop');
+  assert.deepEqual(shop.filters.labels, { anyOf: ['deploy'], allOf: [], exclude: ['wip'] });
+  assert.equal(shop.filters.skipDrafts, false);
+  assert.deepEqual(shop.filters.baseBranches, ['main']);
+  assert.equal(shop.trust.approvalLabel, 'ok-to-preview');
+  assert.deepEqual(shop.budgets, { ttl: '24h', maxEnvironmentsPerRepository: null }, 'null removes the global cap');
+
+  const other = effectivePolicy(config, { owner: 'acme', name: 'blog' });
+  assert.deepEqual(other.filters.labels.anyOf, ['preview']);
+  assert.equal(other.budgets.maxEnvironmentsPerRepository, 3);
+  assert.equal(other.filters.skipDrafts, true);
+});
+
+test('disabled globally and enabled per repository is an allow-list', () => {
+  const config = resolvePolicyConfig({ enabled: false, repositories: { 'acme/shop': { enabled: true } } });
+  assert.equal(effectivePolicy(config, { owner: 'acme', name: 'shop' }).enabled, true);
+  assert.equal(effectivePolicy(config, { owner: 'acme', name: 'blog' }).enabled, false);
+});
+
+test('applying overrides never changes the defaults or the base', () => {
+  const merged = applyOverrides(defaultPolicySettings, {});
+  merged.filters.labels.anyOf.push('x');
+  merged.trust.associations.push('NONE');
+  assert.deepEqual(defaultPolicySettings.filters.labels.anyOf, []);
+  assert.deepEqual(defaultPolicySettings.trust.associations, ['OWNER', 'MEMBER', 'COLLABORATOR']);
+});

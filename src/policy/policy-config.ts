@@ -1,0 +1,154 @@
+// The operator's policy configuration: which pull requests get an environment (filters),
+// whose code may run without a maintainer's approval (trust), and the budgets. Settings are
+// global with per-repository overrides.
+import type { AuthorAssociation } from './pull-request-facts.js';
+
+export interface LabelFilter {
+  /** At least one of these labels (case-insensitive). Empty: no constraint. */
+  anyOf: string[];
+  /** Every one of these labels. Empty: no constraint. */
+  allOf: string[];
+  /** None of these labels. */
+  exclude: string[];
+}
+
+export interface AuthorFilter {
+  /** Only these logins (globs, case-insensitive, e.g. `*[bot]`). Empty: everyone. */
+  allow: string[];
+  /** Never these logins (globs, case-insensitive); wins over `allow`. */
+  deny: string[];
+}
+
+export interface FilterPolicy {
+  labels: LabelFilter;
+  /** Draft pull requests get no environment (default true). */
+  skipDrafts: boolean;
+  /** Base branches (globs: `*` within a segment, `**` across, `?` one character). Empty: any branch. */
+  baseBranches: string[];
+  authors: AuthorFilter;
+}
+
+export interface TrustPolicy {
+  /** Associations whose pull requests from the repository itself are trusted (default OWNER, MEMBER, COLLABORATOR). */
+  associations: AuthorAssociation[];
+  /**
+   * The label with which a maintainer approves one commit of an untrusted pull request
+   * (default `preview-approved`). GitHub lets only people with triage or write access
+   * label pull requests, so the label's presence is the maintainer's decision.
+   */
+  approvalLabel: string;
+}
+
+export interface BudgetPolicy {
+  /** How long an environment lives after its last deployment (Go duration, at least 1m; default 72h). */
+  ttl: string;
+  /** Environments one repository may run at once; the rest wait as Queued. `null`: no cap (default). */
+  maxEnvironmentsPerRepository: number | null;
+}
+
+/** Everything that can be set globally and overridden per repository. */
+export interface PolicySettings {
+  /** Whether the repository gets environments at all (default true; false globally + true per repository = an allow-list). */
+  enabled: boolean;
+  filters: FilterPolicy;
+  trust: TrustPolicy;
+  budgets: BudgetPolicy;
+}
+
+/** Overrides of some settings: objects merge field by field, lists and values replace. */
+export type PolicyOverrides = {
+  enabled?: boolean;
+  filters?: {
+    labels?: Partial<LabelFilter>;
+    skipDrafts?: boolean;
+    baseBranches?: string[];
+    authors?: Partial<AuthorFilter>;
+  };
+  trust?: Partial<TrustPolicy>;
+  budgets?: Partial<BudgetPolicy>;
+};
+
+/** The configuration as written (every field optional); `resolvePolicyConfig` fills the defaults. */
+export type PolicyConfigInput = PolicyOverrides & {
+  /** Overrides per repository, keyed `owner/name` (case-insensitive, as on GitHub). */
+  repositories?: Record<string, PolicyOverrides>;
+};
+
+/** The configuration with every default filled in. */
+export interface PolicyConfig extends PolicySettings {
+  repositories: Record<string, PolicyOverrides>;
+}
+
+/** The settings that apply to one repository: the global ones with its overrides applied. */
+export interface EffectivePolicy extends PolicySettings {
+  /** `owner/name`. */
+  repository: string;
+}
+
+/** The defaults; read-only by convention (`applyOverrides` copies, never shares, its lists). */
+export const defaultPolicySettings: Readonly<PolicySettings> = {
+  enabled: true,
+  filters: {
+    labels: { anyOf: [], allOf: [], exclude: [] },
+    skipDrafts: true,
+    baseBranches: [],
+    authors: { allow: [], deny: [] },
+  },
+  trust: {
+    associations: ['OWNER', 'MEMBER', 'COLLABORATOR'],
+    approvalLabel: 'preview-approved',
+  },
+  budgets: {
+    ttl: '72h',
+    maxEnvironmentsPerRepository: null,
+  },
+};
+
+/** `base` with `overrides` applied; neither is modified. */
+export function applyOverrides(base: PolicySettings, overrides: PolicyOverrides | undefined): PolicySettings {
+  const o = overrides ?? {};
+  return {
+    enabled: o.enabled ?? base.enabled,
+    filters: {
+      labels: {
+        anyOf: [...(o.filters?.labels?.anyOf ?? base.filters.labels.anyOf)],
+        allOf: [...(o.filters?.labels?.allOf ?? base.filters.labels.allOf)],
+        exclude: [...(o.filters?.labels?.exclude ?? base.filters.labels.exclude)],
+      },
+      skipDrafts: o.filters?.skipDrafts ?? base.filters.skipDrafts,
+      baseBranches: [...(o.filters?.baseBranches ?? base.filters.baseBranches)],
+      authors: {
+        allow: [...(o.filters?.authors?.allow ?? base.filters.authors.allow)],
+        deny: [...(o.filters?.authors?.deny ?? base.filters.authors.deny)],
+      },
+    },
+    trust: {
+      associations: [...(o.trust?.associations ?? base.trust.associations)],
+      approvalLabel: o.trust?.approvalLabel ?? base.trust.approvalLabel,
+    },
+    budgets: {
+      ttl: o.budgets?.ttl ?? base.budgets.ttl,
+      // `null` is a value here (remove a global cap), so only `undefined` inherits.
+      maxEnvironmentsPerRepository: o.budgets?.maxEnvironmentsPerRepository !== undefined
+        ? o.budgets.maxEnvironmentsPerRepository
+        : base.budgets.maxEnvironmentsPerRepository,
+    },
+  };
+}
+
+/** The overrides configured for `owner/name`, whatever the case of the key. */
+export function repositoryOverrides(config: PolicyConfig, repository: { owner: string; name: string }): PolicyOverrides | undefined {
+  const wanted = `${repository.owner}/${repository.name}`.toLowerCase();
+  for (const [key, overrides] of Object.entries(config.repositories)) {
+    if (key.toLowerCase() === wanted) return overrides;
+  }
+  return undefined;
+}
+
+/** The settings for one repository. */
+export function effectivePolicy(config: PolicyConfig, repository: { owner: string; name: string }): EffectivePolicy {
+  return {
+    repository: `${repository.owner}/${repository.name}`,
+    ...applyOverrides(config, repositoryOverrides(config, repository)),
+  };
+}

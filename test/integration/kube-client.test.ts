@@ -1,0 +1,112 @@
+// The client: kubeconfig loading, discovery (CRDs included) and the one mapping from API
+// failures to typed errors.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type AddressInfo } from 'node:net';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import {
+  ConflictError, ForbiddenError, InvalidError, KubeClient, NoKindMatchError, NotFoundError, TransientError, loadKubeConfig, toKubeError,
+} from '../../src/kube/index.js';
+import { kubeconfigYaml } from '../cluster/start-cluster.js';
+import { createNamespace, newIdentity, testCluster, uniqueName, type TestCluster } from '../support/test-cluster.js';
+
+let cluster: TestCluster;
+let client: KubeClient;
+let ns: string;
+before(async () => {
+  cluster = await testCluster();
+  client = new KubeClient(loadKubeConfig({ path: cluster.kubeconfigPath }));
+  ns = uniqueName('client');
+  await createNamespace(cluster.kubeConfig, ns);
+});
+after(() => client?.close());
+
+describe('kubeconfig', () => {
+  it('loads an explicit path, or KUBECONFIG', async () => {
+    assert.equal(loadKubeConfig({ path: cluster.kubeconfigPath }).getCurrentCluster()?.server, cluster.server);
+    const saved = process.env.KUBECONFIG;
+    process.env.KUBECONFIG = cluster.kubeconfigPath;
+    try {
+      const fromEnv = new KubeClient(loadKubeConfig());
+      const list = await fromEnv.list({ apiVersion: 'v1', kind: 'Namespace' });
+      assert.ok(list.items.some((n) => n.metadata.name === ns));
+      fromEnv.close();
+    } finally {
+      if (saved === undefined) delete process.env.KUBECONFIG;
+      else process.env.KUBECONFIG = saved;
+    }
+  });
+});
+
+describe('lists', () => {
+  it('read every page, and items carry apiVersion and kind (the server omits them for built-in kinds)', async () => {
+    await client.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'plain', namespace: ns }, data: { a: '1' }, binaryData: { b: 'AA==' }, immutable: false });
+    const list = await client.list({ apiVersion: 'v1', kind: 'ConfigMap' }, { namespace: ns, limit: 1 });
+    assert.ok(list.resourceVersion);
+    const plain = list.items.find((o) => o.metadata.name === 'plain')!;
+    assert.equal(plain.apiVersion, 'v1');
+    assert.equal(plain.kind, 'ConfigMap');
+    assert.deepEqual(plain.binaryData, { b: 'AA==' });
+    assert.ok(list.items.length >= 2, 'paginated with limit 1, all pages read');
+  });
+});
+
+describe('typed errors', () => {
+  const cm = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data: { a: '1' } });
+
+  it('not found, already exists, stale resourceVersion', async () => {
+    await assert.rejects(client.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: 'missing' }), NotFoundError);
+    const created = await client.create(cm('exists'));
+    await assert.rejects(client.create(cm('exists')), (err: ConflictError) => err instanceof ConflictError && err.alreadyExists);
+    await client.patch({ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: 'exists' }, 'merge', { data: { a: '2' } });
+    await assert.rejects(client.replace({ ...created, data: { a: 'stale' } }), (err: ConflictError) => err instanceof ConflictError && !err.alreadyExists && err.statusCode === 409);
+  });
+
+  it('invalid, with the API server\'s causes', async () => {
+    const err = await client.create({
+      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'bad', namespace: ns },
+      spec: { replicas: -1, selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c' }] } } },
+    }).catch((e: unknown) => e);
+    assert.ok(err instanceof InvalidError, String(err));
+    const fields = err.causes.map((c) => c.field);
+    assert.ok(fields.includes('spec.replicas'), fields.join(', '));
+    assert.ok(fields.includes('spec.template.spec.containers[0].image'), fields.join(', '));
+  });
+
+  it('forbidden for an identity without the right', async () => {
+    const viewer = await newIdentity(cluster, 'kube-client-viewer', 'view');
+    const limited = new KubeClient(viewer.kubeConfig);
+    await limited.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: 'exists' });
+    await assert.rejects(limited.create(cm('nope')), (err: ForbiddenError) => err instanceof ForbiddenError && err.statusCode === 403);
+    limited.close();
+  });
+
+  it('no kind match for kinds the server does not serve', async () => {
+    await assert.rejects(client.get({ apiVersion: 'nope.example.com/v1', kind: 'Nope', name: 'x' }), NoKindMatchError);
+    await assert.rejects(client.get({ apiVersion: 'v1', kind: 'Nope', name: 'x' }), NoKindMatchError);
+    assert.equal(await client.discovery.has({ apiVersion: 'cert-manager.io/v1', kind: 'Certificate' }), false);
+    assert.equal(await client.discovery.has({ apiVersion: 'apps/v1', kind: 'Deployment' }), true);
+  });
+
+  it('transient when the server cannot be reached', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const srv = createServer().listen(0, '127.0.0.1', () => {
+        const p = (srv.address() as AddressInfo).port;
+        srv.close(() => resolve(p));
+      });
+    });
+    const kc = new KubeConfig();
+    kc.loadFromString(kubeconfigYaml(`https://127.0.0.1:${port}`, cluster.kubeConfig.getCurrentCluster()!.caFile!, 'token'));
+    const unreachable = new KubeClient(kc);
+    await assert.rejects(unreachable.list({ apiVersion: 'v1', kind: 'ConfigMap' }), (err: TransientError) => err instanceof TransientError && err.reason === 'ECONNREFUSED');
+  });
+
+  it('maps client-node\'s ApiException (string body) too', async () => {
+    const core = cluster.kubeConfig.makeApiClient(CoreV1Api);
+    const err = await core.readNamespacedConfigMap({ namespace: ns, name: 'missing' }).catch((e: unknown) => e);
+    const mapped = toKubeError(err);
+    assert.ok(mapped instanceof NotFoundError, mapped.message);
+    assert.equal(mapped.reason, 'NotFound');
+    assert.match(mapped.message, /configmaps "missing" not found/);
+  });
+});
