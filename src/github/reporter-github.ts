@@ -47,7 +47,7 @@ export class GitHubReporter implements Reporter {
     try {
       client = await this.clients.forRepository(repository);
     } catch (error) {
-      throw new ReportError(`no GitHub client for ${repository.owner}/${repository.name}: ${(error as Error).message}`, ids, [{ part: 'comment', error }]);
+      throw new ReportError(`no GitHub client for ${repository.owner}/${repository.name}: ${(error as Error).message}`, ids, [{ part: 'client', error }]);
     }
 
     try {

@@ -85,7 +85,7 @@ export class ReportError extends Error {
     message: string,
     /** The ids after the parts that succeeded: persist them, then retry later. */
     readonly partial: ReportedGitHubIds,
-    readonly failures: Array<{ part: 'comment' | 'deployment' | 'check'; error: unknown }>,
+    readonly failures: Array<{ part: 'client' | 'comment' | 'deployment' | 'check'; error: unknown }>,
   ) {
     super(message);
     this.name = 'ReportError';

@@ -5,7 +5,8 @@
 // server normalises (quantities, defaults) in ways a client cannot reproduce.
 import type { KubeObject } from './kube-object.js';
 
-type FieldsNode = Record<string, unknown>;
+/** A FieldsV1 node: `f:<field>`, `k:<key json>`, `v:<value json>` children; `.` marks the node itself. */
+export type FieldsNode = Record<string, unknown>;
 
 /** Fields the server sets or that identify the object, never part of an apply's field set. */
 const ignoredMetadata = new Set([

@@ -410,14 +410,24 @@ export class GitHubEmulator {
     return this.repository(ref).commitStatuses.filter((s) => sha === undefined || s.sha === sha);
   }
 
-  /** A position in the request log, to look at what happened after it. */
+  /** A position in the request log: requests that arrive after it are `requestsSince` it. */
   mark(): number {
-    return this.requests.length;
+    return this.seq;
   }
 
-  requestsSince(mark: number, filter: { operationId?: string; method?: string } = {}): RequestRecord[] {
-    return this.requests.slice(mark).filter((r) =>
-      (filter.operationId === undefined || r.operationId === filter.operationId) && (filter.method === undefined || r.method === filter.method));
+  /**
+   * The requests that arrived after `mark` and were answered, in arrival order; optionally
+   * only one operation, method, or repository (`/repos/{owner}/{name}/…`, for tests that
+   * run side by side).
+   */
+  requestsSince(mark: number, filter: { operationId?: string; method?: string; repository?: RepositoryRef } = {}): RequestRecord[] {
+    const prefix = filter.repository && `/repos/${filter.repository.owner}/${filter.repository.name}/`.toLowerCase();
+    return this.requests
+      .filter((r) => r.seq > mark
+        && (filter.operationId === undefined || r.operationId === filter.operationId)
+        && (filter.method === undefined || r.method === filter.method)
+        && (prefix === undefined || r.path.toLowerCase().startsWith(prefix)))
+      .sort((x, y) => x.seq - y.seq);
   }
 
   /** Fails loudly with every violation recorded (and forgets them); tests call it after each case. */
@@ -545,6 +555,9 @@ export class GitHubEmulator {
           if (fault.retryAfterSeconds !== undefined) {
             extra['retry-after'] = String(fault.retryAfterSeconds);
             this.rateLimits.block(key, Date.now() + fault.retryAfterSeconds * 1000, `retry-after: ${fault.retryAfterSeconds}`);
+          } else if (fault.kind === 'secondary-rate-limit') {
+            // GitHub's rule without retry-after: wait at least one minute.
+            this.rateLimits.block(key, Date.now() + 60_000, 'secondary rate limit without retry-after (wait at least 60 s)');
           }
           const message = fault.kind === 'too-many-requests' ? 'Too Many Requests' : `${secondaryRateLimitMessage} ${headers['x-github-request-id']}.`;
           const errBody = { message, documentation_url: 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits', status: String(status) };

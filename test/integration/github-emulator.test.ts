@@ -14,8 +14,9 @@ import { createDelivery } from '../github-emulator/webhook-delivery.js';
 const gh = await startTestEmulator();
 const sha = (c: string) => c.repeat(40);
 
+const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 /** A plain Octokit (no throttling/retry: these tests look at single requests). */
-const client = (token: string) => new Octokit({ auth: token, baseUrl: gh.url, log: { debug() {}, info() {}, warn() {}, error() {} } });
+const client = (token: string) => new Octokit({ auth: token, baseUrl: gh.url, log: quiet });
 
 describe('pulls', () => {
   const repo = gh.createRepository({ owner: 'emu', name: 'pulls', defaultBranchSha: sha('0') });
@@ -153,8 +154,8 @@ describe('GitHub Apps, checks, statuses and deployments', () => {
   const elsewhere = gh.createRepository({ owner: 'emu', name: 'not-installed', defaultBranchSha: sha('0') });
   const app = gh.createApp({ slug: 'emu-app' });
   const installationId = gh.installApp(app.id, [repo]);
-  const appClient = new Octokit({ authStrategy: createAppAuth, auth: { appId: app.id, privateKey: app.privateKey }, baseUrl: gh.url });
-  const installation = new Octokit({ authStrategy: createAppAuth, auth: { appId: app.id, privateKey: app.privateKey, installationId }, baseUrl: gh.url });
+  const appClient = new Octokit({ authStrategy: createAppAuth, auth: { appId: app.id, privateKey: app.privateKey }, baseUrl: gh.url, log: quiet });
+  const installation = new Octokit({ authStrategy: createAppAuth, auth: { appId: app.id, privateKey: app.privateKey, installationId }, baseUrl: gh.url, log: quiet });
 
   it('finds the installation of a repository with the App JWT and exchanges it for a token scoped to it', async () => {
     assert.equal((await appClient.rest.apps.getRepoInstallation({ owner: 'emu', repo: 'apps' })).data.id, installationId);
@@ -165,7 +166,7 @@ describe('GitHub Apps, checks, statuses and deployments', () => {
   });
 
   it('rejects a JWT signed with another key', async () => {
-    const forged = new Octokit({ authStrategy: createAppAuth, auth: { appId: app.id, privateKey: gh.createApp().privateKey }, baseUrl: gh.url });
+    const forged = new Octokit({ authStrategy: createAppAuth, auth: { appId: app.id, privateKey: gh.createApp().privateKey }, baseUrl: gh.url, log: quiet });
     await assert.rejects(forged.rest.apps.getRepoInstallation({ owner: 'emu', repo: 'apps' }), { status: 401 });
   });
 
@@ -217,8 +218,6 @@ describe('pull request helpers and webhook deliveries', () => {
   it('open, push, label, draft and merge act on a real bare repository and deliver signed, valid payloads', async (t) => {
     const driver = await PullRequestDriver.create(gh, { owner: 'emu', webhookSecret: 's3cret' });
     t.after(() => driver.cleanup());
-    const installationId = gh.installApp(app.id, [driver.repository]);
-    void installationId;
     const opened = await driver.open({ files: { '.preview/preview.yaml': 'algorithms: []\n' }, labels: ['preview'], author: 'alice' });
     const refs = await driver.git.listRefs();
     assert.equal(refs.get('refs/pull/1/head'), opened.pullRequest.head.sha);

@@ -84,7 +84,7 @@ describe('the GitHub reporter', { concurrency: true }, () => {
     const ids = await f.report(ready);
     const mark = gh.mark();
     const again = await f.report(ready);
-    assert.deepEqual(gh.requestsSince(mark), []);
+    assert.deepEqual(gh.requestsSince(mark, { repository: f.repository }), []);
     assert.deepEqual(again, ids);
   });
 
@@ -176,7 +176,7 @@ describe('the GitHub reporter', { concurrency: true }, () => {
     assert.deepEqual([run.status, run.conclusion], ['completed', 'cancelled']);
     const mark = gh.mark();
     await f.report({ state: 'destroyed', headSha: sha('d'), deployedSha: sha('a') });
-    assert.deepEqual(gh.requestsSince(mark), []);
+    assert.deepEqual(gh.requestsSince(mark, { repository: f.repository }), []);
   });
 
   it('with a token (no App): a commit status on the head SHA instead of a check run', async () => {
@@ -196,7 +196,7 @@ describe('the GitHub reporter', { concurrency: true }, () => {
     gh.faults.inject({ repository: f.repository, route: 'issues/update-comment', fault: { kind: 'secondary-rate-limit', retryAfterSeconds: 2 } });
     const mark = gh.mark();
     await f.report({ state: 'ready', url, deployedSha: sha('a') });
-    const log = gh.requestsSince(mark).filter((r) => r.path.startsWith(`/repos/${f.repository.owner}/${f.repository.name}/`));
+    const log = gh.requestsSince(mark, { repository: f.repository });
     const edits = log.filter((r) => r.operationId === 'issues/update-comment');
     assert.deepEqual(edits.map((r) => r.status), [403, 200]);
     assert.ok(edits[1]!.startedAt - edits[0]!.finishedAt >= 2000, `retried after ${edits[1]!.startedAt - edits[0]!.finishedAt} ms`);
@@ -218,7 +218,7 @@ describe('the GitHub reporter', { concurrency: true }, () => {
     gh.faults.inject({ repository: f.repository, route: 'repos/create-deployment-status', fault: { kind: 'server-error', status: 502 } });
     const mark = gh.mark();
     await f.report({ state: 'ready', url, deployedSha: sha('a') });
-    const statuses = gh.requestsSince(mark, { operationId: 'repos/create-deployment-status' }).filter((r) => r.path.includes(f.repository.name));
+    const statuses = gh.requestsSince(mark, { operationId: 'repos/create-deployment-status', repository: f.repository });
     assert.deepEqual(statuses.map((r) => r.status), [502, 201]);
     assert.deepEqual(f.deployments()[0]!.statuses.map((s) => s.state), ['in_progress', 'success']);
   });

@@ -69,6 +69,7 @@ it('retries a failing key with growing delays, without blocking other keys; owne
     const tries = attempts.get(`${ns}/failing`)!;
     assert.deepEqual(tries.map((t) => t.retries), [0, 1, 2, 3, 4, 5, 6, 7, 8], 'the context counts retries');
     const gaps = tries.slice(1).map((t, i) => t.at - tries[i]!.at);
+    process.stderr.write(`delays between attempts of the failing key (ms): ${gaps.map((g) => g.toFixed(0)).join(', ')}\n`);
     gaps.forEach((gap, i) => assert.ok(gap >= 5 * 2 ** i - 2, `retry ${i + 1} waited ${gap.toFixed(1)} ms, at least ${5 * 2 ** i} ms expected (gaps ${gaps.map((g) => g.toFixed(0))})`));
     assert.ok(gaps.at(-1)! > gaps[0]! * 16, `delays grow: ${gaps.map((g) => g.toFixed(0))}`);
 

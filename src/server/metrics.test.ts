@@ -1,0 +1,71 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { RateLimitObserver } from '../github/octokit-rate-limit.js';
+import { createServer } from './create-server.js';
+import { metricsRouter } from './metrics-router.js';
+import { OperatorMetrics } from './metrics.js';
+import { startServer } from './start-server.js';
+
+const line = (text: string, prefix: string) => text.split('\n').find((l) => l.startsWith(prefix));
+
+test('controller, webhook, GitHub and environment metrics appear in the exposition', async () => {
+  const metrics = new OperatorMetrics({ processMetrics: false });
+  metrics.reconcileFinished('algorithm', 'success', 120);
+  metrics.reconcileFinished('algorithm', 'error', 30);
+  metrics.retried('algorithm');
+  metrics.queueDepth('algorithm', 4);
+  metrics.webhookDelivery({ status: 200, result: 'upserted', event: 'pull_request', durationMs: 3 });
+  metrics.webhookDelivery({ status: 401, result: 'unauthorized', durationMs: 1 });
+  metrics.observeWebhookToApplied(4.2);
+  metrics.observeWebhookToReady(33);
+  const observer = new RateLimitObserver();
+  metrics.trackGitHub(observer);
+  observer.record('token', { 'x-ratelimit-limit': '5000', 'x-ratelimit-remaining': '4990', 'x-ratelimit-reset': '1800000000', 'x-ratelimit-resource': 'core' });
+  observer.record('token', { 'x-ratelimit-limit': '5000', 'x-ratelimit-remaining': '4989', 'x-ratelimit-reset': '1800000000', 'x-ratelimit-resource': 'core' });
+  const created = new Date(Date.now() - 3_600_000).toISOString();
+  metrics.trackEnvironments(() => [
+    { apiVersion: 'preview.alien6.io/v1alpha1', kind: 'PreviewEnvironment', metadata: { name: 'pr-1-shop-abc', creationTimestamp: created }, status: { phase: 'Ready' } } as never,
+    { apiVersion: 'preview.alien6.io/v1alpha1', kind: 'PreviewEnvironment', metadata: { name: 'pr-2-shop-def', creationTimestamp: created } },
+  ]);
+
+  const text = await metrics.metrics();
+  assert.equal(line(text, 'preview_operator_reconciles_total{controller="algorithm",outcome="success"}'), 'preview_operator_reconciles_total{controller="algorithm",outcome="success"} 1');
+  assert.equal(line(text, 'preview_operator_reconcile_errors_total{controller="algorithm"}'), 'preview_operator_reconcile_errors_total{controller="algorithm"} 1');
+  assert.equal(line(text, 'preview_operator_reconcile_duration_seconds_count{controller="algorithm"}'), 'preview_operator_reconcile_duration_seconds_count{controller="algorithm"} 2');
+  assert.equal(line(text, 'preview_operator_queue_depth{controller="algorithm"}'), 'preview_operator_queue_depth{controller="algorithm"} 4');
+  assert.ok(line(text, 'preview_operator_webhook_deliveries_total{event="pull_request",result="upserted",status="200"} 1'));
+  assert.ok(line(text, 'preview_operator_webhook_deliveries_total{event="unknown",result="unauthorized",status="401"} 1'));
+  assert.ok(line(text, 'preview_operator_webhook_to_applied_seconds_bucket{le="5"} 1'));
+  assert.ok(line(text, 'preview_operator_webhook_to_ready_seconds_bucket{le="30"} 0'));
+  assert.ok(line(text, 'preview_operator_webhook_to_ready_seconds_bucket{le="60"} 1'));
+  assert.ok(line(text, 'preview_operator_github_requests_total{client="token",resource="core"} 2'));
+  assert.ok(line(text, 'preview_operator_github_rate_limit_remaining{client="token",resource="core"} 4989'));
+  assert.ok(line(text, 'preview_operator_environments{phase="Ready"} 1'));
+  assert.ok(line(text, 'preview_operator_environments{phase="Pending"} 1'));
+  assert.ok(line(text, 'preview_operator_environments{phase="Failed"} 0'));
+  const age = Number(line(text, 'preview_operator_environment_age_seconds{environment="pr-1-shop-abc",phase="Ready"}')?.split(' ')[1]);
+  assert.ok(age >= 3600 && age < 3700, `age ${age}`);
+});
+
+test('two instances do not share counters, and process metrics are on the instance registry', async () => {
+  const a = new OperatorMetrics();
+  const b = new OperatorMetrics();
+  a.reconcileFinished('database', 'success', 1);
+  assert.match(await a.metrics(), /preview_operator_reconciles_total\{controller="database",outcome="success"\} 1/);
+  assert.doesNotMatch(await b.metrics(), /controller="database"/);
+  assert.match(await b.metrics(), /^process_resident_memory_bytes /m);
+});
+
+test('GET /metrics serves the exposition through the server extension point', async () => {
+  const metrics = new OperatorMetrics({ processMetrics: false });
+  metrics.queueDepth('preview-environment', 2);
+  const server = await startServer(createServer({ routers: [metricsRouter(metrics)] }));
+  try {
+    const res = await fetch(`${server.url}/metrics`);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/plain; version=0.0.4/);
+    assert.match(await res.text(), /preview_operator_queue_depth\{controller="preview-environment"\} 2/);
+  } finally {
+    await server.close();
+  }
+});

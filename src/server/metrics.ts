@@ -1,0 +1,193 @@
+// The operator's Prometheus metrics, on a registry of its own (never prom-client's global
+// one: two operators in one process — tests — must not share counters). Controllers report
+// through the runtime's ControllerMetrics interface; the webhook receiver through its
+// `observe` callback; GitHub through the rate-limit observer; gauges that describe the
+// cluster are computed at scrape time from an informer cache, so they are never stale.
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { ControllerMetrics, ReconcileOutcome } from '../kube/controller.js';
+import type { KubeObject } from '../kube/kube-object.js';
+import type { RateLimitObserver } from '../github/octokit-rate-limit.js';
+import type { WebhookOutcome } from '../github/webhook-receiver.js';
+
+const prefix = 'preview_operator_';
+
+/** Seconds from a webhook to the environment being applied or Ready: seconds to many minutes. */
+const convergenceBuckets = [0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1200];
+/** Reconciles: milliseconds (a no-op) to a minute (checkout, sandbox, apply). */
+const reconcileBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+const webhookBuckets = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+export interface OperatorMetricsOptions {
+  /** Node's process metrics (CPU, memory, event loop lag, handles); default true. */
+  processMetrics?: boolean;
+}
+
+export class OperatorMetrics implements ControllerMetrics {
+  readonly registry = new Registry();
+  private readonly reconciles: Counter<'controller' | 'outcome'>;
+  private readonly reconcileErrors: Counter<'controller'>;
+  private readonly reconcileSeconds: Histogram<'controller'>;
+  private readonly queue: Gauge<'controller'>;
+  private readonly webhooks: Counter<'event' | 'result' | 'status'>;
+  private readonly webhookSeconds: Histogram<'event'>;
+  private readonly toApplied: Histogram<string>;
+  private readonly toReady: Histogram<string>;
+  private readonly githubRequests: Counter<'client' | 'resource'>;
+  private readonly leader: Gauge<string>;
+  private readonly rateLimitSources: RateLimitObserver[] = [];
+  private environmentSource: (() => readonly KubeObject[]) | undefined;
+
+  constructor(options: OperatorMetricsOptions = {}) {
+    const registers = [this.registry];
+    this.reconciles = new Counter({
+      name: `${prefix}reconciles_total`, help: 'Reconciles finished, by controller and outcome (success, requeue, conflict, error).',
+      labelNames: ['controller', 'outcome'], registers,
+    });
+    this.reconcileErrors = new Counter({
+      name: `${prefix}reconcile_errors_total`, help: 'Reconciles that failed and were retried with backoff.',
+      labelNames: ['controller'], registers,
+    });
+    this.reconcileSeconds = new Histogram({
+      name: `${prefix}reconcile_duration_seconds`, help: 'Time one reconcile took.',
+      labelNames: ['controller'], buckets: reconcileBuckets, registers,
+    });
+    this.queue = new Gauge({
+      name: `${prefix}queue_depth`, help: 'Keys waiting for a worker, by controller.',
+      labelNames: ['controller'], registers,
+    });
+    this.webhooks = new Counter({
+      name: `${prefix}webhook_deliveries_total`, help: 'GitHub webhook deliveries answered, by event, result and HTTP status.',
+      labelNames: ['event', 'result', 'status'], registers,
+    });
+    this.webhookSeconds = new Histogram({
+      name: `${prefix}webhook_duration_seconds`, help: 'Time to answer a webhook delivery.',
+      labelNames: ['event'], buckets: webhookBuckets, registers,
+    });
+    this.toApplied = new Histogram({
+      name: `${prefix}webhook_to_applied_seconds`, help: 'From a pull_request webhook to its environment\'s objects being applied.',
+      buckets: convergenceBuckets, registers,
+    });
+    this.toReady = new Histogram({
+      name: `${prefix}webhook_to_ready_seconds`, help: 'From a pull_request webhook to its environment being Ready.',
+      buckets: convergenceBuckets, registers,
+    });
+    this.githubRequests = new Counter({
+      name: `${prefix}github_requests_total`, help: 'GitHub API responses received (each carries rate-limit headers), by credential and rate-limit resource.',
+      labelNames: ['client', 'resource'], registers,
+    });
+    this.leader = new Gauge({ name: `${prefix}leader`, help: '1 while this replica holds the leader lease.', registers });
+
+    const sources = this.rateLimitSources;
+    new Gauge({
+      name: `${prefix}github_rate_limit_remaining`, help: 'Requests left in the current GitHub rate-limit window, by credential and resource.',
+      labelNames: ['client', 'resource'], registers,
+      collect() {
+        this.reset();
+        for (const s of sources.flatMap((o) => o.snapshots())) this.set({ client: s.client, resource: s.resource }, s.remaining);
+      },
+    });
+    new Gauge({
+      name: `${prefix}github_rate_limit_reset_timestamp_seconds`, help: 'When the current GitHub rate-limit window resets (Unix time).',
+      labelNames: ['client', 'resource'], registers,
+      collect() {
+        this.reset();
+        for (const s of sources.flatMap((o) => o.snapshots())) this.set({ client: s.client, resource: s.resource }, s.resetAt.getTime() / 1000);
+      },
+    });
+
+    const environments = () => this.environmentSource?.() ?? [];
+    new Gauge({
+      name: `${prefix}environments`, help: 'PreviewEnvironments by phase (an environment without status yet counts as Pending).',
+      labelNames: ['phase'], registers,
+      collect() {
+        this.reset();
+        const counts = new Map<string, number>(['Pending', 'Queued', 'Deploying', 'Ready', 'Failed', 'Expired', 'Terminating'].map((p) => [p, 0]));
+        for (const env of environments()) {
+          const phase = phaseOf(env);
+          counts.set(phase, (counts.get(phase) ?? 0) + 1);
+        }
+        for (const [phase, count] of counts) this.set({ phase }, count);
+      },
+    });
+    new Gauge({
+      name: `${prefix}environment_age_seconds`, help: 'Age of each PreviewEnvironment (since it was created), by environment and phase.',
+      labelNames: ['environment', 'phase'], registers,
+      collect() {
+        this.reset();
+        const now = Date.now();
+        for (const env of environments()) {
+          const created = Date.parse(env.metadata.creationTimestamp ?? '');
+          if (Number.isFinite(created)) this.set({ environment: env.metadata.name ?? '', phase: phaseOf(env) }, Math.max(0, (now - created) / 1000));
+        }
+      },
+    });
+
+    if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+  }
+
+  // ControllerMetrics
+  reconcileFinished(controller: string, outcome: ReconcileOutcome, durationMs: number): void {
+    this.reconciles.inc({ controller, outcome });
+    this.reconcileSeconds.observe({ controller }, durationMs / 1000);
+  }
+
+  queueDepth(controller: string, depth: number): void {
+    this.queue.set({ controller }, depth);
+  }
+
+  retried(controller: string): void {
+    this.reconcileErrors.inc({ controller });
+  }
+
+  /** The webhook receiver's `observe` option. */
+  readonly webhookDelivery = (outcome: WebhookOutcome): void => {
+    const event = outcome.event ?? 'unknown';
+    this.webhooks.inc({ event, result: outcome.result, status: String(outcome.status) });
+    this.webhookSeconds.observe({ event }, outcome.durationMs / 1000);
+  };
+
+  /** The environment's objects were applied, `seconds` after the webhook that asked for them. */
+  observeWebhookToApplied(seconds: number): void {
+    if (Number.isFinite(seconds) && seconds >= 0) this.toApplied.observe(seconds);
+  }
+
+  /** The environment became Ready, `seconds` after the webhook that asked for it. */
+  observeWebhookToReady(seconds: number): void {
+    if (Number.isFinite(seconds) && seconds >= 0) this.toReady.observe(seconds);
+  }
+
+  /** Counts GitHub responses and exposes the latest rate limits of `observer`; returns the unsubscribe function. */
+  trackGitHub(observer: RateLimitObserver): () => void {
+    this.rateLimitSources.push(observer);
+    const unsubscribe = observer.subscribe((s) => this.githubRequests.inc({ client: s.client, resource: s.resource }));
+    return () => {
+      unsubscribe();
+      const i = this.rateLimitSources.indexOf(observer);
+      if (i >= 0) this.rateLimitSources.splice(i, 1);
+    };
+  }
+
+  /** Computes the environment gauges from `list` (e.g. the PreviewEnvironment informer's `list`) at each scrape. */
+  trackEnvironments(list: () => readonly KubeObject[]): void {
+    this.environmentSource = list;
+  }
+
+  /** The manager's `onLeadershipChange`. */
+  readonly leadershipChanged = (leading: boolean): void => {
+    this.leader.set(leading ? 1 : 0);
+  };
+
+  /** The exposition text, as GET /metrics serves it. */
+  metrics(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}
+
+function phaseOf(env: KubeObject): string {
+  const phase = (env as { status?: { phase?: unknown } }).status?.phase;
+  return typeof phase === 'string' && phase ? phase : 'Pending';
+}
