@@ -9,6 +9,8 @@ export const webhookPath = '/api/github/webhooks';
 export interface ServerOptions {
   /** Answers POST /api/github/webhooks. Absent: the route answers 404 like any unknown path. */
   webhook?: WebhookReceiver;
+  /** Where the webhook is served (default `webhookPath`). */
+  webhookPath?: string;
   /** Liveness behind GET /healthz (default: alive while the process serves requests). */
   health?: () => boolean | Promise<boolean>;
   /** More routes, mounted in order after the built-in ones (e.g. /readyz, /metrics). */
@@ -22,14 +24,15 @@ export function createServer(options: ServerOptions = {}): Express {
   app.disable('x-powered-by');
 
   const webhook = options.webhook;
+  const path = options.webhookPath ?? webhookPath;
   if (webhook) {
     // The receiver reads the raw body itself (its signature covers the exact bytes): no
     // body parser may run before this route.
-    app.post(webhookPath, async (req, res) => {
+    app.post(path, async (req, res) => {
       const answer = await webhook.handle(req);
       res.status(answer.status).set(answer.headers).json(answer.body);
     });
-    app.all(webhookPath, (_req, res) => {
+    app.all(path, (_req, res) => {
       res.status(405).set('allow', 'POST').json({ error: 'only POST is accepted here' });
     });
   }

@@ -7,6 +7,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { ControllerMetrics, ReconcileOutcome } from '../kube/controller.js';
 import type { KubeObject } from '../kube/kube-object.js';
 import type { RateLimitObserver } from '../github/octokit-rate-limit.js';
+import type { ResyncSummary } from '../github/resync.js';
 import type { WebhookOutcome } from '../github/webhook-receiver.js';
 
 const prefix = 'preview_operator_';
@@ -34,6 +35,9 @@ export class OperatorMetrics implements ControllerMetrics {
   private readonly toReady: Histogram<string>;
   private readonly githubRequests: Counter<'client' | 'resource'>;
   private readonly leader: Gauge<string>;
+  private readonly resyncPasses: Counter<'result'>;
+  private readonly resyncChanges: Counter<'change'>;
+  private readonly resyncSeconds: Histogram<string>;
   private readonly rateLimitSources: RateLimitObserver[] = [];
   private environmentSource: (() => readonly KubeObject[]) | undefined;
 
@@ -74,6 +78,17 @@ export class OperatorMetrics implements ControllerMetrics {
     this.githubRequests = new Counter({
       name: `${prefix}github_requests_total`, help: 'GitHub API responses received (each carries rate-limit headers), by credential and rate-limit resource.',
       labelNames: ['client', 'resource'], registers,
+    });
+    this.resyncPasses = new Counter({
+      name: `${prefix}resync_passes_total`, help: 'Resync passes, by result: clean, errors (some repository could not be read), capped (the deletion cap was reached).',
+      labelNames: ['result'], registers,
+    });
+    this.resyncChanges = new Counter({
+      name: `${prefix}resync_changes_total`, help: 'PreviewEnvironments the resync created, updated or deleted (webhooks it repaired).',
+      labelNames: ['change'], registers,
+    });
+    this.resyncSeconds = new Histogram({
+      name: `${prefix}resync_duration_seconds`, help: 'Time one resync pass took.', buckets: [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300], registers,
     });
     this.leader = new Gauge({ name: `${prefix}leader`, help: '1 while this replica holds the leader lease.', registers });
 
@@ -171,6 +186,15 @@ export class OperatorMetrics implements ControllerMetrics {
   trackEnvironments(list: () => readonly KubeObject[]): void {
     this.environmentSource = list;
   }
+
+  /** The resync runnable's `onPass`. */
+  readonly resyncPass = (summary: ResyncSummary): void => {
+    this.resyncPasses.inc({ result: summary.deletionCapReached ? 'capped' : summary.errors.length > 0 ? 'errors' : 'clean' });
+    this.resyncChanges.inc({ change: 'created' }, summary.created.length);
+    this.resyncChanges.inc({ change: 'updated' }, summary.updated.length);
+    this.resyncChanges.inc({ change: 'deleted' }, summary.deleted.length);
+    this.resyncSeconds.observe(summary.durationMs / 1000);
+  };
 
   /** The manager's `onLeadershipChange`. */
   readonly leadershipChanged = (leading: boolean): void => {

@@ -168,8 +168,9 @@ function checkRestricted(spec: Json): PodSecurityViolation[] {
       const drop = Array.isArray(capabilities.drop) ? capabilities.drop.map(String) : [];
       if (!drop.includes('ALL')) add('capabilities', `${at}.capabilities.drop`, `container "${name}" must drop ALL capabilities`);
       const added = Array.isArray(capabilities.add) ? capabilities.add.map(String) : [];
+      // Capabilities outside baseline's list were already reported by the baseline check.
       for (const capability of added) {
-        if (capability !== 'NET_BIND_SERVICE') add('capabilities', `${at}.capabilities.add`, `container "${name}" may add only NET_BIND_SERVICE, not ${capability}`);
+        if (capability !== 'NET_BIND_SERVICE' && baselineCapabilities.has(capability)) add('capabilities', `${at}.capabilities.add`, `container "${name}" may add only NET_BIND_SERVICE, not ${capability}`);
       }
     }
   }

@@ -192,7 +192,8 @@ export function pullRequestSimpleJson(repo: RepositoryState, p: PullRequestState
     title: p.title,
     user: userJson(p.user, urls),
     body: p.body,
-    labels: p.labels.map((l) => labelJson(l, repo, urls)),
+    // `pull-request-simple` describes a label's description as a string (not nullable).
+    labels: p.labels.map((l) => ({ ...labelJson(l, repo, urls), description: l.description ?? '' })),
     milestone: null,
     active_lock_reason: null,
     created_at: p.createdAt,

@@ -4,7 +4,7 @@ import type { RouteContext } from './emulator.js';
 import { paginate } from './pagination.js';
 import {
   appJson, checkRunJson, checkSuiteJson, combinedState, commitStatusJson, deploymentJson, deploymentStatusJson,
-  installationJson, issueCommentJson, pullRequestJson, pullRequestSimpleJson, repositoryJson,
+  installationJson, issueCommentJson, labelJson, pullRequestJson, pullRequestSimpleJson, repositoryJson,
 } from './representations.js';
 import {
   actingAccount, actingApp, identityKey, timestamp,
@@ -119,6 +119,19 @@ const deleteComment: RouteHandler = (ctx) => {
   if (index < 0) return notFound();
   ctx.repo.comments.splice(index, 1);
   return { status: 204 };
+};
+
+// ---- issue labels ------------------------------------------------------------------------------
+
+/** GitHub answers with the labels left on the issue, or 404 when the label is not on it. */
+const removeLabel: RouteHandler = (ctx) => {
+  const pr = ctx.repo.pulls.get(Number(ctx.params.issue_number));
+  if (!pr) return notFound();
+  const wanted = ctx.params.name!.toLowerCase();
+  if (!pr.labels.some((l) => l.name.toLowerCase() === wanted)) return error(404, 'Label does not exist');
+  pr.labels = pr.labels.filter((l) => l.name.toLowerCase() !== wanted);
+  pr.updatedAt = timestamp();
+  return { status: 200, body: pr.labels.map((l) => labelJson(l, ctx.repo, ctx.urls)) };
 };
 
 // ---- deployments -------------------------------------------------------------------------------
@@ -392,6 +405,7 @@ export const routes: Record<string, RouteHandler> = {
   'issues/get-comment': getComment,
   'issues/update-comment': updateComment,
   'issues/delete-comment': deleteComment,
+  'issues/remove-label': removeLabel,
   'repos/create-deployment': createDeployment,
   'repos/list-deployments': listDeployments,
   'repos/get-deployment': getDeployment,

@@ -1,0 +1,36 @@
+// The parts every scenario runs against: one local control plane (with its audit log), the
+// operator's CRDs installed, and one GitHub emulator — all on 127.0.0.1.
+import { installCrds, operatorCrdFiles } from '../test/fixtures/crds/install-crds.js';
+import { startCluster, type Cluster } from '../test/cluster/start-cluster.js';
+import { GitHubEmulator } from '../test/github-emulator/emulator.js';
+import { KubeClient } from '../src/kube/client.js';
+
+export interface BenchEnvironment {
+  cluster: Cluster;
+  gh: GitHubEmulator;
+  /** Admin client for the bench's own reads and clean-up (its writes are `preview-bench`). */
+  admin: KubeClient;
+  log(line: string): void;
+  stop(): Promise<void>;
+}
+
+export async function startBenchEnvironment(log: (line: string) => void): Promise<BenchEnvironment> {
+  const cluster = await startCluster({ log });
+  try {
+    // cert-manager is not installed: previews are served over plain HTTP, as on a cluster without it.
+    await installCrds(cluster.kubeConfig, operatorCrdFiles);
+    const gh = await GitHubEmulator.start();
+    const admin = new KubeClient(cluster.kubeConfig, { fieldManager: 'preview-bench', userAgent: 'preview-bench' });
+    return {
+      cluster, gh, admin, log,
+      async stop() {
+        admin.close();
+        await gh.close();
+        await cluster.stop();
+      },
+    };
+  } catch (err) {
+    await cluster.stop();
+    throw err;
+  }
+}

@@ -1,0 +1,81 @@
+// The operator as the end-to-end scenarios run it: its own process, configured by the same
+// flags as `preview-operator run` (src/config.ts), started by src/cli-run.ts startOperator.
+// Two things the CLI has no flag for are added here: clone URLs of the bench's local
+// repositories (file://, as `dev` passes them) and, on request, a CPU profile of a stage.
+// stdin: "profile-start", "profile-stop <file>"; stdout: one line {"benchOperator": {...}}
+// once serving, then the operator's own JSON log lines.
+// BENCH_OPERATOR (JSON): { cloneUrls: { "owner/name": "file:///…" }, mode: "cli" | "assembled" }.
+// "assembled" builds the same parts without cli-run (for while that file is mid-change).
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { createInterface } from 'node:readline';
+import { loadConfig, type OperatorConfig } from '../src/config.js';
+import { createLogger, type OperatorLogger } from '../src/logger.js';
+import type { RepositoryFacts } from '../src/policy/pull-request-facts.js';
+import { assembleOperator } from './operator-assembly.js';
+
+interface EntryInput {
+  cloneUrls: Record<string, string>;
+  mode: 'cli' | 'assembled';
+}
+
+const input = JSON.parse(process.env.BENCH_OPERATOR ?? '{"cloneUrls":{},"mode":"cli"}') as EntryInput;
+const cloneUrl = (repository: RepositoryFacts) => {
+  const url = input.cloneUrls[`${repository.owner}/${repository.name}`.toLowerCase()];
+  if (!url) throw new Error(`no local clone URL for ${repository.owner}/${repository.name}`);
+  return url;
+};
+
+let config: OperatorConfig;
+try {
+  config = loadConfig({ args: process.argv.slice(2), env: process.env, purpose: 'run' });
+} catch (err) {
+  process.stderr.write(`${(err as Error).message}\n`);
+  process.exit(2);
+}
+const logger: OperatorLogger = createLogger({ level: config.logLevel });
+
+interface Running {
+  webhookUrl: string;
+  metricsUrl: string;
+  stop(): Promise<number>;
+}
+
+let operator: Running;
+try {
+  if (input.mode === 'cli') {
+    const { startOperator } = await import('../src/cli-run.js');
+    operator = await startOperator(config, { logger, cloneUrl });
+  } else {
+    operator = await assembleOperator(config, logger, cloneUrl);
+  }
+} catch (err) {
+  process.stderr.write(`bench operator (${input.mode}) could not start: ${(err as Error).stack ?? String(err)}\n`);
+  process.exit(3);
+}
+process.stdout.write(`${JSON.stringify({ benchOperator: { webhookUrl: operator.webhookUrl, metricsUrl: operator.metricsUrl, pid: process.pid, mode: input.mode } })}\n`);
+
+const session = new Session();
+session.connect();
+let stopping = false;
+const stop = async () => {
+  if (stopping) return;
+  stopping = true;
+  const code = await operator.stop();
+  process.exit(code);
+};
+process.on('SIGTERM', () => void stop());
+process.on('SIGINT', () => void stop());
+
+for await (const line of createInterface({ input: process.stdin })) {
+  if (line === 'profile-start') {
+    await session.post('Profiler.enable');
+    await session.post('Profiler.setSamplingInterval', { interval: 500 });
+    await session.post('Profiler.start');
+    process.stdout.write(`${JSON.stringify({ benchProfile: 'started' })}\n`);
+  } else if (line.startsWith('profile-stop ')) {
+    const { profile } = await session.post('Profiler.stop');
+    writeFileSync(line.slice('profile-stop '.length), JSON.stringify(profile));
+    process.stdout.write(`${JSON.stringify({ benchProfile: 'written' })}\n`);
+  }
+}

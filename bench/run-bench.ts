@@ -1,0 +1,76 @@
+// `npm run bench`: starts the local control plane and the GitHub emulator, runs the chosen
+// scenarios (independent ones first, then end to end against the operator as its own process),
+// prints a table and writes results.json, results.md and latency.svg under bench/results/<timestamp>/.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseBenchArgs, type BenchArgs } from './bench-args.js';
+import { startBenchEnvironment, type BenchEnvironment } from './bench-environment.js';
+import { repositoryRoot } from './child-process.js';
+import { renderDistributionSvg } from './distribution-plot.js';
+import type { ScenarioResult } from './figures.js';
+import { renderMarkdownTable, renderTextTable } from './results-table.js';
+import { scenarioPlan } from './scenario-plan.js';
+
+const args: BenchArgs = (() => {
+  try {
+    return parseBenchArgs(process.argv.slice(2));
+  } catch (err) {
+    process.stderr.write(`bench: ${(err as Error).message}\n`);
+    process.exit(2);
+  }
+})();
+
+const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+const outDir = path.resolve(repositoryRoot, args.out ?? path.join('bench/results', stamp));
+mkdirSync(outDir, { recursive: true });
+const log = (line: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+
+const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+const loadAtStart = loadAverage();
+const started = Date.now();
+const results: ScenarioResult[] = [];
+let env: BenchEnvironment | undefined;
+try {
+  env = await startBenchEnvironment(log);
+  for (const step of scenarioPlan(args)) {
+    log(`scenario ${step.scenarios.join('+')}: ${step.title}`);
+    const stepStarted = Date.now();
+    try {
+      const out = await step.run(env, { ...args, outDir, log });
+      for (const r of out) results.push({ ...r, durationMs: r.durationMs ?? Date.now() - stepStarted });
+    } catch (err) {
+      log(`scenario ${step.scenarios.join('+')} failed: ${(err as Error).stack ?? String(err)}`);
+      for (const scenario of step.scenarios) {
+        results.push({ scenario, title: step.title, figures: [], samples: {}, notes: [], error: (err as Error).message, durationMs: Date.now() - stepStarted });
+      }
+    }
+    log(`scenario ${step.scenarios.join('+')} done in ${((Date.now() - stepStarted) / 1000).toFixed(1)} s`);
+  }
+} finally {
+  await env?.stop().catch((err) => log(`stopping the environment: ${(err as Error).message}`));
+}
+results.sort((a, b) => a.scenario - b.scenario);
+
+const totalS = (Date.now() - started) / 1000;
+const machine = `${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown'}), Node ${process.version}; load average ${loadAtStart} at the start, ${loadAverage()} at the end (other work shares these cores)`;
+const table = renderTextTable(results, { check: args.check });
+process.stdout.write(`\n${table}\n`);
+const series = results.flatMap((r) => Object.entries(r.samples).map(([label, samples]) => ({ label, samples })));
+writeFileSync(path.join(outDir, 'latency.svg'), renderDistributionSvg(series, { title: `preview-operator bench ${stamp}` }));
+writeFileSync(path.join(outDir, 'results.json'), `${JSON.stringify({ startedAt: new Date(started).toISOString(), totalSeconds: totalS, machine, args, results }, null, 2)}\n`);
+const md = [
+  `# preview-operator bench, ${new Date(started).toISOString()}`,
+  '',
+  `Machine: ${machine}. Scenarios ${args.scenarios.join(', ')}${args.quick ? ' (quick)' : ''}; ${totalS.toFixed(0)} s in all.`,
+  '',
+  renderMarkdownTable(results, { check: true }),
+  ...results.filter((r) => r.notes.length > 0 || r.error).flatMap((r) => [
+    `## ${r.scenario}. ${r.title}`, '', ...(r.error ? [`Not run: ${r.error}`, ''] : []), ...r.notes.map((n) => `- ${n}`), '',
+  ]),
+  '![latency distributions](latency.svg)',
+  '',
+].join('\n');
+writeFileSync(path.join(outDir, 'results.md'), md);
+log(`results in ${path.relative(repositoryRoot, outDir)}/ (results.json, results.md, latency.svg); ${totalS.toFixed(0)} s`);
+process.exit(0);

@@ -1,0 +1,512 @@
+// Scenarios 2, 3, 4, 5 and 8 against the operator running as its own process (bench/operator-
+// entry.ts: the `run` configuration and startOperator). Stage times come from outside the
+// operator: the bench sends each delivery, watches PreviewEnvironments (written, Ready),
+// Algorithms and Databases (applied: every custom resource of the environment exists; they are
+// applied last), Namespaces (gone), and reads the emulator's state (the comment says ready).
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { RepositoryCache } from '../src/git/repository-cache.js';
+import { Informer } from '../src/kube/informer.js';
+import type { KubeObject } from '../src/kube/kube-object.js';
+import { silentLogger } from '../src/kube/logger.js';
+import { PullRequestDriver } from '../test/github-emulator/pull-requests.js';
+import type { WebhookDelivery } from '../test/github-emulator/webhook-delivery.js';
+import type { BenchEnvironment } from './bench-environment.js';
+import { benchDomain, benchPreviewYaml } from './bench-preview.js';
+import { spawnTsx, type JsonLineChild } from './child-process.js';
+import { summarizeCpuProfile, type CpuProfile } from './cpu-profile-summary.js';
+import type { Figure, ScenarioResult } from './figures.js';
+import { processUsage } from './process-usage.js';
+import { baselineClient, baselineOnce, deleteNamespaces } from './scenario-apply-baseline.js';
+import type { counts as countsOf, StepContext, StepResult } from './scenario-plan.js';
+import { ratio, summarize } from './stats.js';
+
+export interface EndToEndOptions extends StepContext {
+  scenarios: number[];
+  counts: ReturnType<typeof countsOf>;
+}
+
+const operatorUserAgent = 'preview-operator';
+const readyCommentMark = '✅ Ready';
+
+/** Times (performance.now(), ms) at which each stage of one pull request was seen. */
+interface Timeline {
+  repo: PullRequestDriver;
+  number: number;
+  environment?: string;
+  sent?: number;
+  answered?: number;
+  written?: number;
+  applied?: number;
+  ready?: number;
+  commented?: number;
+  namespaceGone?: number;
+}
+
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  const { port } = srv.address() as AddressInfo;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+function post(agent: Agent, url: string, delivery: WebhookDelivery): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', agent, headers: { ...delivery.headers, 'content-length': Buffer.byteLength(delivery.body) } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(delivery.body);
+  });
+}
+
+/** Watches what the operator does, from the outside; records first-seen times per environment. */
+class Observer {
+  readonly byEnvironment = new Map<string, Timeline>();
+  private readonly customResources = new Map<string, Set<string>>();
+  private readonly informers: Informer<KubeObject>[] = [];
+  /** Custom resources (Algorithm + Database) one environment renders. */
+  constructor(private readonly env: BenchEnvironment, private readonly expectedCustomResources: number) {}
+
+  async start(): Promise<void> {
+    const { admin } = this.env;
+    const pe = new Informer<KubeObject>(admin, { apiVersion: 'preview.alien6.io/v1alpha1', kind: 'PreviewEnvironment' }, { logger: silentLogger });
+    const seen = (obj: KubeObject) => {
+      const t = this.byEnvironment.get(obj.metadata.name!);
+      if (!t) return;
+      t.written ??= performance.now();
+      if ((obj.status as { phase?: string } | undefined)?.phase === 'Ready') t.ready ??= performance.now();
+    };
+    pe.addHandler({ onAdd: seen, onUpdate: (_o, n) => seen(n) });
+    const cr = (obj: KubeObject) => {
+      const ns = obj.metadata.namespace!;
+      const set = this.customResources.get(ns) ?? new Set<string>();
+      set.add(`${obj.kind}/${obj.metadata.name}`);
+      this.customResources.set(ns, set);
+      const t = this.byEnvironment.get(ns);
+      if (t && set.size >= this.expectedCustomResources) t.applied ??= performance.now();
+    };
+    const algorithms = new Informer<KubeObject>(admin, { apiVersion: 'ai.alien6.io/v1', kind: 'Algorithm' }, { logger: silentLogger });
+    const databases = new Informer<KubeObject>(admin, { apiVersion: 'mycompany.com/v1', kind: 'Database' }, { logger: silentLogger });
+    algorithms.addHandler({ onAdd: cr });
+    databases.addHandler({ onAdd: cr });
+    const namespaces = new Informer<KubeObject>(admin, { apiVersion: 'v1', kind: 'Namespace' }, { logger: silentLogger });
+    namespaces.addHandler({
+      onDelete: (obj) => {
+        const t = this.byEnvironment.get(obj.metadata.name!);
+        if (t) t.namespaceGone ??= performance.now();
+        this.customResources.delete(obj.metadata.name!);
+      },
+    });
+    this.informers.push(pe, algorithms, databases, namespaces);
+    for (const i of this.informers) i.start();
+    await Promise.all(this.informers.map((i) => i.waitForSync()));
+  }
+
+  track(t: Timeline): void {
+    this.byEnvironment.set(t.environment!, t);
+  }
+
+  /** The emulator's comment on the PR says ready (polled: the emulator is in this process). */
+  pollComments(): void {
+    for (const t of this.byEnvironment.values()) {
+      if (t.commented !== undefined || t.sent === undefined) continue;
+      const comments = this.env.gh.comments(t.repo.repository, t.number);
+      if (comments.some((c) => c.body.includes(readyCommentMark))) t.commented = performance.now();
+    }
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.informers.map((i) => i.stop()));
+  }
+}
+
+/** Sends one delivery and records its environment; the answer names it. */
+async function send(agent: Agent, url: string, observer: Observer, t: Timeline, delivery: WebhookDelivery): Promise<void> {
+  t.sent = performance.now();
+  const answer = await post(agent, url, delivery);
+  t.answered = performance.now();
+  if (answer.status >= 300) throw new Error(`delivery for ${t.repo.repository.name}#${t.number} answered ${answer.status}: ${answer.body}`);
+  const environment = (JSON.parse(answer.body) as { environment?: string }).environment;
+  if (!environment) throw new Error(`the answer names no environment: ${answer.body}`);
+  if (t.environment === undefined) {
+    t.environment = environment;
+    observer.track(t);
+  }
+}
+
+async function waitUntil(what: string, timeoutMs: number, operator: JsonLineChild, observer: Observer, done: () => boolean): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (operator.hasExited()) throw new Error(`the operator exited while waiting for ${what}:\n${operator.stderrTail()}`);
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
+    observer.pollComments();
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const span = (list: Timeline[], from: keyof Timeline, to: keyof Timeline) =>
+  list.map((t) => (typeof t[to] === 'number' && typeof t[from] === 'number' ? (t[to] as number) - (t[from] as number) : Number.NaN)).filter(Number.isFinite);
+
+function stageFigures(scenario: number, list: Timeline[], prefix: string): { figures: Figure[]; samples: Record<string, number[]> } {
+  const stages: Array<[string, keyof Timeline, keyof Timeline]> = [
+    ['delivery → answered', 'sent', 'answered'],
+    ['delivery → PreviewEnvironment written', 'sent', 'written'],
+    ['written → applied', 'written', 'applied'],
+    ['applied → Ready', 'applied', 'ready'],
+    ['Ready → comment says ready', 'ready', 'commented'],
+    ['delivery → applied', 'sent', 'applied'],
+    ['delivery → Ready', 'sent', 'ready'],
+    ['delivery → comment says ready', 'sent', 'commented'],
+  ];
+  const figures: Figure[] = [];
+  const samples: Record<string, number[]> = {};
+  for (const [label, from, to] of stages) {
+    const values = span(list, from, to);
+    const s = summarize(values);
+    samples[`${prefix} ${label}`] = values;
+    figures.push({ scenario, name: `${label}, median`, value: s.p50, unit: 'ms' });
+    figures.push({
+      scenario, name: `${label}, p95`, value: s.p95, unit: 'ms',
+      ...(label === 'delivery → Ready' && scenario === 2 ? { target: { op: '<=' as const, value: 5000, text: 'p95 ≤ 5 s' } } : {}),
+    });
+  }
+  return { figures, samples };
+}
+
+function countBy<T>(items: readonly T[], key: (item: T) => string): string {
+  const m = new Map<string, number>();
+  for (const i of items) m.set(key(i), (m.get(key(i)) ?? 0) + 1);
+  return [...m.entries()].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join(', ');
+}
+
+/** `ms` of the operator's "rendered" log lines for these environments (absent when it logs none). */
+function renderTimes(logFile: string, environments: readonly string[]): number[] {
+  const wanted = new Set(environments);
+  const out: number[] = [];
+  let text = '';
+  try {
+    text = readFileSync(logFile, 'utf8');
+  } catch {
+    return out;
+  }
+  for (const line of text.split('\n')) {
+    if (!line.includes('"rendered"')) continue;
+    try {
+      const entry = JSON.parse(line) as { msg?: string; environment?: string; ms?: number };
+      if (entry.msg === 'rendered' && entry.environment && wanted.has(entry.environment) && typeof entry.ms === 'number') out.push(entry.ms);
+    } catch { /* not JSON */ }
+  }
+  return out;
+}
+
+/** Times RepositoryCache reading .preview/preview.yaml and .preview/main.ts at each PR's head (one warm-up first). */
+async function gitReadTimes(repo: PullRequestDriver, numbers: readonly number[], scratch: string): Promise<number[]> {
+  const cache = new RepositoryCache({ cacheDir: path.join(scratch, 'bench-checkouts'), allowedProtocols: ['file:'] });
+  const location = (sha: string) => ({ cloneUrl: repo.cloneUrl, owner: repo.repository.owner, repo: repo.repository.name, sha });
+  const first = repo.pullRequest(numbers[0] ?? 1).head.sha;
+  await cache.readFile(location(first), '.preview/preview.yaml');
+  const out: number[] = [];
+  for (const number of numbers.slice(1)) {
+    const sha = repo.pullRequest(number).head.sha;
+    const t = performance.now();
+    await cache.readFile(location(sha), '.preview/preview.yaml');
+    await cache.readFile(location(sha), '.preview/main.ts');
+    out.push(performance.now() - t);
+  }
+  return out;
+}
+
+export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions): Promise<StepResult[]> {
+  const { gh, cluster, log } = env;
+  const wanted = new Set(options.scenarios);
+  const n = options.counts;
+  const results: StepResult[] = [];
+  const secret = randomBytes(20).toString('hex');
+  const owner = `bench-${randomBytes(2).toString('hex')}`;
+  const initialFiles = { '.preview/preview.yaml': benchPreviewYaml, 'README.md': '# bench repository\n' };
+  const wantsBurst = wanted.has(4) || wanted.has(5) || wanted.has(8);
+
+  // Repositories first: the operator is told their local clone URLs when it starts.
+  const single = await PullRequestDriver.create(gh, { owner, name: 'single', webhookSecret: secret, initialFiles });
+  const burstRepos: PullRequestDriver[] = [];
+  if (wantsBurst) {
+    for (let r = 1; r <= n.burst.repositories; r++) {
+      burstRepos.push(await PullRequestDriver.create(gh, { owner, name: `burst-${String(r).padStart(2, '0')}`, webhookSecret: secret, initialFiles }));
+    }
+  }
+  const all = [single, ...burstRepos];
+  const cloneUrls = Object.fromEntries(all.map((d) => [`${d.repository.owner}/${d.repository.name}`.toLowerCase(), d.cloneUrl]));
+
+  const scratch = mkdtempSync(path.join(tmpdir(), 'preview-bench-'));
+  const port = await freePort();
+  const resyncAvailable = typeof ((await import('../src/github/resync.js')) as Record<string, unknown>).registerResync === 'function';
+  const controllers = ['algorithm', 'database', 'preview-environment', 'webhook', ...(resyncAvailable ? ['resync'] : [])];
+  const flags = [
+    `--controllers=${controllers.join(',')}`, '--leader-elect=false', '--log-level=info',
+    '--webhook-host=127.0.0.1', `--webhook-port=${port}`, `--metrics-port=${port}`, `--webhook-secret=${secret}`,
+    `--github-api-url=${gh.url}`, `--github-token=${gh.createToken('preview-operator-bot')}`, '--github-throttle=false',
+    `--preview-domain=${benchDomain}`, '--tls-issuer=none',
+    `--checkout-cache-dir=${path.join(scratch, 'checkouts')}`, '--git-allowed-protocols=file,https',
+    '--resync-interval=60s',
+  ];
+  const logFile = path.join(options.outDir, 'operator.log');
+  const launch = async (mode: 'cli' | 'assembled') => {
+    const child = spawnTsx('bench/operator-entry.ts', flags, {
+      KUBECONFIG: cluster.kubeconfigPath, BENCH_OPERATOR: JSON.stringify({ cloneUrls, mode }),
+    }, { logFile });
+    const ready = await child.nextJson<{ benchOperator: { webhookUrl: string; pid: number; mode: string } }>(120_000, (v) => v?.benchOperator !== undefined);
+    return { child, ...ready.benchOperator };
+  };
+  let operator: Awaited<ReturnType<typeof launch>>;
+  const assemblyNotes: string[] = [];
+  try {
+    operator = await launch('cli');
+  } catch (err) {
+    assemblyNotes.push(`preview-operator run's startOperator could not start the operator (${(err as Error).message.split('\n').find((l) => /could not start|Error/.test(l)) ?? 'see operator.log'}); the bench assembled the same parts itself (bench/operator-assembly.ts), still as a separate process.`);
+    log(assemblyNotes[0]!);
+    operator = await launch('assembled');
+  }
+  const notes = [
+    `Operator: its own process (pid ${operator.pid}, ${operator.mode === 'cli' ? 'src/cli-run.ts startOperator' : 'bench/operator-assembly.ts'}), controllers ${controllers.join(', ')}; leader election off; GitHub token auth with the throttle off (the emulator sets no secondary limits; GitHub's ≥1 s write spacing would dominate every figure); TLS off (no cert-manager); repositories over file://.`,
+    ...(resyncAvailable ? [] : ['The resync is not registered: src/github/resync.ts exports no registerResync yet.']),
+    ...assemblyNotes,
+  ];
+  log(`operator started (${operator.mode}, pid ${operator.pid}) at ${operator.webhookUrl}`);
+
+  const observer = new Observer(env, 2);
+  await observer.start();
+  const agent = new Agent({ keepAlive: true, maxSockets: 50 });
+  const baseline = baselineClient(env);
+  const baselineNamespaces: string[] = [];
+  const usageAtStart = processUsage(operator.pid);
+  try {
+    // ---- scenario 2 (with 3 side by side) ----
+    if (wanted.has(2) || wanted.has(3)) {
+      const singles: Timeline[] = [];
+      const baselineMs: number[] = [];
+      if (wanted.has(3)) baselineNamespaces.push((await baselineOnce(baseline, 'warm')).namespace);
+      // One PR first, not measured: the operator's first reconcile pays for discovery and JIT.
+      const rounds = (wanted.has(2) ? n.onePr : n.baselineRuns) + 1;
+      for (let i = 0; i < rounds; i++) {
+        if (wanted.has(2) || i === 0) {
+          const { delivery, pullRequest } = await single.open({ files: { 'CHANGE.md': `change ${i}\n` }, author: 'alice', authorAssociation: 'MEMBER' });
+          const t: Timeline = { repo: single, number: pullRequest.number };
+          await send(agent, operator.webhookUrl, observer, t, delivery);
+          await waitUntil(`${t.environment} comment says ready`, 120_000, operator.child, observer, () => t.commented !== undefined);
+          if (i > 0) singles.push(t);
+        }
+        if (wanted.has(3) && i > 0) {
+          const b = await baselineOnce(baseline, String(i));
+          baselineMs.push(b.ms);
+          baselineNamespaces.push(b.namespace);
+        }
+      }
+      if (wanted.has(2)) {
+        const { figures, samples } = stageFigures(2, singles, 'S2');
+        // Inside the operator: its "rendered" log line times checkout + render of each environment.
+        const renderedMs = renderTimes(logFile, singles.map((t) => t.environment!));
+        if (renderedMs.length > 0) {
+          const r = summarize(renderedMs);
+          samples['S2 inside the operator: checkout + render'] = renderedMs;
+          figures.push({ scenario: 2, name: 'of written → applied: checkout + render inside the operator, median', value: r.p50, unit: 'ms' });
+        }
+        // The same git reads the controller makes (.preview/preview.yaml and .preview/main.ts at the
+        // head SHA), timed in the bench on a warm cache of its own, after each PR: how much is git.
+        const gitMs = await gitReadTimes(single, singles.map((t) => t.number), scratch);
+        samples['S2 git reads of .preview at the head SHA (bench)'] = gitMs;
+        figures.push({ scenario: 2, name: 'of which git: fetch SHA + read 2 files (same calls, in the bench), median', value: summarize(gitMs).p50, unit: 'ms' });
+        const applied = summarize(span(singles, 'sent', 'applied')).p50;
+        const base = summarize(baselineMs).p50;
+        if (wanted.has(3)) {
+          figures.push({ scenario: 2, name: 'delivery → applied ÷ baseline (medians)', value: ratio(applied, base), unit: 'ratio', target: { op: '<=', value: 1.5, text: '≤ 1.5 × baseline' }, note: 'same run, alternating' });
+        }
+        results.push({ scenario: 2, title: 'One PR, end to end', figures, samples, notes: [`${singles.length} pull requests one after another (each opened when the previous one's comment said ready), after one unmeasured warm-up PR.`, ...notes] });
+      }
+      if (wanted.has(3)) {
+        const s = summarize(baselineMs);
+        results.push({
+          scenario: 3, title: 'The limit: minimal apply loop',
+          figures: [
+            { scenario: 3, name: 'baseline apply of one environment, median', value: s.p50, unit: 'ms' },
+            { scenario: 3, name: 'baseline apply, p95', value: s.p95, unit: 'ms' },
+          ],
+          samples: { 'S3 baseline apply (minimal loop)': baselineMs },
+          notes: ['Same manifests as scenario 2 (bench/bench-preview.ts), one KubeClient, SSA in apply-order ranks, each rank in parallel; run alternately with scenario 2\'s pull requests.'],
+        });
+      }
+    }
+
+    // ---- scenario 4: burst ----
+    let burst: Timeline[] = [];
+    if (wantsBurst) {
+      const perRepo = Math.ceil(n.burst.pullRequests / burstRepos.length);
+      const planned: Array<{ t: Timeline; delivery: WebhookDelivery }> = [];
+      for (let k = 0; k < perRepo; k++) {
+        for (const repo of burstRepos) {
+          if (planned.length >= n.burst.pullRequests) break;
+          const { delivery, pullRequest } = await repo.open({ files: { 'CHANGE.md': `burst ${k}\n` }, author: 'alice', authorAssociation: 'MEMBER' });
+          planned.push({ t: { repo, number: pullRequest.number }, delivery });
+        }
+      }
+      burst = planned.map((p) => p.t);
+      log(`burst: ${planned.length} PRs across ${burstRepos.length} repositories, sent within ${n.burst.withinMs} ms`);
+      const profileFile = path.join(options.outDir, 'operator-burst.cpuprofile');
+      if (options.profile) {
+        operator.child.send('profile-start');
+        await operator.child.nextJson(10_000, (v) => v?.benchProfile === 'started');
+      }
+      const auditMark = cluster.audit.mark();
+      const ghMark = gh.mark();
+      const usage0 = processUsage(operator.pid);
+      let peakRss = usage0.rssMb;
+      const sampler = setInterval(() => {
+        try {
+          peakRss = Math.max(peakRss, processUsage(operator.pid).rssMb);
+        } catch { /* exited */ }
+      }, 200);
+      const started = performance.now();
+      const interval = n.burst.withinMs / planned.length;
+      await Promise.all(planned.map((p, i) => new Promise<void>((resolve, reject) => {
+        setTimeout(() => send(agent, operator.webhookUrl, observer, p.t, p.delivery).then(resolve, reject), i * interval);
+      })));
+      const lastSent = performance.now() - started;
+      const burstTimeout = options.quick ? 240_000 : 480_000;
+      await waitUntil('every burst environment Ready', burstTimeout, operator.child, observer, () => burst.every((t) => t.ready !== undefined));
+      const allReadyMs = performance.now() - started;
+      const usageReady = processUsage(operator.pid);
+      if (options.profile) {
+        operator.child.send(`profile-stop ${profileFile}`);
+        await operator.child.nextJson(60_000, (v) => v?.benchProfile === 'written');
+      }
+      await waitUntil('every burst comment says ready', 180_000, operator.child, observer, () => burst.every((t) => t.commented !== undefined));
+      const allCommentedMs = performance.now() - started;
+      clearInterval(sampler);
+      const usage1 = processUsage(operator.pid);
+      await cluster.audit.settle();
+      const writes = cluster.audit.writes(auditMark, { userAgent: operatorUserAgent });
+      const requests = gh.requestsSince(ghMark);
+      const count = burst.length;
+      const { figures, samples } = stageFigures(4, burst, 'S4');
+      figures.unshift(
+        { scenario: 4, name: `all ${count} Ready (from the first delivery)`, value: allReadyMs / 1000, unit: 's', target: { op: '<=', value: 60, text: '≤ 60 s on 2 cores' } },
+        { scenario: 4, name: `all ${count} comments say ready`, value: allCommentedMs / 1000, unit: 's' },
+        { scenario: 4, name: 'operator peak RSS (VmHWM, process lifetime)', value: usage1.peakRssMb, unit: 'MB', target: { op: '<=', value: 250, text: '≤ 250 MB' } },
+        { scenario: 4, name: 'operator peak RSS during the burst (sampled 5/s)', value: peakRss, unit: 'MB' },
+        { scenario: 4, name: 'operator CPU seconds, burst → all Ready', value: usageReady.cpuSeconds - usage0.cpuSeconds, unit: 's' },
+        { scenario: 4, name: 'operator CPU seconds, burst → all comments', value: usage1.cpuSeconds - usage0.cpuSeconds, unit: 's' },
+        { scenario: 4, name: 'API writes per environment (audit log)', value: writes.length / count, unit: 'count' },
+        { scenario: 4, name: 'GitHub requests per environment', value: requests.length / count, unit: 'count' },
+      );
+      const burstNotes = [
+        `${count} PRs across ${burstRepos.length} repositories, deliveries sent ${interval.toFixed(0)} ms apart (last sent at ${lastSent.toFixed(0)} ms).`,
+        `Operator API writes (${writes.length}) by verb/resource: ${countBy(writes, (w) => `${w.verb} ${w.objectRef?.resource ?? '?'}${w.objectRef?.subresource ? `/${w.objectRef.subresource}` : ''}`)}.`,
+        `GitHub requests (${requests.length}) by operation: ${countBy(requests, (r) => `${r.method} ${r.operationId ?? r.path}${r.status === 304 ? ' (304)' : ''}`)}.`,
+      ];
+      if (options.profile) {
+        try {
+          const summary = summarizeCpuProfile(JSON.parse(readFileSync(profileFile, 'utf8')) as CpuProfile, { top: 15 });
+          writeFileSync(path.join(options.outDir, 'operator-burst-profile.md'), summary.markdown);
+          burstNotes.push(`CPU profile of the operator from the first delivery to all Ready (operator-burst.cpuprofile; top frames in operator-burst-profile.md): ${summary.headline}`);
+        } catch (err) {
+          burstNotes.push(`The CPU profile could not be summarised: ${(err as Error).message}`);
+        }
+      }
+      if (wanted.has(4)) results.push({ scenario: 4, title: 'Burst', figures, samples, notes: burstNotes });
+    }
+
+    // ---- scenario 5: idle ----
+    if (wanted.has(5) && burst.length > 0) {
+      log(`idle: ${n.idleMs / 1000} s with ${burst.length} environments`);
+      const auditMark = cluster.audit.mark();
+      const ghMark = gh.mark();
+      const u0 = processUsage(operator.pid);
+      const t0 = performance.now();
+      await waitUntil('the idle period', n.idleMs + 5000, operator.child, observer, () => performance.now() - t0 >= n.idleMs);
+      const minutes = (performance.now() - t0) / 60_000;
+      const u1 = processUsage(operator.pid);
+      await cluster.audit.settle();
+      const writes = cluster.audit.writes(auditMark, { userAgent: operatorUserAgent });
+      const requests = gh.requestsSince(ghMark);
+      const non304 = requests.filter((r) => r.status !== 304);
+      results.push({
+        scenario: 5, title: 'Idle',
+        figures: [
+          { scenario: 5, name: 'API writes per minute', value: writes.length / minutes, unit: '/min', target: { op: '<=', value: 0, text: 'zero' } },
+          { scenario: 5, name: 'non-304 GitHub requests per minute', value: non304.length / minutes, unit: '/min', target: { op: '<=', value: 0, text: 'zero' } },
+          { scenario: 5, name: 'GitHub requests per minute (all)', value: requests.length / minutes, unit: '/min' },
+          { scenario: 5, name: 'operator CPU seconds per minute', value: (u1.cpuSeconds - u0.cpuSeconds) / minutes, unit: 's' },
+          { scenario: 5, name: 'operator RSS at the end', value: u1.rssMb, unit: 'MB' },
+        ],
+        samples: {},
+        notes: [
+          `${burst.length} Ready environments left alone for ${(minutes * 60).toFixed(0)} s (resync interval 60 s${resyncAvailable ? '' : ', resync not registered'}).`,
+          ...(writes.length ? [`Writes: ${countBy(writes, (w) => `${w.verb} ${w.objectRef?.resource ?? '?'}${w.objectRef?.subresource ? `/${w.objectRef.subresource}` : ''}`)}.`] : []),
+          ...(requests.length ? [`GitHub requests: ${countBy(requests, (r) => `${r.method} ${r.operationId ?? r.path} ${r.status}`)}.`] : []),
+        ],
+      });
+    }
+
+    // ---- scenario 8: teardown ----
+    if (wanted.has(8) && burst.length > 0) {
+      const closes: Array<{ t: Timeline; delivery: WebhookDelivery }> = [];
+      for (const t of burst) closes.push({ t, delivery: (await t.repo.close(t.number)).delivery });
+      log(`teardown: closing ${closes.length} PRs at once`);
+      const started = performance.now();
+      const closing: Timeline[] = closes.map((c) => ({ ...c.t, sent: undefined }));
+      let next = 0;
+      await Promise.all(Array.from({ length: 20 }, async () => {
+        for (let i = next++; i < closes.length; i = next++) {
+          const c = closes[i]!;
+          closing[i]!.sent = performance.now();
+          const answer = await post(agent, operator.webhookUrl, c.delivery);
+          if (answer.status >= 300) throw new Error(`close of ${c.t.environment} answered ${answer.status}: ${answer.body}`);
+        }
+      }));
+      const answeredMs = performance.now() - started;
+      await waitUntil('every burst namespace gone', options.quick ? 240_000 : 480_000, operator.child, observer, () => burst.every((t) => observer.byEnvironment.get(t.environment!)?.namespaceGone !== undefined));
+      const goneMs = performance.now() - started;
+      const perNamespace = burst.map((t, i) => observer.byEnvironment.get(t.environment!)!.namespaceGone! - closing[i]!.sent!);
+      const s = summarize(perNamespace);
+      results.push({
+        scenario: 8, title: 'Teardown',
+        figures: [
+          { scenario: 8, name: `all ${burst.length} namespaces gone (from the first close)`, value: goneMs / 1000, unit: 's' },
+          { scenario: 8, name: 'close delivery → namespace gone, median', value: s.p50, unit: 'ms' },
+          { scenario: 8, name: 'close delivery → namespace gone, p95', value: s.p95, unit: 'ms' },
+          { scenario: 8, name: 'all close deliveries answered', value: answeredMs, unit: 'ms' },
+        ],
+        samples: { 'S8 close → namespace gone': perNamespace },
+        notes: [`${burst.length} pull_request.closed deliveries, 20 concurrent; gone = the Namespace's DELETED watch event (after the namespace controller emptied it).`],
+      });
+    }
+  } finally {
+    const final = (() => {
+      try {
+        return processUsage(operator.pid);
+      } catch {
+        return undefined;
+      }
+    })();
+    if (final) log(`operator: peak RSS ${final.peakRssMb.toFixed(0)} MB, ${(final.cpuSeconds - usageAtStart.cpuSeconds).toFixed(1)} CPU s during the scenarios`);
+    agent.destroy();
+    await observer.stop();
+    await operator.child.stop(30_000);
+    await deleteNamespaces(baseline, baselineNamespaces);
+    baseline.close();
+    for (const d of all) await d.cleanup();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  return results;
+}
+
+export type { ScenarioResult };

@@ -1,0 +1,118 @@
+// Scenario 1, webhook intake: N signed `pull_request.opened` deliveries (one per pull request,
+// so each is a real PreviewEnvironment write), C at a time, against the receiver in its own
+// process. Deliveries are built and signed before the clock starts: the server is measured,
+// not the signer. Answer time is taken at the client (request written → last byte read) and,
+// separately, inside the receiver (body read → answer decided).
+import { randomBytes } from 'node:crypto';
+import { Agent, request } from 'node:http';
+import { PullRequestDriver } from '../test/github-emulator/pull-requests.js';
+import type { WebhookDelivery } from '../test/github-emulator/webhook-delivery.js';
+import type { BenchEnvironment } from './bench-environment.js';
+import { spawnTsx } from './child-process.js';
+import type { ScenarioResult } from './figures.js';
+import { summarize } from './stats.js';
+
+export interface IntakeOptions {
+  deliveries: number;
+  concurrency: number;
+}
+
+const environmentsPath = '/apis/preview.alien6.io/v1alpha1/previewenvironments';
+
+interface Answer {
+  status: number;
+  ms: number;
+}
+
+function post(agent: Agent, url: URL, delivery: WebhookDelivery): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const req = request(url, { method: 'POST', agent, headers: { ...delivery.headers, 'content-length': Buffer.byteLength(delivery.body) } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - started }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(delivery.body);
+  });
+}
+
+/** Deletes every PreviewEnvironment with this label (the bench's own, left without finalizers). */
+export async function deleteEnvironments(env: BenchEnvironment, labelSelector: string): Promise<void> {
+  await env.admin.request({ method: 'DELETE', path: environmentsPath, query: { labelSelector } });
+}
+
+export async function webhookIntake(env: BenchEnvironment, options: IntakeOptions): Promise<Omit<ScenarioResult, 'durationMs'>> {
+  const { gh, cluster } = env;
+  const secret = randomBytes(20).toString('hex');
+  const owner = `intake-${randomBytes(3).toString('hex')}`;
+  const driver = await PullRequestDriver.create(gh, { owner, name: 'service', webhookSecret: secret });
+  const repo = gh.repository(driver.repository);
+  const baseSha = repo.branches.get(repo.defaultBranch)!;
+  const buildStarted = performance.now();
+  const deliveries: WebhookDelivery[] = [];
+  for (let n = 1; n <= options.deliveries; n++) {
+    gh.openPullRequest(driver.repository, {
+      number: n, author: 'alice', authorAssociation: 'MEMBER',
+      head: { ref: `feature-${n}`, sha: n.toString(16).padStart(40, 'c') }, base: { sha: baseSha },
+    });
+    deliveries.push(driver.delivery('opened', n, 'alice'));
+  }
+  const buildMs = performance.now() - buildStarted;
+
+  const server = spawnTsx('bench/webhook-intake-server.ts', [], {
+    BENCH_INTAKE: JSON.stringify({ kubeconfigPath: cluster.kubeconfigPath, secret, githubUrl: gh.url, githubToken: gh.createToken('intake-operator') }),
+  });
+  try {
+    const { url } = await server.nextJson<{ url: string }>();
+    const target = new URL(url);
+    const agent = new Agent({ keepAlive: true, maxSockets: options.concurrency });
+    // Warm-up outside the measurement: the first request pays for discovery and TLS to the API server.
+    await post(agent, target, driver.delivery('opened', 1, 'alice'));
+    server.send('report');
+    await server.nextJson();
+
+    const auditMark = cluster.audit.mark();
+    const answers: Answer[] = new Array(deliveries.length);
+    let next = 0;
+    const started = performance.now();
+    await Promise.all(Array.from({ length: options.concurrency }, async () => {
+      for (let i = next++; i < deliveries.length; i = next++) answers[i] = await post(agent, target, deliveries[i]!);
+    }));
+    const wallMs = performance.now() - started;
+    agent.destroy();
+    server.send('report');
+    const inside = await server.nextJson<{ durationsMs: number[]; results: Record<string, number> }>();
+    await cluster.audit.settle();
+    const writes = cluster.audit.writes(auditMark, { resource: 'previewenvironments' }).length;
+
+    const client = answers.map((a) => a.ms);
+    const s = summarize(client);
+    const serverSide = summarize(inside.durationsMs);
+    const failed = answers.filter((a) => a.status >= 300).length;
+    return {
+      scenario: 1,
+      title: 'Webhook intake',
+      figures: [
+        { scenario: 1, name: 'webhook answer p50', value: s.p50, unit: 'ms' },
+        { scenario: 1, name: 'webhook answer p99', value: s.p99, unit: 'ms', target: { op: '<=', value: 20, text: 'p99 ≤ 20 ms' } },
+        { scenario: 1, name: 'webhook answer max', value: s.max, unit: 'ms' },
+        { scenario: 1, name: 'receiver-side p50 (body read → answer)', value: serverSide.p50, unit: 'ms' },
+        { scenario: 1, name: 'receiver-side p99', value: serverSide.p99, unit: 'ms' },
+        { scenario: 1, name: 'deliveries per second', value: deliveries.length / (wallMs / 1000), unit: 'count' },
+        { scenario: 1, name: 'non-2xx answers', value: failed, unit: 'count' },
+        { scenario: 1, name: 'PreviewEnvironment writes (audit log)', value: writes, unit: 'count' },
+      ],
+      samples: { 'S1 webhook answer (client)': client, 'S1 webhook answer (receiver)': inside.durationsMs },
+      notes: [
+        `${deliveries.length} pull_request.opened deliveries for distinct PRs, ${options.concurrency} concurrent, keep-alive HTTP/1.1 on loopback; receiver in its own process; built and signed beforehand in ${(buildMs / 1000).toFixed(1)} s.`,
+        `Receiver results: ${Object.entries(inside.results).map(([k, v]) => `${k} × ${v}`).join(', ')}.`,
+      ],
+    };
+  } finally {
+    server.send('stop');
+    await server.stop(10_000);
+    await deleteEnvironments(env, 'app.kubernetes.io/managed-by=preview-operator').catch(() => {});
+    await driver.cleanup();
+  }
+}

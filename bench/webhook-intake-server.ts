@@ -1,0 +1,53 @@
+// The webhook receiver in a process of its own, assembled as the operator assembles it
+// (WebhookReceiver + KubeEnvironmentStore + createServer + startServer), so scenario 1 times
+// the server and not the benchmark's client sharing its event loop.
+// Input: BENCH_INTAKE (JSON: kubeconfigPath, secret, githubUrl, githubToken).
+// Output: one JSON line `{ "url": ... }` once listening; on stdin "report", one JSON line with
+// the receiver's own answer times and results; on stdin "stop", exits.
+import { createInterface } from 'node:readline';
+import { ApprovalRevoker } from '../src/github/approval-revoker.js';
+import { DeliveryDedupe } from '../src/github/delivery-dedupe.js';
+import { KubeEnvironmentStore } from '../src/github/environment-store.js';
+import { createLabelRemover } from '../src/github/label-remover.js';
+import { createGitHubClients } from '../src/github/octokit-factory.js';
+import { WebhookReceiver, type WebhookOutcome } from '../src/github/webhook-receiver.js';
+import { KubeClient, loadKubeConfig } from '../src/kube/client.js';
+import { resolvePolicyConfig } from '../src/policy/policy-validation.js';
+import { createServer } from '../src/server/create-server.js';
+import { startServer } from '../src/server/start-server.js';
+
+interface IntakeInput {
+  kubeconfigPath: string;
+  secret: string;
+  githubUrl: string;
+  githubToken: string;
+}
+
+const input = JSON.parse(process.env.BENCH_INTAKE ?? '{}') as IntakeInput;
+const client = new KubeClient(loadKubeConfig({ path: input.kubeconfigPath }));
+const github = createGitHubClients({ auth: { type: 'token', token: input.githubToken }, baseUrl: input.githubUrl, throttle: { enabled: false } });
+const outcomes: WebhookOutcome[] = [];
+const receiver = new WebhookReceiver({
+  secret: input.secret,
+  store: new KubeEnvironmentStore(client),
+  policy: resolvePolicyConfig({}),
+  approvals: new ApprovalRevoker({ removeLabel: createLabelRemover(github) }),
+  dedupe: new DeliveryDedupe(),
+  observe: (outcome) => outcomes.push(outcome),
+});
+const server = await startServer(createServer({ webhook: receiver }));
+process.stdout.write(`${JSON.stringify({ url: `${server.url}/api/github/webhooks` })}\n`);
+
+for await (const line of createInterface({ input: process.stdin })) {
+  if (line === 'report') {
+    const results: Record<string, number> = {};
+    for (const o of outcomes) results[`${o.status} ${o.result}`] = (results[`${o.status} ${o.result}`] ?? 0) + 1;
+    process.stdout.write(`${JSON.stringify({ durationsMs: outcomes.map((o) => o.durationMs), results })}\n`);
+    outcomes.length = 0;
+  } else if (line === 'stop') {
+    break;
+  }
+}
+await server.close();
+client.close();
+process.exit(0);

@@ -1,0 +1,262 @@
+// `preview-operator run`: the operator process. Every replica serves webhooks (recording
+// desired state is safe from any replica); only the replica holding the Lease runs the
+// controllers and the resync. On SIGTERM it stops taking webhooks, drains in-flight work
+// within the deadline and releases the Lease; when it loses the Lease it exits non-zero so
+// Kubernetes restarts it as a fresh candidate (two leaders must never act at once).
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { OperatorConfig } from './config.js';
+import { registerAlgorithmController } from './controllers/algorithm-controller.js';
+import { registerDatabaseController } from './controllers/database-controller.js';
+import { KubeEnvironmentStore, previewEnvironmentKind } from './github/environment-store.js';
+import { ApprovalRevoker } from './github/approval-revoker.js';
+import { DeliveryDedupe } from './github/delivery-dedupe.js';
+import { createLabelRemover } from './github/label-remover.js';
+import { createGitHubClients, type GitHubClients } from './github/octokit-factory.js';
+import { GitHubReporter } from './github/reporter-github.js';
+import { createResyncRunnable } from './github/resync.js';
+import { WebhookReceiver } from './github/webhook-receiver.js';
+import { RepositoryCache } from './git/repository-cache.js';
+import { KubeClient, loadKubeConfig } from './kube/client.js';
+import { Manager } from './kube/manager.js';
+import type { OperatorLogger } from './logger.js';
+import { createServer } from './server/create-server.js';
+import { Readiness } from './server/health.js';
+import { metricsRouter } from './server/metrics-router.js';
+import { OperatorMetrics } from './server/metrics.js';
+import { startServer, type RunningServer } from './server/start-server.js';
+import type { RepositoryFacts } from './policy/pull-request-facts.js';
+import { AllowedKinds } from './synth/policy-allowed-kinds.js';
+import type { PreviewRenderSettings } from './synth/render-preview.js';
+import { Sandbox } from './synth/sandbox.js';
+
+/** Everything a controller registration may need; built once per process. */
+export interface OperatorParts {
+  config: OperatorConfig;
+  manager: Manager;
+  client: KubeClient;
+  logger: OperatorLogger;
+  metrics: OperatorMetrics;
+  /** Present when GitHub credentials are configured. */
+  github?: GitHubClients;
+  reporter?: GitHubReporter;
+  repositories: RepositoryCache;
+  sandbox: Sandbox;
+  renderSettings: PreviewRenderSettings;
+  allowedKinds: AllowedKinds;
+}
+
+export interface RunningOperator {
+  /** Full URL GitHub posts deliveries to, e.g. `http://127.0.0.1:8080/api/github/webhooks`. */
+  webhookUrl: string;
+  metricsUrl: string;
+  manager: Manager;
+  metrics: OperatorMetrics;
+  readiness: Readiness;
+  /** Resolves with the process exit code once the operator has stopped by itself (leadership lost: 1). */
+  readonly done: Promise<number>;
+  /** Graceful stop: readiness off, webhooks closed (in-flight ones answered), reconciles drained, Lease released. */
+  stop(): Promise<number>;
+}
+
+export interface StartOperatorOptions {
+  logger: OperatorLogger;
+  /** Credentials to use instead of the configured kubeconfig (the `dev` command's cluster). */
+  kubeConfig?: KubeConfig;
+  /** Where repositories are cloned from instead of the payload's `clone_url` (the `dev` command's local repositories). */
+  cloneUrl?: (repository: RepositoryFacts) => string;
+}
+
+export async function startOperator(config: OperatorConfig, options: StartOperatorOptions): Promise<RunningOperator> {
+  const { logger } = options;
+  const enabled = new Set(config.controllers);
+  // KUBECONFIG may list several files; client-node merges those itself when no path is given.
+  const kubeconfigPath = config.kube.kubeconfig && !config.kube.kubeconfig.includes(':') ? config.kube.kubeconfig : undefined;
+  const kubeConfig = options.kubeConfig ?? loadKubeConfig({ path: kubeconfigPath, context: config.kube.context });
+  const client = new KubeClient(kubeConfig);
+  const metrics = new OperatorMetrics();
+  const le = config.leaderElection;
+  const manager = new Manager({
+    client,
+    leaderElection: le.enabled
+      ? { namespace: le.namespace, name: le.leaseName, identity: le.identity, leaseDurationMs: le.leaseDurationMs, renewDeadlineMs: le.renewDeadlineMs, retryPeriodMs: le.retryPeriodMs }
+      : false,
+    drainDeadlineMs: config.drainTimeoutMs,
+    logger: logger.child({ component: 'manager' }),
+    metrics,
+    onLeadershipChange: metrics.leadershipChanged,
+  });
+
+  const github = config.github.auth
+    ? createGitHubClients({
+      auth: config.github.auth,
+      baseUrl: config.github.baseUrl,
+      throttle: { enabled: config.github.throttle, maxRetryAfterSeconds: config.github.maxRetryAfterSeconds },
+      log: logger.child({ component: 'github' }),
+    })
+    : undefined;
+  if (github) metrics.trackGitHub(github.rateLimits);
+
+  const parts: OperatorParts = {
+    config, manager, client, logger, metrics, github,
+    reporter: github ? new GitHubReporter({ clients: github, log: logger.child({ component: 'reporter' }) }) : undefined,
+    repositories: new RepositoryCache({
+      cacheDir: config.git.cacheDir,
+      maxConcurrentGitProcesses: config.git.concurrency,
+      gitTimeoutMs: config.git.timeoutMs,
+      allowedProtocols: config.git.allowedProtocols,
+    }),
+    sandbox: new Sandbox({ timeoutMs: config.sandbox.timeoutMs, maxHeapMb: config.sandbox.maxHeapMb, maxRssMb: config.sandbox.maxRssMb }),
+    renderSettings: {
+      domain: config.previews.domain,
+      ingressClassName: config.previews.ingressClass,
+      tls: config.previews.tls,
+      podSecurity: config.previews.podSecurity,
+    },
+    allowedKinds: new AllowedKinds(config.previews.allowedKinds),
+  };
+
+  if (enabled.has('algorithm')) {
+    registerAlgorithmController(manager, {
+      logger: logger.child({ controller: 'algorithm' }),
+      analysis: {
+        intervalMs: config.canary.analysisIntervalMs,
+        successChecks: config.canary.successChecks,
+        failureThreshold: config.canary.failureThreshold,
+        ...(config.canary.prometheusUrl ? { prometheusUrl: config.canary.prometheusUrl } : {}),
+        ...(config.canary.query ? { query: config.canary.query } : {}),
+      },
+      ...(config.canary.latencyMetric ? { latencyMetric: config.canary.latencyMetric } : {}),
+      gatewayApi: config.canary.traffic === 'httproute',
+    });
+  }
+  if (enabled.has('database')) registerDatabaseController(manager, { logger: logger.child({ controller: 'database' }) });
+  if (enabled.has('preview-environment')) await pendingRegistrations['preview-environment'](parts);
+
+  // The PreviewEnvironment cache: the resync's view, and the environment gauges.
+  if (enabled.has('preview-environment') || enabled.has('webhook') || enabled.has('resync')) {
+    const environments = manager.informer(previewEnvironmentKind);
+    metrics.trackEnvironments(() => environments.list());
+    if (enabled.has('resync') && github) {
+      manager.addRunnable(createResyncRunnable({
+        clients: github,
+        store: new KubeEnvironmentStore(client),
+        environments,
+        policy: () => config.policy,
+        ...(options.cloneUrl ? { cloneUrl: options.cloneUrl } : {}),
+        intervalMs: config.resync.intervalMs,
+        maxDeletionsPerPass: config.resync.maxDeletionsPerPass,
+        logger: logger.child({ component: 'resync' }),
+        onPass: metrics.resyncPass,
+      }));
+    }
+  }
+
+  const webhook = enabled.has('webhook') && github
+    ? new WebhookReceiver({
+      secret: config.webhook.secrets,
+      store: new KubeEnvironmentStore(client),
+      policy: config.policy,
+      approvals: new ApprovalRevoker({ removeLabel: createLabelRemover(github), logger: logger.child({ component: 'approvals' }) }),
+      maxBodyBytes: config.webhook.maxBodyBytes,
+      dedupe: new DeliveryDedupe({ windowMs: config.webhook.dedupeWindowMs }),
+      logger: logger.child({ component: 'webhook' }),
+      observe: metrics.webhookDelivery,
+      ...(options.cloneUrl ? { cloneUrl: options.cloneUrl } : {}),
+    })
+    : undefined;
+
+  let listening = false;
+  const readiness = new Readiness()
+    .add('informers-synced', () => manager.hasSynced())
+    .add('webhook-server', () => listening);
+  const sharedPort = config.metrics.port === config.webhook.port;
+  const app = createServer({
+    webhook,
+    webhookPath: config.webhook.path,
+    logger: logger.child({ component: 'server' }),
+    routers: [readiness.router(), ...(sharedPort ? [metricsRouter(metrics)] : [])],
+  });
+  const server = await startServer(app, { host: config.webhook.host, port: config.webhook.port });
+  let metricsServer: RunningServer | undefined;
+  try {
+    metricsServer = sharedPort ? undefined : await startServer(createServer({ routers: [metricsRouter(metrics)] }), { host: config.webhook.host, port: config.metrics.port });
+  } catch (err) {
+    await server.close();
+    throw err;
+  }
+  listening = true;
+  manager.start();
+  logger.info({
+    controllers: config.controllers, webhook: `${server.url}${config.webhook.path}`, metrics: `${(metricsServer ?? server).url}/metrics`,
+    leaderElection: le.enabled ? `${le.namespace}/${le.leaseName} as ${manager.identity}` : 'off',
+  }, 'operator started');
+
+  let stopping: Promise<number> | undefined;
+  const stop = (exitCode: number): Promise<number> => {
+    stopping ??= (async () => {
+      // Unready first, so the Service stops routing deliveries here while the rest drains.
+      readiness.drain();
+      listening = false;
+      await server.close();
+      await manager.stop();
+      await metricsServer?.close();
+      logger.info({ exitCode }, 'operator stopped');
+      return exitCode;
+    })();
+    return stopping;
+  };
+  const done = manager.done.then((reason) => {
+    if (reason === 'leadership-lost') {
+      logger.error({ identity: manager.identity }, 'lost the leader lease: exiting so that this replica restarts as a candidate');
+      return stop(1);
+    }
+    return stop(0);
+  });
+
+  return {
+    webhookUrl: `${server.url}${config.webhook.path}`,
+    metricsUrl: `${(metricsServer ?? server).url}/metrics`,
+    manager, metrics, readiness,
+    done,
+    stop: () => stop(0),
+  };
+}
+
+/**
+ * Registrations whose modules are being written in parallel (issues 5, 6, 7). They are
+ * loaded by name so this file compiles before they exist; a missing one stops the start
+ * with a message naming it.
+ */
+const pendingRegistrations: Record<'preview-environment', (parts: OperatorParts) => Promise<void>> = {
+  'preview-environment': async (parts) => {
+    const register = await loadExport<(manager: Manager, options: object) => void>('./controllers/preview-environment-controller', 'registerPreviewEnvironmentController', 'preview-environment');
+    register(parts.manager, {
+      logger: parts.logger.child({ controller: 'preview-environment' }),
+      reporter: parts.reporter,
+      repositories: parts.repositories,
+      sandbox: parts.sandbox,
+      settings: parts.renderSettings,
+      allowedKinds: parts.allowedKinds,
+      policy: parts.config.policy,
+      tokenFor: parts.github ? (repository: { owner: string; name: string }) => parts.github!.tokenFor(repository) : undefined,
+      observeWebhookToApplied: (seconds: number) => parts.metrics.observeWebhookToApplied(seconds),
+      observeWebhookToReady: (seconds: number) => parts.metrics.observeWebhookToReady(seconds),
+    });
+  },
+};
+
+const moduleExt = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+
+async function loadExport<T>(module: string, name: string, controller: string): Promise<T> {
+  let loaded: Record<string, unknown>;
+  try {
+    loaded = (await import(new URL(`${module}${moduleExt}`, import.meta.url).href)) as Record<string, unknown>;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND' && String((err as Error).message).includes(module.slice(2))) {
+      throw new Error(`the ${controller} controller is not part of this build (${module}${moduleExt} is missing); run without it: --controllers=<the others>`);
+    }
+    throw err;
+  }
+  if (typeof loaded[name] !== 'function') throw new Error(`the ${controller} controller's module does not export ${name}`);
+  return loaded[name] as T;
+}

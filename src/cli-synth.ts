@@ -1,0 +1,97 @@
+// `preview-operator synth --repo <path> [--pr <n>] [--sha <sha>]`: what a pull request of a
+// local repository would get, printed as YAML — the tool for writing `.preview/`. It goes
+// through the PreviewEnvironment controller's own rendering (configuration validation, the
+// sandbox for `.preview/main.ts`, the policy on the result), reading the commit from git
+// exactly as the operator does, so what it prints is what the cluster would receive.
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { stringify } from 'yaml';
+import type { PreviewEnvironmentSpec } from '../constructs/index.js';
+import type { OperatorConfig } from './config.js';
+import { renderEnvironment } from './controllers/preview-environment-rendering.js';
+import { RepositoryCache } from './git/repository-cache.js';
+import { environmentName } from './github/pull-request-environment-name.js';
+import { effectivePolicy } from './policy/policy-config.js';
+import { AllowedKinds } from './synth/policy-allowed-kinds.js';
+import { Sandbox } from './synth/sandbox.js';
+
+const run = promisify(execFile);
+
+export interface SynthRequest {
+  /** A local git repository (its working tree or a bare repository). */
+  repo: string;
+  pullRequest: number;
+  /** Default: HEAD. */
+  sha?: string;
+  /** `owner/name` (default: from the `origin` remote if it is on GitHub, else `local/<directory>`). */
+  repository?: string;
+}
+
+export interface SynthOutput {
+  ok: boolean;
+  /** The manifests as YAML documents (ok), else empty. */
+  yaml: string;
+  /** What a user should read on stderr: the commit rendered, notes, or the failure with every detail. */
+  messages: string[];
+}
+
+async function git(repo: string, ...args: string[]): Promise<string> {
+  const { stdout } = await run('git', ['-C', repo, ...args], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: os.homedir() } });
+  return stdout.trim();
+}
+
+async function repositoryName(repo: string, given: string | undefined): Promise<{ owner: string; name: string }> {
+  const text = given ?? await git(repo, 'remote', 'get-url', 'origin').then(
+    (url) => /github\.com[/:]([^/]+)\/([^/]+?)(\.git)?$/.exec(url)?.slice(1, 3).join('/'),
+    () => undefined,
+  ) ?? `local/${path.basename(path.resolve(repo)).replace(/\.git$/, '')}`;
+  const [owner, name, ...rest] = text.split('/');
+  if (!owner || !name || rest.length > 0) throw new Error(`--repository must be owner/name, not "${text}"`);
+  return { owner, name };
+}
+
+export async function synthesize(request: SynthRequest, config: OperatorConfig): Promise<SynthOutput> {
+  const repo = path.resolve(request.repo);
+  const sha = await git(repo, 'rev-parse', '--verify', `${request.sha ?? 'HEAD'}^{commit}`).catch(() => {
+    throw new Error(`${request.sha ?? 'HEAD'} is not a commit of the git repository ${repo}`);
+  });
+  const branch = await git(repo, 'rev-parse', '--abbrev-ref', 'HEAD').catch(() => 'HEAD');
+  const repository = await repositoryName(repo, request.repository);
+  const messages = [`rendering ${repository.owner}/${repository.name} pull request #${request.pullRequest} at ${sha}`];
+  if (!request.sha && (await git(repo, 'status', '--porcelain', '--untracked-files=no').catch(() => ''))) {
+    messages.push('note: uncommitted changes are not rendered; the operator, too, sees only commits');
+  }
+  const spec: PreviewEnvironmentSpec = {
+    repository: { ...repository, cloneUrl: pathToFileURL(repo).href },
+    pullRequest: {
+      number: request.pullRequest, headSha: sha, headRef: branch, baseRef: branch,
+      // The repository's own author: trusted, so `.preview/main.ts` runs (in the sandbox) as it would for a maintainer.
+      author: 'synth', authorAssociation: 'OWNER', labels: [], draft: false, fork: false,
+    },
+  };
+  const cacheDir = await mkdtemp(path.join(os.tmpdir(), 'preview-synth-'));
+  try {
+    const outcome = await renderEnvironment({
+      name: environmentName(repository, request.pullRequest),
+      spec,
+      settings: { domain: config.previews.domain, ingressClassName: config.previews.ingressClass, tls: config.previews.tls, podSecurity: config.previews.podSecurity },
+      trust: effectivePolicy(config.policy, repository).trust,
+      allowedKinds: new AllowedKinds(config.previews.allowedKinds),
+    }, {
+      repositories: new RepositoryCache({ cacheDir, allowedProtocols: ['file:'], maxConcurrentGitProcesses: config.git.concurrency, gitTimeoutMs: config.git.timeoutMs }),
+      sandbox: new Sandbox({ timeoutMs: config.sandbox.timeoutMs, maxHeapMb: config.sandbox.maxHeapMb, maxRssMb: config.sandbox.maxRssMb }),
+    });
+    if (!outcome.ok) return { ok: false, yaml: '', messages: [...messages, `${outcome.failure.kind}: ${outcome.failure.message}`] };
+    const { rendered } = outcome;
+    messages.push(`rendered with ${rendered.renderer === 'sandbox' ? '.preview/main.ts in the sandbox' : 'the constructs'}; namespace ${rendered.identity.namespace}${rendered.url ? `, URL ${rendered.url}` : ''}`);
+    messages.push(...rendered.notes);
+    const yaml = [rendered.namespace, ...rendered.objects].map((m) => stringify(m, { lineWidth: 0 })).join('---\n');
+    return { ok: true, yaml, messages };
+  } finally {
+    await rm(cacheDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,141 @@
+// The command line: `run`, `synth`, `dev`, `help`, `version`. Exit codes: 0 done, 1 failed
+// while running, 2 bad usage or configuration (nothing was started).
+import { readFileSync } from 'node:fs';
+import { ConfigError, loadConfig, type ConfigIssue } from './config.js';
+import { settings, settingsReference } from './config-settings.js';
+import { createLogger } from './logger.js';
+
+export interface CliIo {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+}
+
+const processIo: CliIo = {
+  stdout: (text) => void process.stdout.write(text),
+  stderr: (text) => void process.stderr.write(text),
+};
+
+export const usage = `Usage: preview-operator <command> [--setting=value ...]
+
+Commands:
+  run      Run the operator: controllers (--controllers=...), the webhook server and the resync,
+           under leader election (every replica serves webhooks; only the leader reconciles).
+  synth    Print the YAML a pull request of a local repository would get:
+             preview-operator synth --repo <path> [--pr <n>] [--sha <sha>] [--repository owner/name]
+  dev      Try it locally: a local control plane, a GitHub emulator, the operator and a demo pull
+           request (npm run dev). With KUBECONFIG set it uses that cluster instead.
+  help     This text and every setting (preview-operator help settings).
+  version  The operator's version.
+
+Every setting is a flag or an environment variable (a flag wins); see docs/configuration.md.
+`;
+
+/** Takes a command's own flags (e.g. synth's --repo) out of the arguments; the rest are settings. */
+export function takeFlags(args: readonly string[], names: readonly string[]): { values: Map<string, string>; rest: string[]; issues: ConfigIssue[] } {
+  const values = new Map<string, string>();
+  const rest: string[] = [];
+  const issues: ConfigIssue[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const match = /^--([a-z-]+)(?:=(.*))?$/s.exec(args[i]!);
+    if (!match || !names.includes(match[1]!)) {
+      rest.push(args[i]!);
+      continue;
+    }
+    let value = match[2];
+    if (value === undefined) {
+      value = args[i + 1];
+      if (value === undefined || value.startsWith('--')) {
+        issues.push({ setting: `--${match[1]}`, message: 'needs a value' });
+        continue;
+      }
+      i++;
+    }
+    values.set(match[1]!, value);
+  }
+  return { values, rest, issues };
+}
+
+function reportIssues(io: CliIo, issues: readonly ConfigIssue[]): number {
+  io.stderr(`preview-operator: invalid configuration (${issues.length} problem${issues.length === 1 ? '' : 's'}); nothing was started:\n`);
+  for (const issue of issues) io.stderr(`  ${issue.setting}: ${issue.message}\n`);
+  return 2;
+}
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL(import.meta.url.includes('/dist/') ? '../../package.json' : '../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+export async function runCli(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, io: CliIo = processIo): Promise<number> {
+  const [command, ...args] = argv;
+  try {
+    switch (command) {
+      case 'run': {
+        let config;
+        try {
+          config = loadConfig({ args, env, purpose: 'run' });
+        } catch (err) {
+          if (err instanceof ConfigError) return reportIssues(io, err.issues);
+          throw err;
+        }
+        const { runUntilStopped } = await import('./cli-run-process.js');
+        return await runUntilStopped(config, createLogger({ level: config.logLevel }));
+      }
+      case 'synth': {
+        const own = takeFlags(args, ['repo', 'pr', 'sha', 'repository']);
+        const issues = [...own.issues];
+        const repo = own.values.get('repo');
+        if (!repo) issues.push({ setting: '--repo', message: 'required: the path of a local git repository' });
+        const pr = Number(own.values.get('pr') ?? '1');
+        if (!Number.isSafeInteger(pr) || pr < 1) issues.push({ setting: '--pr', message: `must be a pull request number, not "${own.values.get('pr')}"` });
+        let config;
+        try {
+          config = loadConfig({ args: own.rest, env, purpose: 'synth' });
+        } catch (err) {
+          if (!(err instanceof ConfigError)) throw err;
+          issues.push(...err.issues);
+        }
+        if (issues.length > 0 || !config) return reportIssues(io, issues);
+        const { synthesize } = await import('./cli-synth.js');
+        const output = await synthesize({ repo: repo!, pullRequest: pr, sha: own.values.get('sha'), repository: own.values.get('repository') }, config);
+        for (const message of output.messages) io.stderr(`${message}\n`);
+        io.stdout(output.yaml);
+        return output.ok ? 0 : 1;
+      }
+      case 'dev': {
+        // The local demo needs the repository's test harness (control plane, GitHub emulator):
+        // it runs from a source checkout, not from the built image.
+        const devModule = new URL(`./cli-dev${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url).href;
+        let dev: { runDev(args: readonly string[], env: Readonly<Record<string, string | undefined>>, io: CliIo): Promise<number> };
+        try {
+          dev = await import(devModule);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND' || !String((err as Error).message).includes('cli-dev')) throw err;
+          io.stderr('preview-operator: `dev` runs from a source checkout (npm ci && npm run dev); this build does not include it\n');
+          return 2;
+        }
+        return await dev.runDev(args, env, io);
+      }
+      case 'version':
+      case '--version':
+        io.stdout(`${version()}\n`);
+        return 0;
+      case 'help':
+      case '--help':
+      case '-h':
+        io.stdout(args[0] === 'settings' ? `Settings (flag, environment variable, default):\n\n${settingsReference()}` : usage);
+        return 0;
+      case undefined:
+        io.stderr(usage);
+        return 2;
+      default:
+        io.stderr(`preview-operator: unknown command "${command}"\n\n${usage}`);
+        return 2;
+    }
+  } catch (err) {
+    io.stderr(`preview-operator ${command}: ${(err as Error).message}\n`);
+    return 1;
+  }
+}
+
+export { settings };

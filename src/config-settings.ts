@@ -1,0 +1,113 @@
+// Every setting of the operator, once: its flag, its environment variable, its default and
+// what it means. The loader, `--help`, docs/configuration.md and the Helm chart's values all
+// follow this table, so a setting cannot exist in one place and be missing in another.
+
+export type SettingKind = 'string' | 'integer' | 'boolean' | 'duration' | 'list' | 'url' | 'file' | 'secret';
+
+export interface SettingSpec {
+  /** The flag without dashes, e.g. `webhook-port`. */
+  flag: string;
+  /** The environment variable; a flag given on the command line wins over it. */
+  env: string;
+  kind: SettingKind;
+  /** As it would be written on the command line; absent: unset unless given. */
+  default?: string;
+  group: string;
+  description: string;
+}
+
+import { defaultAllowedKinds } from './synth/policy-allowed-kinds.js';
+
+const env = (flag: string) => `PREVIEW_OPERATOR_${flag.toUpperCase().replace(/-/g, '_')}`;
+
+function setting(flag: string, kind: SettingKind, group: string, description: string, defaultValue?: string, envName = env(flag)): SettingSpec {
+  return { flag, env: envName, kind, group, description, ...(defaultValue !== undefined ? { default: defaultValue } : {}) };
+}
+
+export const controllerNames = ['algorithm', 'database', 'preview-environment', 'webhook', 'resync'] as const;
+export type ControllerName = (typeof controllerNames)[number];
+
+export const settings: readonly SettingSpec[] = [
+  setting('kubeconfig', 'file', 'Kubernetes', 'Kubeconfig file; unset: the in-cluster ServiceAccount.', undefined, 'KUBECONFIG'),
+  setting('context', 'string', 'Kubernetes', 'Context of the kubeconfig to use (default: its current context).'),
+
+  setting('controllers', 'list', 'Process', `What this process runs, comma-separated: ${controllerNames.join(', ')}.`, controllerNames.join(',')),
+  setting('log-level', 'string', 'Process', 'debug, info, warn or error.', 'info'),
+  setting('drain-timeout', 'duration', 'Process', 'On SIGTERM: how long in-flight reconciles and webhooks may take before the process exits anyway.', '25s'),
+  setting('metrics-port', 'integer', 'Process', 'Port of GET /metrics (Prometheus); the same as --webhook-port serves it there (0: any free port).', '9090'),
+
+  setting('leader-elect', 'boolean', 'Leader election', 'Only the replica holding the Lease reconciles (every replica serves webhooks).', 'true'),
+  setting('leader-election-namespace', 'string', 'Leader election', 'Namespace of the Lease (default: the pod\'s namespace, else "default").'),
+  setting('leader-election-lease', 'string', 'Leader election', 'Name of the Lease.', 'preview-operator'),
+  setting('leader-election-identity', 'string', 'Leader election', 'This replica\'s identity in the Lease (default: the host name, i.e. the pod name).'),
+  setting('leader-election-lease-duration', 'duration', 'Leader election', 'How long a Lease not renewed stays with its holder.', '15s'),
+  setting('leader-election-renew-deadline', 'duration', 'Leader election', 'How long the leader tries to renew before it gives up (and the process exits).', '10s'),
+  setting('leader-election-retry-period', 'duration', 'Leader election', 'How often candidates try to take the Lease and the leader renews it.', '2s'),
+
+  setting('webhook-host', 'string', 'Webhook', 'Address the webhook server listens on.', '0.0.0.0'),
+  setting('webhook-port', 'integer', 'Webhook', 'Port of the webhook server, also /healthz and /readyz (0: any free port).', '8080'),
+  setting('webhook-path', 'string', 'Webhook', 'Path GitHub posts deliveries to.', '/api/github/webhooks'),
+  setting('webhook-secret', 'secret', 'Webhook', 'The webhook secret (comma-separated during a rotation). Prefer --webhook-secret-file.'),
+  setting('webhook-secret-file', 'file', 'Webhook', 'File holding the webhook secret (one per line during a rotation).'),
+  setting('webhook-max-body-bytes', 'integer', 'Webhook', 'Larger deliveries are refused with 413 (GitHub sends at most 25 MB).', String(25 * 1024 * 1024)),
+  setting('webhook-dedupe-window', 'duration', 'Webhook', 'A delivery id seen again within this window is answered without effect.', '1h'),
+
+  setting('github-api-url', 'url', 'GitHub', 'REST API base URL (GitHub Enterprise Server: https://<host>/api/v3).', 'https://api.github.com'),
+  setting('github-app-id', 'string', 'GitHub', 'GitHub App id (with --github-app-private-key-file).'),
+  setting('github-app-private-key-file', 'file', 'GitHub', 'The GitHub App\'s private key (PEM).'),
+  setting('github-app-installation-id', 'integer', 'GitHub', 'The App\'s installation (default: looked up per repository).'),
+  setting('github-token', 'secret', 'GitHub', 'A token instead of an App (commit statuses instead of check runs). Prefer --github-token-file.'),
+  setting('github-token-file', 'file', 'GitHub', 'File holding the token.'),
+  setting('github-throttle', 'boolean', 'GitHub', 'Space writes as GitHub asks (≥ 1 s apart per credential).', 'true'),
+  setting('github-max-retry-after', 'duration', 'GitHub', 'Longest rate-limit wait accepted before a request fails instead.', '60s'),
+
+  setting('policy-file', 'file', 'Policy', 'YAML file with the filters, trust and budget policy, global and per repository (see docs/configuration.md).'),
+  setting('default-ttl', 'duration', 'Policy', 'How long an environment lives after its last deployment; overrides the policy file\'s global budgets.ttl (default there: 72h).'),
+  setting('max-environments-per-repository', 'integer', 'Policy', 'Environments one repository may run at once (0: no cap); overrides the policy file\'s global budgets.maxEnvironmentsPerRepository.'),
+
+  setting('checkout-cache-dir', 'string', 'Checkout', 'Directory of the git cache (bare repositories and worktrees); writable, may be an emptyDir.', '/tmp/preview-operator/checkouts'),
+  setting('git-concurrency', 'integer', 'Checkout', 'git processes allowed to run at once.', '4'),
+  setting('git-timeout', 'duration', 'Checkout', 'A git process silent for this long is killed.', '120s'),
+  setting('git-allowed-protocols', 'list', 'Checkout', 'URL schemes a clone URL may use (https; file for local demos and tests).', 'https'),
+
+  setting('sandbox-timeout', 'duration', 'Sandbox', 'Wall-clock limit of one run of a repository\'s .preview/main.ts.', '20s'),
+  setting('sandbox-max-heap-mb', 'integer', 'Sandbox', 'V8 heap limit of the sandbox process (MB).', '256'),
+  setting('sandbox-max-rss-mb', 'integer', 'Sandbox', 'Resident memory limit of the sandbox process (MB).', '512'),
+
+  setting('preview-domain', 'string', 'Previews', 'DNS domain of preview hosts: <repo>-pr-<n>.<domain>. Required by the preview-environment controller.'),
+  setting('ingress-class', 'string', 'Previews', 'IngressClass of preview Ingresses.', 'nginx'),
+  setting('tls-issuer', 'string', 'Previews', 'cert-manager issuer of preview certificates; "none" serves plain HTTP and renders no Certificate.', 'preview-issuer'),
+  setting('tls-issuer-kind', 'string', 'Previews', 'ClusterIssuer or Issuer.', 'ClusterIssuer'),
+  setting('pod-security', 'string', 'Previews', 'Pod Security level enforced in preview namespaces (restricted, baseline or privileged).', 'restricted'),
+  setting('allowed-kinds', 'list', 'Previews', 'Kinds a rendering may contain, Kind or Kind.group, comma-separated (namespaced kinds only).', defaultAllowedKinds.join(',')),
+
+  setting('prometheus-url', 'url', 'Canary analysis', 'Prometheus-compatible API (…/api/v1/query) giving canary success rates; unset: canaries never promote by analysis.'),
+  setting('canary-query', 'string', 'Canary analysis', 'PromQL template of a canary\'s success rate (default: the Algorithm controller\'s).'),
+  setting('canary-analysis-interval', 'duration', 'Canary analysis', 'How often a canary is analysed.', '60s'),
+  setting('canary-success-checks', 'integer', 'Canary analysis', 'Consecutive analyses at or above the Algorithm\'s successThreshold that promote a canary.', '3'),
+  setting('canary-failure-threshold', 'integer', 'Canary analysis', 'Consecutive failing (or empty) analyses before a rollback (or Inconclusive).', '5'),
+  setting('canary-traffic', 'string', 'Canary analysis', '"replicas" (split by replica ratio) or "httproute" (exact weights through a Gateway API HTTPRoute).', 'replicas'),
+  setting('latency-metric', 'string', 'Canary analysis', 'Per-pod custom metric the HPA targets when an Algorithm sets targetLatencyMs (default: the Algorithm controller\'s).'),
+
+  setting('resync-interval', 'duration', 'Resync', 'How often open pull requests are listed to repair missed webhooks.', '5m'),
+  setting('resync-max-deletions', 'integer', 'Resync', 'Most environments one resync pass may delete (more is reported, not done).', '10'),
+];
+
+export function settingByFlag(flag: string): SettingSpec | undefined {
+  return settings.find((s) => s.flag === flag);
+}
+
+/** The reference table of docs/configuration.md, generated from `settings`. */
+export function settingsReference(): string {
+  const out: string[] = [];
+  let group = '';
+  for (const s of settings) {
+    if (s.group !== group) {
+      group = s.group;
+      out.push('', `### ${group}`, '', '| flag | environment variable | default | meaning |', '|---|---|---|---|');
+    }
+    const shown = s.default === undefined ? '' : `\`${s.default}\``;
+    out.push(`| \`--${s.flag}\` | \`${s.env}\` | ${shown} | ${s.description.replace(/\|/g, '\\|')} |`);
+  }
+  return `${out.join('\n').trim()}\n`;
+}

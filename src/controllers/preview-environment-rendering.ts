@@ -1,0 +1,205 @@
+// From a PreviewEnvironment to the objects to apply: which configuration counts (the head
+// commit's for trusted pull requests, the base branch's plus the allowed values for untrusted
+// ones), how it is rendered (in-process, or the repository's `.preview/main.ts` in the sandbox
+// for trusted pull requests only), and the policy on the result. Everything a user can fix
+// comes back as a RenderFailure; transient failures (git unreachable, timeouts) throw.
+import type { Manifest, PreviewConfig, PreviewEnvironmentSpec, PreviewIdentity } from '../../constructs/index.js';
+import { GitOperationError, InvalidGitInputError } from '../git/git-errors.js';
+import { formatPreviewConfigErrors, validatePreviewConfig, type PreviewConfigError } from '../git/preview-config-validation.js';
+import type { RepositoryCache } from '../git/repository-cache.js';
+import { isTrusted } from '../policy/trust.js';
+import type { TrustPolicy } from '../policy/policy-config.js';
+import type { PullRequestFacts } from '../policy/pull-request-facts.js';
+import type { AllowedKinds } from '../synth/policy-allowed-kinds.js';
+import { checkRenderedObjects, formatPolicyViolations, type PolicyViolation } from '../synth/policy-rendered-objects.js';
+import { mergeUntrustedConfig } from '../synth/policy-untrusted-config.js';
+import {
+  previewChartProps, previewIdentity, renderPreviewInProcess, splitRendering, type PreviewRenderSettings,
+} from '../synth/render-preview.js';
+import type { Sandbox } from '../synth/sandbox.js';
+import { SandboxError } from '../synth/sandbox-error.js';
+
+export const configPath = '.preview/preview.yaml';
+export const mainPath = '.preview/main.ts';
+
+export type RenderFailureKind =
+  /** No `.preview/preview.yaml` where it was looked for. */
+  | 'ConfigMissing'
+  /** `.preview/preview.yaml` does not validate (every error, with its path). */
+  | 'ConfigInvalid'
+  /** `.preview/main.ts` failed in the sandbox (time, memory, permission, exception, output). */
+  | 'SandboxFailed'
+  /** The chart itself threw (e.g. a construct validation). */
+  | 'RenderFailed'
+  /** The rendering breaks the policy (every violation, with its object and rule). */
+  | 'PolicyViolation'
+  /** The commit or repository cannot be read (force-pushed away, no access, bad coordinates). */
+  | 'SourceUnavailable';
+
+export interface RenderFailure {
+  kind: RenderFailureKind;
+  /** One paragraph for a condition or Event. */
+  message: string;
+  /** One line per problem, for the PR comment. */
+  details: string[];
+  configErrors?: PreviewConfigError[];
+  violations?: PolicyViolation[];
+}
+
+export interface RenderedEnvironment {
+  sha: string;
+  trusted: boolean;
+  /** Where the configuration came from: the head commit, or the base branch at `baseSha`. */
+  configSource: { from: 'head' } | { from: 'base'; branch: string; sha: string };
+  renderer: 'constructs' | 'sandbox';
+  config: PreviewConfig;
+  identity: PreviewIdentity;
+  url: string | undefined;
+  namespace: Manifest;
+  /** The namespace's guards and the environment's objects, policy-checked, in the namespace. */
+  objects: Manifest[];
+  /** Values of an untrusted pull request that were not applied, for the PR comment. */
+  notes: string[];
+}
+
+export type RenderOutcome = { ok: true; rendered: RenderedEnvironment } | { ok: false; failure: RenderFailure };
+
+export interface RenderRequest {
+  name: string;
+  spec: PreviewEnvironmentSpec;
+  settings: PreviewRenderSettings;
+  trust: TrustPolicy;
+  allowedKinds: AllowedKinds;
+  /** An installation token for the repository (undefined for public or local repositories). */
+  token?: string;
+}
+
+export interface RenderDependencies {
+  repositories: RepositoryCache;
+  sandbox: Sandbox;
+}
+
+/** The pull request as the trust rules see it. */
+export function pullRequestFacts(spec: PreviewEnvironmentSpec): PullRequestFacts {
+  const pr = spec.pullRequest;
+  return {
+    repository: { owner: spec.repository.owner, name: spec.repository.name, cloneUrl: spec.repository.cloneUrl },
+    number: pr.number,
+    state: 'open',
+    merged: false,
+    headSha: pr.headSha,
+    headRef: pr.headRef,
+    baseRef: pr.baseRef,
+    author: pr.author ?? '',
+    authorAssociation: pr.authorAssociation ?? 'NONE',
+    labels: [...(pr.labels ?? [])],
+    draft: pr.draft ?? false,
+    fork: pr.fork ?? false,
+  };
+}
+
+const failure = (kind: RenderFailureKind, message: string, details: string[] = [message], extra: Partial<RenderFailure> = {}): RenderOutcome =>
+  ({ ok: false, failure: { kind, message, details, ...extra } });
+
+function configFailure(where: string, errors: PreviewConfigError[]): RenderOutcome {
+  return failure('ConfigInvalid', `${where} is invalid:\n${formatPreviewConfigErrors(errors)}`,
+    errors.map((e) => `${configPath}${e.path ? ` ${e.path}` : ''}${e.line ? ` (line ${e.line})` : ''}: ${e.message}`), { configErrors: errors });
+}
+
+/** Renders the environment at its head commit; see the file comment for the rules. */
+export async function renderEnvironment(request: RenderRequest, deps: RenderDependencies): Promise<RenderOutcome> {
+  try {
+    return await render(request, deps);
+  } catch (err) {
+    if (err instanceof InvalidGitInputError) return failure('SourceUnavailable', err.message);
+    if (err instanceof GitOperationError && ['commit-not-found', 'branch-not-found', 'repository-not-found', 'authentication', 'not-a-regular-file'].includes(err.reason)) {
+      return failure('SourceUnavailable', err.message);
+    }
+    throw err;
+  }
+}
+
+async function render(request: RenderRequest, deps: RenderDependencies): Promise<RenderOutcome> {
+  const { spec, name } = request;
+  const sha = spec.pullRequest.headSha;
+  const location = { cloneUrl: spec.repository.cloneUrl, owner: spec.repository.owner, repo: spec.repository.name, token: request.token };
+  const head = { ...location, sha };
+  const trusted = isTrusted(pullRequestFacts(spec), request.trust);
+
+  const headText = await deps.repositories.readFile(head, configPath);
+  let config: PreviewConfig;
+  let configSource: RenderedEnvironment['configSource'] = { from: 'head' };
+  const notes: string[] = [];
+  if (trusted) {
+    if (headText === undefined) return failure('ConfigMissing', `the repository has no ${configPath} at ${sha.slice(0, 12)}`);
+    const validation = validatePreviewConfig(headText);
+    if (!validation.ok) return configFailure(`${configPath} at ${sha.slice(0, 12)}`, validation.errors);
+    config = validation.config;
+  } else {
+    const branch = spec.pullRequest.baseRef;
+    const baseSha = await deps.repositories.resolveBranch(location, branch);
+    const baseText = await deps.repositories.readFile({ ...location, sha: baseSha }, configPath);
+    if (baseText === undefined) {
+      return failure('ConfigMissing', `the base branch ${branch} has no ${configPath}; an untrusted pull request is previewed with the base branch's configuration`);
+    }
+    const base = validatePreviewConfig(baseText);
+    if (!base.ok) return configFailure(`${configPath} on the base branch ${branch}`, base.errors);
+    let proposed: PreviewConfig | undefined;
+    if (headText !== undefined) {
+      const validation = validatePreviewConfig(headText);
+      if (!validation.ok) return configFailure(`${configPath} at ${sha.slice(0, 12)}`, validation.errors);
+      proposed = validation.config;
+    }
+    const merged = mergeUntrustedConfig(base.config, proposed);
+    config = merged.config;
+    configSource = { from: 'base', branch, sha: baseSha };
+    notes.push(...merged.ignored.map((n) => `not applied (untrusted pull request): ${n}`));
+  }
+
+  const identity = previewIdentity(name, spec, config, sha, request.settings.domain);
+  const props = previewChartProps(identity, spec, config, request.settings);
+  let operator;
+  try {
+    operator = renderPreviewInProcess(props);
+  } catch (err) {
+    return failure('RenderFailed', `the configuration could not be rendered: ${(err as Error).message}`);
+  }
+
+  let manifests = operator.manifests;
+  let renderer: RenderedEnvironment['renderer'] = 'constructs';
+  // Only a trusted pull request's code runs, and only in the sandbox; an untrusted one's main.ts is never read.
+  if (trusted && (await deps.repositories.readFile(head, mainPath)) !== undefined) {
+    try {
+      const result = await deps.repositories.withCheckout(head, (dir) => deps.sandbox.run({ checkoutDir: dir, input: props }));
+      manifests = result.manifests;
+      renderer = 'sandbox';
+    } catch (err) {
+      if (err instanceof SandboxError) return failure('SandboxFailed', err.message);
+      throw err;
+    }
+  }
+
+  const split = splitRendering(operator, manifests, identity.namespace);
+  const checked = checkRenderedObjects(split.objects, {
+    namespace: identity.namespace,
+    host: identity.host,
+    allowedKinds: request.allowedKinds,
+    podSecurity: request.settings.podSecurity,
+    certificateIssuer: request.settings.tls === false ? undefined : { name: request.settings.tls.issuer?.name ?? 'preview-issuer', kind: request.settings.tls.issuer?.kind ?? 'ClusterIssuer' },
+  });
+  if (checked.violations.length > 0) {
+    const count = checked.violations.length;
+    return failure('PolicyViolation', `the rendering breaks the preview policy (${count} violation${count === 1 ? '' : 's'}); nothing was applied:\n${formatPolicyViolations(checked.violations)}`,
+      checked.violations.map((v) => `${v.object}: ${v.message} [${v.rule}]`), { violations: checked.violations });
+  }
+  return {
+    ok: true,
+    rendered: {
+      sha, trusted, configSource, renderer, config, identity,
+      url: operator.url,
+      namespace: split.namespace,
+      objects: [...split.guards, ...checked.objects],
+      notes,
+    },
+  };
+}

@@ -1,0 +1,34 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { SlotLedger, type SlotEnvironment } from './preview-environment-slots.js';
+
+const env = (pullRequest: number, phase?: string, deleting = false): SlotEnvironment => ({ name: `pr-${pullRequest}`, pullRequest, phase, deleting });
+
+describe('per-repository slots', () => {
+  it('admits up to the cap in PR-number order and tells the others their place', () => {
+    const ledger = new SlotLedger();
+    const all = [env(5), env(3), env(9)];
+    // The lowest number gets the free slot even when a higher one asks first.
+    assert.deepEqual(ledger.decide('pr-5', all, 1), { admitted: false, position: 1, cap: 1 });
+    assert.deepEqual(ledger.decide('pr-9', all, 1), { admitted: false, position: 2, cap: 1 });
+    assert.deepEqual(ledger.decide('pr-3', all, 1), { admitted: true });
+    // pr-3's admission is remembered before its status says so: the next decision sees it.
+    assert.deepEqual(ledger.decide('pr-5', all, 1), { admitted: false, position: 1, cap: 1 });
+    assert.deepEqual(ledger.decide('pr-9', all, 1), { admitted: false, position: 2, cap: 1 });
+  });
+
+  it('a slot stays held while the holder is being deleted, and frees when it is released', () => {
+    const ledger = new SlotLedger();
+    assert.deepEqual(ledger.decide('pr-2', [env(1, 'Ready', true), env(2)], 1), { admitted: false, position: 1, cap: 1 });
+    ledger.release('pr-1');
+    assert.deepEqual(ledger.decide('pr-2', [env(2)], 1), { admitted: true });
+  });
+
+  it('an environment that holds a slot keeps it when the cap is lowered; no cap admits everyone', () => {
+    const ledger = new SlotLedger();
+    const all = [env(1, 'Ready'), env(2, 'Deploying'), env(3)];
+    assert.deepEqual(ledger.decide('pr-2', all, 1), { admitted: true });
+    assert.deepEqual(ledger.decide('pr-3', all, 1), { admitted: false, position: 1, cap: 1 });
+    assert.deepEqual(ledger.decide('pr-3', all, null), { admitted: true });
+  });
+});

@@ -1,0 +1,52 @@
+// The per-repository cap: which environments of a repository may deploy and which wait as
+// Queued, in pull-request-number order (src/policy/budgets.ts decides; this keeps the facts).
+// An environment holds a slot from the moment it is admitted until its PreviewEnvironment is
+// gone: its status says so once written, and until the informer shows that write, this
+// process remembers its own admissions — so two workers never hand out the same free slot.
+import { allocateSlots } from '../policy/budgets.js';
+
+/** What the slot decision needs to know of each environment of the repository. */
+export interface SlotEnvironment {
+  name: string;
+  pullRequest: number;
+  phase?: string;
+  deleting: boolean;
+}
+
+const holdingPhases = new Set(['Pending', 'Deploying', 'Ready', 'Failed', 'Expired', 'Terminating']);
+
+export type SlotDecision = { admitted: true } | { admitted: false; position: number; cap: number };
+
+export class SlotLedger {
+  private readonly admitted = new Set<string>();
+
+  /**
+   * Admits `name` if the cap allows it (remembering the admission) or says where it waits.
+   * Synchronous: in one process, no two decisions interleave.
+   */
+  decide(name: string, environments: readonly SlotEnvironment[], cap: number | null): SlotDecision {
+    if (this.admitted.has(name) || cap === null) {
+      this.admitted.add(name);
+      return { admitted: true };
+    }
+    const self = environments.find((e) => e.name === name);
+    if (!self) throw new Error(`environment ${name} is not among the repository's environments`);
+    const holds = (e: SlotEnvironment) => this.admitted.has(e.name) || e.deleting || holdingPhases.has(e.phase ?? '');
+    if (holds(self)) {
+      this.admitted.add(name);
+      return { admitted: true };
+    }
+    // Numbers identify environments here; a repository has one environment per pull request.
+    const allocation = allocateSlots(environments.map((e) => ({ number: e.pullRequest, holdsSlot: holds(e) })), cap);
+    if (allocation.deploy.includes(self.pullRequest)) {
+      this.admitted.add(name);
+      return { admitted: true };
+    }
+    return { admitted: false, position: allocation.queued.indexOf(self.pullRequest) + 1, cap };
+  }
+
+  /** The environment is gone (or leaving): its slot is free once its object is. */
+  release(name: string): void {
+    this.admitted.delete(name);
+  }
+}

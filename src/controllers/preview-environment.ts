@@ -1,0 +1,706 @@
+// The PreviewEnvironment controller: makes a pull request's environment exist at the PR's
+// head commit, reports it, and removes it completely. One reconcile, level-triggered:
+//
+//   deleted?  → report destroyed (or expired) → delete the namespace → wait until gone → drop the finalizer
+//   finalizer → per-repository cap (else Queued) → TTL (else Expired, and the object is deleted)
+//   → render at the head SHA (cached per generation and SHA) → policy → Namespace (owned by the
+//   PreviewEnvironment) → server-side apply → prune what left the rendering → readiness → status → report
+//
+// An unchanged environment costs reads only: every write (finalizer, apply, prune, status,
+// events, GitHub) happens only when something differs. Problems a user can fix (configuration,
+// sandbox, policy, rejected objects) become status conditions, an Event and PR comment lines,
+// never a crash loop; transient ones throw and back off per key, counted in status.retryCount.
+import {
+  Applier, ConflictError, EventRecorder, ForbiddenError, InvalidError, NoKindMatchError, NotFoundError,
+  addFinalizer, controllerReference, formatTime, hasFinalizer, identityOf, refOf, removeCondition, removeFinalizer,
+  jsonEqual, setCondition, stderrLogger, systemClock, toKubeError, updateStatus,
+  type Clock, type Condition, type ConditionInput, type Controller, type EventFilter, type Informer, type KindRef,
+  type KubeObject, type Logger, type Manager, type ObjectRef, type ReconcileContext, type ReconcileResult, type Reconciler,
+} from '../kube/index.js';
+import {
+  ownershipLabelKeys, previewEnvironmentApiVersion,
+  type CertificateIssuer, type DnsPeer, type IngressControllerPeer, type PodSecurityLevel, type PreviewEnvironmentSpec,
+  type PreviewEnvironmentStatus, type ResourceReadiness,
+} from '../../constructs/index.js';
+import { ReportError, type EnvironmentReport, type EnvironmentState, type ReportedGitHubIds, type Reporter } from '../github/reporter.js';
+import type { RepositoryCache } from '../git/repository-cache.js';
+import { expiresAt as expiryAfter } from '../policy/budgets.js';
+import { defaultPolicySettings, effectivePolicy, type EffectivePolicy, type PolicyConfig } from '../policy/policy-config.js';
+import { AllowedKinds, defaultAllowedKinds, type GroupKind } from '../synth/policy-allowed-kinds.js';
+import { Sandbox } from '../synth/sandbox.js';
+import type { PreviewRenderSettings } from '../synth/render-preview.js';
+import { certificateCondition, environmentReadiness } from './preview-environment-readiness.js';
+import { renderEnvironment, type RenderFailure, type RenderFailureKind, type RenderOutcome } from './preview-environment-rendering.js';
+import { SlotLedger, type SlotEnvironment } from './preview-environment-slots.js';
+
+export const previewEnvironmentKind: KindRef = { apiVersion: previewEnvironmentApiVersion, kind: 'PreviewEnvironment' };
+/** Held until the environment's namespace is gone and GitHub was told. */
+export const previewEnvironmentFinalizer = 'preview.alien6.io/teardown';
+
+const namespaceKind: KindRef = { apiVersion: 'v1', kind: 'Namespace' };
+const algorithmKind: KindRef = { apiVersion: 'ai.alien6.io/v1', kind: 'Algorithm' };
+const databaseKind: KindRef = { apiVersion: 'mycompany.com/v1', kind: 'Database' };
+const ingressKind: KindRef = { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress' };
+const certificateKind: KindRef = { apiVersion: 'cert-manager.io/v1', kind: 'Certificate' };
+/** The namespace's guards, pruned with the rest though no repository may render them. */
+const guardKinds: GroupKind[] = [{ group: '', kind: 'ResourceQuota' }, { group: '', kind: 'LimitRange' }, { group: 'networking.k8s.io', kind: 'NetworkPolicy' }];
+/** Versions of the kinds the default allow-list names; other groups' preferred version comes from discovery. */
+const knownVersions: Record<string, string> = {
+  '': 'v1', apps: 'apps/v1', batch: 'batch/v1', autoscaling: 'autoscaling/v2', policy: 'policy/v1',
+  'networking.k8s.io': 'networking.k8s.io/v1', 'rbac.authorization.k8s.io': 'rbac.authorization.k8s.io/v1',
+  'ai.alien6.io': 'ai.alien6.io/v1', 'mycompany.com': 'mycompany.com/v1', 'cert-manager.io': 'cert-manager.io/v1',
+};
+/** How soon an unreadable commit or repository is tried again. */
+const sourceRetryMs = 30_000;
+/** setTimeout fires at once beyond 2^31-1 ms; the periodic resync covers longer waits anyway. */
+const maxRequeueMs = 6 * 3600_000;
+
+export interface PreviewEnvironmentControllerOptions {
+  /** Tells people about their environment (the GitHub reporter in production). */
+  reporter: Reporter;
+  /** Checkouts of repositories at exact commits. */
+  repositories: RepositoryCache;
+  /** Runs trusted repositories' `.preview/main.ts` (default: `new Sandbox()` with its default limits). */
+  sandbox?: Sandbox;
+  /** Environments are served at `<prefix>-pr-<n>.<domain>`. */
+  domain: string;
+  /** IngressClass of every environment's Ingress (default `nginx`). */
+  ingressClassName?: string;
+  /** The cert-manager issuer of the per-environment Certificates (default ClusterIssuer `preview-issuer`). */
+  tlsIssuer?: CertificateIssuer;
+  /**
+   * Filters, trust and budgets, global with per-repository overrides (default
+   * `defaultPolicySettings`: TTL 72h, no per-repository cap, OWNER/MEMBER/COLLABORATOR trusted).
+   * Used here: `trust.associations` (whose PRs render their own configuration and code),
+   * `budgets.ttl` (the default time to live; spec.ttl and the repository's `ttl` win) and
+   * `budgets.maxEnvironmentsPerRepository`.
+   */
+  policy?: PolicyConfig;
+  /** Kinds a rendering may contain, `Kind` or `Kind.group`, namespaced only (default `defaultAllowedKinds`). */
+  allowedKinds?: readonly string[];
+  /** Pod Security level enforced in (and checked for) every environment namespace (default `restricted`). */
+  podSecurity?: PodSecurityLevel;
+  /** Who may reach environments from outside their namespace (default the ingress-nginx namespace). */
+  ingressController?: IngressControllerPeer;
+  /** Where cluster DNS runs (default kube-dns in kube-system). */
+  dns?: DnsPeer;
+  /** An installation token for git (default: none, for public or local repositories). */
+  gitToken?: (repository: { owner: string; name: string }) => Promise<string | undefined>;
+  /**
+   * Only PreviewEnvironments matching this label selector (default: all). For running two
+   * operators side by side (a canary release, or tests sharing one cluster).
+   */
+  environmentSelector?: string;
+  /** Parallel reconciles (default 4): a slow sandbox run holds one worker, never all. */
+  workers?: number;
+  /** Every environment is reconciled at least this often (default 10 min). */
+  resyncPeriodMs?: number;
+  /** How often an environment waiting for a Certificate looks again; cert-manager's objects are not watched (default 5 s). */
+  certificatePollMs?: number;
+  /** How long a namespace deletion is polled for, besides its watch event (default 2 s). */
+  namespacePollMs?: number;
+  /** Attempts at telling GitHub an environment is gone before the teardown goes on without it (default 5). */
+  maxTeardownReportAttempts?: number;
+  logger?: Logger;
+  /** The time TTLs are measured with (default the system clock). */
+  clock?: Clock;
+}
+
+/** What `registerPreviewEnvironmentController` returns (e.g. for a webhook to enqueue a key). */
+export interface PreviewEnvironmentController {
+  controller: Controller<EnvironmentObject>;
+}
+
+/** The status as this controller writes it (constructs/api-types.ts lists fewer github fields). */
+export interface EnvironmentStatus extends Omit<PreviewEnvironmentStatus, 'github' | 'conditions'> {
+  github?: ReportedGitHubIds;
+  lastDeployedAt?: string;
+  conditions?: Condition[];
+}
+
+export interface EnvironmentObject extends KubeObject {
+  spec: PreviewEnvironmentSpec;
+  status?: EnvironmentStatus;
+}
+
+const environmentLabel = ownershipLabelKeys.environment;
+
+/** Registers the controller and its informers with the manager (before `manager.start()`). */
+export function registerPreviewEnvironmentController(manager: Manager, options: PreviewEnvironmentControllerOptions): PreviewEnvironmentController {
+  const environments = manager.informer<EnvironmentObject>(previewEnvironmentKind, options.environmentSelector ? { labelSelector: options.environmentSelector } : {});
+  const byEnvironment = { labelSelector: environmentLabel };
+  const namespaces = manager.informer(namespaceKind, byEnvironment);
+  const algorithms = manager.informer(algorithmKind, byEnvironment);
+  const databases = manager.informer(databaseKind, byEnvironment);
+  const ingresses = manager.informer(ingressKind, byEnvironment);
+  const reconciler = new PreviewEnvironmentReconciler(manager, options, { environments, namespaces, algorithms, databases, ingresses });
+  const labelled = (obj: KubeObject) => {
+    const name = obj.metadata.labels?.[environmentLabel];
+    return name ? [name] : [];
+  };
+  // Spec changes, deletion, and finalizer edits; our own status writes need no second look.
+  const filter: EventFilter<EnvironmentObject> = (e) => e.type !== 'update'
+    || e.old?.metadata.generation !== e.object.metadata.generation
+    || e.old?.metadata.deletionTimestamp !== e.object.metadata.deletionTimestamp;
+  const controller = manager.addController<EnvironmentObject>({
+    name: 'preview-environment',
+    for: environments,
+    filter,
+    owns: [namespaces],
+    watches: [
+      { informer: algorithms, map: labelled },
+      { informer: databases, map: labelled },
+      { informer: ingresses, map: labelled },
+      // A change to one environment of a repository (above all its deletion) may free a slot.
+      { informer: environments as unknown as Informer<KubeObject>, map: (obj) => reconciler.queuedSiblings(obj as EnvironmentObject) },
+    ],
+    reconciler,
+    workers: options.workers ?? 4,
+    resyncPeriodMs: options.resyncPeriodMs,
+  });
+  return { controller };
+}
+
+interface Informers {
+  environments: Informer<EnvironmentObject>;
+  namespaces: Informer<KubeObject>;
+  algorithms: Informer<KubeObject>;
+  databases: Informer<KubeObject>;
+  ingresses: Informer<KubeObject>;
+}
+
+/** The freshest copy of the object this reconcile has seen (after its own writes). */
+interface Current {
+  env: EnvironmentObject;
+}
+
+type Phase = NonNullable<PreviewEnvironmentStatus['phase']>;
+
+const phaseState: Record<Phase, EnvironmentState> = {
+  Pending: 'deploying', Queued: 'queued', Deploying: 'deploying', Ready: 'ready', Failed: 'failed', Expired: 'expired', Terminating: 'destroyed',
+};
+
+/** Condition types this controller owns. */
+const conditionTypes = {
+  ready: 'Ready',
+  configValid: 'ConfigValid',
+  policyCompliant: 'PolicyCompliant',
+  certificateReady: 'CertificateReady',
+  reconciled: 'Reconciled',
+} as const;
+
+const configFailureKinds = new Set<RenderFailureKind | 'NamespaceConflict' | 'ApplyRejected'>(['ConfigMissing', 'ConfigInvalid', 'SandboxFailed', 'RenderFailed', 'SourceUnavailable']);
+
+interface Failure {
+  kind: RenderFailureKind | 'NamespaceConflict' | 'ApplyRejected';
+  message: string;
+  details: string[];
+}
+
+class PreviewEnvironmentReconciler implements Reconciler {
+  private readonly client;
+  private readonly applier: Applier;
+  private readonly events: EventRecorder;
+  private readonly logger: Logger;
+  private readonly clock: Clock;
+  private readonly sandbox: Sandbox;
+  private readonly allowedKinds: AllowedKinds;
+  private readonly policy: PolicyConfig;
+  private readonly slots = new SlotLedger();
+  /** The last rendering per environment, keyed by uid, generation, head SHA and TLS mode. */
+  private readonly renders = new Map<string, { key: string; outcome: RenderOutcome }>();
+  /** The rendering whose leftovers were last pruned, per environment. */
+  private readonly pruned = new Map<string, string>();
+  private readonly preferredVersions = new Map<string, string>();
+  /** The object as this controller last wrote it, until the informer has caught up with the write. */
+  private readonly written = new Map<string, EnvironmentObject>();
+
+  constructor(manager: Manager, private readonly options: PreviewEnvironmentControllerOptions, private readonly informers: Informers) {
+    this.client = manager.client;
+    this.logger = options.logger ?? stderrLogger;
+    this.clock = options.clock ?? systemClock;
+    this.sandbox = options.sandbox ?? new Sandbox();
+    this.allowedKinds = new AllowedKinds(options.allowedKinds ?? defaultAllowedKinds);
+    this.policy = options.policy ?? { ...structuredClone(defaultPolicySettings), repositories: {} };
+    this.events = new EventRecorder(this.client, { component: 'preview-operator', logger: this.logger });
+    this.applier = new Applier(this.client, { lookup: (ref) => this.cached(ref) });
+  }
+
+  async reconcile(name: string, ctx: ReconcileContext): Promise<ReconcileResult | void> {
+    const cached = this.informers.environments.get(name);
+    if (!cached) {
+      this.forget(name);
+      return;
+    }
+    // A reconcile right after our own write must not work from the copy before it (it would
+    // report with stale GitHub ids and create a second comment or deployment).
+    const env = newer(this.written.get(name), cached);
+    if (env === cached) this.written.delete(name);
+    const current: Current = { env };
+    try {
+      if (env.metadata.deletionTimestamp) return await this.finalize(current, ctx);
+      return await this.converge(current, ctx);
+    } catch (err) {
+      const kubeErr = toKubeError(err);
+      if (!(kubeErr instanceof ConflictError) && !(kubeErr instanceof NotFoundError && current.env.metadata.deletionTimestamp)) {
+        await this.recordRetry(current, ctx, err);
+      }
+      throw err;
+    }
+  }
+
+  /** Keys of the Queued environments of `obj`'s repository (they may start when it changes). */
+  queuedSiblings(obj: EnvironmentObject): string[] {
+    if (!obj.spec?.repository) return [];
+    return this.siblings(obj)
+      .filter((e) => e.metadata.name !== obj.metadata.name && (e.status?.phase === 'Queued' || e.status?.phase === undefined))
+      .map((e) => e.metadata.name!);
+  }
+
+  // ---- converge ------------------------------------------------------------------------
+
+  private async converge(current: Current, ctx: ReconcileContext): Promise<ReconcileResult | void> {
+    const name = current.env.metadata.name!;
+    const withFinalizer = await addFinalizer(this.client, current.env, previewEnvironmentFinalizer);
+    if (withFinalizer !== current.env) this.written.set(name, withFinalizer);
+    current.env = withFinalizer;
+    const env = current.env;
+    const policy = effectivePolicy(this.policy, env.spec.repository);
+    const now = this.clock.now();
+
+    const decision = this.slots.decide(name, this.siblings(env).map(slotFacts), policy.budgets.maxEnvironmentsPerRepository);
+    if (!decision.admitted) {
+      const message = `waiting for a free slot: ${policy.repository} may run ${decision.cap} environment${decision.cap === 1 ? '' : 's'} at once; position ${decision.position} in the queue`;
+      return this.settle(current, ctx, {
+        phase: 'Queued', ready: { status: 'False', reason: 'Queued', message }, reasons: [message],
+      });
+    }
+
+    const memo = this.renders.get(name);
+    const configTtl = memo?.outcome.ok ? memo.outcome.rendered.config.ttl : undefined;
+    const expiry = this.expiry(env, configTtl, policy, memo !== undefined);
+    if (expiry !== undefined && now >= expiry.getTime()) return this.expire(current, ctx, expiry, policy, configTtl);
+
+    const liveNamespace = await this.liveNamespace(name);
+    if (liveNamespace && !isControlledBy(liveNamespace, env)) {
+      return this.fail(current, ctx, {
+        kind: 'NamespaceConflict',
+        message: `namespace ${name} exists and does not belong to this PreviewEnvironment; it is left untouched`,
+        details: [`namespace ${name} already exists and belongs to something else`],
+      }, expiry);
+    }
+    if (liveNamespace?.metadata.deletionTimestamp) {
+      // Deleted by hand (or by a previous life of this environment): recreated once gone.
+      const message = `namespace ${name} is being deleted; it is recreated once it is gone`;
+      await this.settle(current, ctx, { phase: 'Pending', ready: { status: 'False', reason: 'NamespaceTerminating', message }, reasons: [message] });
+      return { requeueAfter: this.options.namespacePollMs ?? 2000 };
+    }
+    if (!holdsPhase(env.status?.phase)) {
+      // Claim the slot in status before the long part, so other replicas of the decision see it.
+      await this.settle(current, ctx, {
+        phase: 'Deploying',
+        ready: { status: 'False', reason: 'Rendering', message: `rendering ${env.spec.pullRequest.headSha.slice(0, 12)}` },
+        reasons: [],
+        report: false,
+      });
+    }
+
+    const certManagerInstalled = await this.client.discovery.has(certificateKind);
+    const outcome = await this.render(current.env, certManagerInstalled, policy);
+    if (!outcome.ok) {
+      const result = await this.fail(current, ctx, outcome.failure, this.expiry(current.env, configTtl, policy, true));
+      if (outcome.failure.kind !== 'SourceUnavailable') return result;
+      return { requeueAfter: Math.min(result.requeueAfter ?? sourceRetryMs, sourceRetryMs) };
+    }
+    const rendered = outcome.rendered;
+
+    const unserved: string[] = [];
+    for (const obj of rendered.objects) if (!(await this.client.discovery.has(obj))) unserved.push(`${obj.kind} (${obj.apiVersion})`);
+    if (unserved.length > 0) {
+      const kinds = [...new Set(unserved)];
+      return this.fail(current, ctx, {
+        kind: 'ApplyRejected',
+        message: `the cluster does not serve ${kinds.join(', ')}; nothing was applied`,
+        details: kinds.map((k) => `the cluster does not serve ${k}`),
+      }, this.expiry(current.env, rendered.config.ttl, policy, true));
+    }
+
+    const ownership = { label: environmentLabel, value: name };
+    try {
+      const namespace = { ...rendered.namespace, metadata: { ...rendered.namespace.metadata, ownerReferences: [controllerReference(current.env)] } };
+      await this.applier.apply([namespace], { ownership });
+      await this.applier.apply(rendered.objects, { ownership });
+    } catch (err) {
+      const rejected = describeRejection(err);
+      if (!rejected) throw err;
+      return this.fail(current, ctx, rejected, this.expiry(current.env, rendered.config.ttl, policy, true));
+    }
+
+    const renderKey = this.renders.get(name)?.key ?? '';
+    if (this.pruned.get(name) !== renderKey) {
+      const deleted = await this.applier.prune({
+        ownership, keep: rendered.objects, kinds: await this.pruneKinds(), namespaces: [name],
+      });
+      if (deleted.length > 0) this.logger.info({ environment: name, deleted: deleted.map((r) => `${r.kind}/${r.name}`) }, 'pruned objects that left the rendering');
+      this.pruned.set(name, renderKey);
+    }
+
+    const applied = rendered.objects.map(refOf);
+    const certificates = applied.filter((r) => r.kind === 'Certificate');
+    const liveCertificates = new Map<string, KubeObject>();
+    for (const ref of certificates) {
+      const live = await this.client.get(ref).catch((err) => (err instanceof NotFoundError ? undefined : Promise.reject(err)));
+      if (live) liveCertificates.set(identityOf(ref), live);
+    }
+    const readiness = environmentReadiness(applied, (ref) => (ref.kind === 'Certificate' ? liveCertificates.get(identityOf(ref)) : this.cached(ref)), rendered.identity.host);
+
+    const previous = current.env.status ?? {};
+    const lastDeployedAt = previous.deployedSha === rendered.sha && previous.lastDeployedAt ? previous.lastDeployedAt : formatTime(new Date(now));
+    const ttl = current.env.spec.ttl ?? rendered.config.ttl ?? policy.budgets.ttl;
+    const expiresAt = expiryAfter(lastDeployedAt, ttl);
+    const notReady = readiness.resources.filter((r) => !r.ready);
+    const certificate = certificateCondition(certManagerInstalled, certificates.length > 0, readiness.resources.filter((r) => r.kind === 'Certificate'));
+
+    await this.settle(current, ctx, {
+      phase: readiness.ready ? 'Ready' : 'Deploying',
+      ready: readiness.ready
+        ? { status: 'True', reason: 'Ready', message: `${rendered.sha.slice(0, 12)} serves at ${rendered.url ?? 'no URL (nothing is routed)'}` }
+        : { status: 'False', reason: 'WaitingForResources', message: notReady.map((r) => `${r.kind} ${r.name}: ${r.message ?? 'not ready'}`).join('; ') },
+      configValid: { status: 'True', reason: 'Valid', message: `${rendered.configSource.from === 'head' ? 'configuration of the head commit' : `configuration of the base branch ${rendered.configSource.branch} (untrusted pull request)`}, rendered by ${rendered.renderer === 'sandbox' ? '.preview/main.ts in the sandbox' : 'the construct library'}` },
+      policyCompliant: { status: 'True', reason: 'Compliant', message: `${rendered.objects.length} objects passed the policy and were applied` },
+      certificate: certificate ?? null,
+      fields: {
+        namespace: name, url: rendered.url, deployedSha: rendered.sha, lastDeployedAt, expiresAt: formatTime(expiresAt), resources: readiness.resources,
+      },
+      reasons: rendered.notes,
+    });
+
+    const waits = [expiresAt.getTime() - this.clock.now()];
+    if (certManagerInstalled && certificate?.status === 'False') waits.push(this.options.certificatePollMs ?? 5000);
+    return { requeueAfter: clampRequeue(Math.min(...waits)) };
+  }
+
+  private async render(env: EnvironmentObject, certManagerInstalled: boolean, policy: EffectivePolicy): Promise<RenderOutcome> {
+    const name = env.metadata.name!;
+    const key = `${env.metadata.uid}/${env.metadata.generation}/${env.spec.pullRequest.headSha}/${certManagerInstalled ? 'tls' : 'plain'}`;
+    const memo = this.renders.get(name);
+    if (memo?.key === key) return memo.outcome;
+    const settings: PreviewRenderSettings = {
+      domain: this.options.domain,
+      ingressClassName: this.options.ingressClassName ?? 'nginx',
+      tls: certManagerInstalled ? { issuer: this.options.tlsIssuer ?? { name: 'preview-issuer', kind: 'ClusterIssuer' } } : false,
+      podSecurity: this.options.podSecurity ?? 'restricted',
+      ingressController: this.options.ingressController,
+      dns: this.options.dns,
+    };
+    const started = performance.now();
+    const token = await this.options.gitToken?.({ owner: env.spec.repository.owner, name: env.spec.repository.name });
+    const outcome = await renderEnvironment(
+      { name, spec: env.spec, settings, trust: policy.trust, allowedKinds: this.allowedKinds, token },
+      { repositories: this.options.repositories, sandbox: this.sandbox },
+    );
+    this.logger.info({
+      environment: name, sha: env.spec.pullRequest.headSha, ms: Math.round(performance.now() - started),
+      ...(outcome.ok ? { renderer: outcome.rendered.renderer, objects: outcome.rendered.objects.length } : { failure: outcome.failure.kind }),
+    }, 'rendered');
+    // A commit or repository that cannot be read may become readable (a push still propagating,
+    // access granted): that failure is looked at again, everything else is a function of the key.
+    if (outcome.ok || outcome.failure.kind !== 'SourceUnavailable') this.renders.set(name, { key, outcome });
+    return outcome;
+  }
+
+  // ---- outcomes --------------------------------------------------------------------------
+
+  private async fail(current: Current, ctx: ReconcileContext, failure: RenderFailure | Failure, expiry: Date | undefined): Promise<ReconcileResult> {
+    const isConfig = configFailureKinds.has(failure.kind);
+    await this.settle(current, ctx, {
+      phase: 'Failed',
+      ready: { status: 'False', reason: failure.kind, message: failure.message },
+      configValid: isConfig ? { status: 'False', reason: failure.kind, message: failure.message } : undefined,
+      policyCompliant: isConfig ? undefined : { status: 'False', reason: failure.kind, message: failure.message },
+      fields: expiry ? { expiresAt: formatTime(expiry) } : {},
+      reasons: failure.details,
+    });
+    return expiry ? { requeueAfter: clampRequeue(expiry.getTime() - this.clock.now()) } : {};
+  }
+
+  private async expire(current: Current, ctx: ReconcileContext, expiry: Date, policy: EffectivePolicy, configTtl: string | undefined): Promise<void> {
+    const env = current.env;
+    const ttl = env.spec.ttl ?? configTtl ?? policy.budgets.ttl;
+    const since = env.status?.lastDeployedAt ?? env.metadata.creationTimestamp;
+    const message = `expired at ${formatTime(expiry)}: no new commit was deployed within its time to live of ${ttl} (last deployment ${since})`;
+    await this.settle(current, ctx, {
+      phase: 'Expired', ready: { status: 'False', reason: 'Expired', message }, reasons: [message],
+    });
+    try {
+      await this.client.delete(refOf(env));
+    } catch (err) {
+      if (!(err instanceof NotFoundError)) throw err;
+    }
+  }
+
+  // ---- teardown --------------------------------------------------------------------------
+
+  private async finalize(current: Current, ctx: ReconcileContext): Promise<ReconcileResult | void> {
+    const env = current.env;
+    const name = env.metadata.name!;
+    if (!hasFinalizer(env, previewEnvironmentFinalizer)) return;
+    const expired = env.status?.phase === 'Expired';
+    const reason = expired ? findReadyMessage(env) : 'the preview environment was deleted';
+    try {
+      await this.settle(current, ctx, {
+        phase: expired ? 'Expired' : 'Terminating',
+        ready: expired
+          ? { status: 'False', reason: 'Expired', message: reason }
+          : { status: 'False', reason: 'Terminating', message: `deleting namespace ${name}` },
+        reasons: [reason],
+      });
+    } catch (err) {
+      const attempts = this.options.maxTeardownReportAttempts ?? 5;
+      if (!(err instanceof ReportFailed) || ctx.retries + 1 < attempts) throw err;
+      this.logger.warn({ environment: name, attempts, err: err.message }, 'teardown: GitHub could not be told; going on without it');
+    }
+
+    const namespace = await this.liveNamespace(name);
+    if (namespace && isControlledBy(namespace, current.env)) {
+      if (!namespace.metadata.deletionTimestamp) {
+        await this.client.delete(refOf(namespace), { preconditions: { uid: namespace.metadata.uid } }).catch((err) => {
+          if (!(err instanceof NotFoundError)) throw err;
+        });
+        this.logger.info({ environment: name }, 'teardown: namespace deleted');
+      }
+      return { requeueAfter: this.options.namespacePollMs ?? 2000 };
+    }
+    // Free the slot before the object goes: until then its deletionTimestamp holds it.
+    this.forget(name);
+    await removeFinalizer(this.client, current.env, previewEnvironmentFinalizer);
+  }
+
+  // ---- status and report -----------------------------------------------------------------
+
+  /**
+   * Writes the status (when it differs) and reports to GitHub; one place, so that status,
+   * events and the report always tell the same story.
+   */
+  private async settle(current: Current, ctx: ReconcileContext, outcome: Outcome): Promise<void> {
+    const env = current.env;
+    const previous = env.status ?? {};
+    const now = new Date(this.clock.now());
+    const generation = env.metadata.generation;
+    let conditions = previous.conditions ?? [];
+    const set = (type: string, input: Omit<ConditionInput, 'type' | 'observedGeneration'> | undefined) => {
+      if (input) conditions = setCondition(conditions, { type, ...input, observedGeneration: generation }, now);
+    };
+    set(conditionTypes.ready, outcome.ready);
+    set(conditionTypes.configValid, outcome.configValid);
+    set(conditionTypes.policyCompliant, outcome.policyCompliant);
+    if (outcome.certificate === null) conditions = removeCondition(conditions, conditionTypes.certificateReady);
+    else set(conditionTypes.certificateReady, outcome.certificate);
+    set(conditionTypes.reconciled, { status: 'True', reason: 'Reconciled', message: 'the last reconcile succeeded' });
+
+    const status: EnvironmentStatus = {
+      ...previous,
+      ...outcome.fields,
+      phase: outcome.phase,
+      observedGeneration: generation,
+      retryCount: 0,
+      conditions,
+    };
+
+    let reportError: unknown;
+    if (outcome.report !== false) {
+      const input: EnvironmentReport = {
+        repository: { owner: env.spec.repository.owner, name: env.spec.repository.name },
+        pullRequest: env.spec.pullRequest.number,
+        headSha: env.spec.pullRequest.headSha,
+        state: phaseState[outcome.phase],
+        ...(outcome.phase === 'Ready' && status.url ? { url: status.url } : {}),
+        ...(status.deployedSha ? { deployedSha: status.deployedSha } : {}),
+        resources: (status.resources ?? []).map((r: ResourceReadiness) => ({ kind: r.kind, name: r.name, ready: r.ready, ...(r.message ? { message: r.message } : {}) })),
+        reasons: outcome.reasons,
+        known: previous.github ?? {},
+      };
+      try {
+        status.github = definedOnly(await this.options.reporter.report(input));
+      } catch (err) {
+        reportError = err;
+        if (err instanceof ReportError) status.github = definedOnly(err.partial);
+        status.retryCount = ctx.retries + 1;
+        conditions = setCondition(conditions, { type: conditionTypes.reconciled, status: 'False', reason: 'ReportFailed', message: `reporting to GitHub failed: ${(err as Error).message}`, observedGeneration: generation }, now);
+        status.conditions = conditions;
+      }
+    }
+    await this.writeStatus(current, status, now);
+    if (previous.phase !== outcome.phase) this.recordTransition(current.env, outcome);
+    if (reportError !== undefined) throw new ReportFailed(reportError);
+  }
+
+  private async writeStatus(current: Current, status: EnvironmentStatus, now: Date): Promise<void> {
+    const previous = current.env.status ?? {};
+    // lastReconciled moves only with a real change, so an idle reconcile writes nothing.
+    const { lastReconciled: _before, ...before } = previous;
+    const { lastReconciled: _after, ...after } = status;
+    if (jsonEqual(before, after)) return;
+    const written = await updateStatus(this.client, current.env, { ...after, lastReconciled: formatTime(now) } as Record<string, unknown>);
+    current.env = written.object;
+    this.written.set(current.env.metadata.name!, current.env);
+  }
+
+  private recordTransition(env: EnvironmentObject, outcome: Outcome): void {
+    const message = outcome.ready?.message ?? outcome.phase;
+    const type = outcome.phase === 'Failed' ? 'Warning' : 'Normal';
+    void this.events.record(env, type, outcome.phase, message);
+  }
+
+  private async recordRetry(current: Current, ctx: ReconcileContext, err: unknown): Promise<void> {
+    if (err instanceof ReportFailed) return; // already recorded with the partial ids
+    const env = current.env;
+    const now = new Date(this.clock.now());
+    const message = err instanceof Error ? err.message : String(err);
+    const status: EnvironmentStatus = {
+      ...(env.status ?? {}),
+      retryCount: ctx.retries + 1,
+      conditions: setCondition(env.status?.conditions, {
+        type: conditionTypes.reconciled, status: 'False', reason: 'TransientError', message, observedGeneration: env.metadata.generation,
+      }, now),
+    };
+    try {
+      await this.writeStatus(current, status, now);
+    } catch (writeErr) {
+      this.logger.warn({ environment: env.metadata.name, err: toKubeError(writeErr).message }, 'could not record the retry in status');
+    }
+  }
+
+  // ---- facts -----------------------------------------------------------------------------
+
+  private siblings(env: EnvironmentObject): EnvironmentObject[] {
+    const owner = env.spec.repository.owner.toLowerCase();
+    const repo = env.spec.repository.name.toLowerCase();
+    return this.informers.environments.list().filter((e) => e.spec?.repository?.owner.toLowerCase() === owner && e.spec.repository.name.toLowerCase() === repo);
+  }
+
+  /** expiresAt: the last deployment (or creation) plus the TTL; from status when the config's TTL is not known yet. */
+  private expiry(env: EnvironmentObject, configTtl: string | undefined, policy: EffectivePolicy, configKnown: boolean): Date | undefined {
+    const since = env.status?.lastDeployedAt ?? env.metadata.creationTimestamp;
+    if (!since) return undefined;
+    if (!env.spec.ttl && !configKnown && env.status?.expiresAt) return new Date(env.status.expiresAt);
+    return expiryAfter(since, env.spec.ttl ?? configTtl ?? policy.budgets.ttl);
+  }
+
+  private async liveNamespace(name: string): Promise<KubeObject | undefined> {
+    const cached = this.informers.namespaces.get(name);
+    if (cached) return cached;
+    // A namespace without our label is not in the informer; it must still be seen before we touch it.
+    return this.client.get({ ...namespaceKind, name }).catch((err) => (err instanceof NotFoundError ? undefined : Promise.reject(err)));
+  }
+
+  private cached(ref: ObjectRef): KubeObject | undefined {
+    const key = ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name;
+    if (ref.kind === 'Namespace' && ref.apiVersion === 'v1') return this.informers.namespaces.get(key);
+    if (ref.kind === 'Algorithm' && ref.apiVersion === algorithmKind.apiVersion) return this.informers.algorithms.get(key);
+    if (ref.kind === 'Database' && ref.apiVersion === databaseKind.apiVersion) return this.informers.databases.get(key);
+    if (ref.kind === 'Ingress' && ref.apiVersion === ingressKind.apiVersion) return this.informers.ingresses.get(key);
+    return undefined;
+  }
+
+  /** The kinds prune looks at: every allowed kind and the guards, those the cluster serves. */
+  private async pruneKinds(): Promise<KindRef[]> {
+    const kinds: KindRef[] = [];
+    for (const gk of [...this.allowedKinds.kinds, ...guardKinds]) {
+      const apiVersion = await this.preferredVersion(gk.group);
+      if (!apiVersion) continue;
+      const kind = { apiVersion, kind: gk.kind };
+      if (await this.client.discovery.has(kind)) kinds.push(kind);
+    }
+    return kinds;
+  }
+
+  private async preferredVersion(group: string): Promise<string | undefined> {
+    const known = knownVersions[group] ?? this.preferredVersions.get(group);
+    if (known) return known;
+    try {
+      const doc = await this.client.request<{ preferredVersion?: { groupVersion?: string } }>({ path: `/apis/${group}` });
+      const version = doc?.preferredVersion?.groupVersion;
+      if (version) this.preferredVersions.set(group, version);
+      return version;
+    } catch (err) {
+      if (err instanceof NotFoundError) return undefined;
+      throw err;
+    }
+  }
+
+  private forget(name: string): void {
+    this.renders.delete(name);
+    this.pruned.delete(name);
+    this.slots.release(name);
+    this.written.delete(name);
+  }
+}
+
+interface Outcome {
+  phase: Phase;
+  ready: Omit<ConditionInput, 'type' | 'observedGeneration'>;
+  configValid?: Omit<ConditionInput, 'type' | 'observedGeneration'>;
+  policyCompliant?: Omit<ConditionInput, 'type' | 'observedGeneration'>;
+  /** null removes the condition (nothing to certify). */
+  certificate?: Omit<ConditionInput, 'type' | 'observedGeneration'> | null;
+  fields?: Partial<EnvironmentStatus>;
+  /** Lines for the PR comment. */
+  reasons: string[];
+  /** false: status only (an intermediate step of the same reconcile). */
+  report?: boolean;
+}
+
+/** A failed report, after its partial progress was persisted. */
+class ReportFailed extends Error {
+  constructor(readonly original: unknown) {
+    super(original instanceof Error ? original.message : String(original), { cause: original });
+    this.name = 'ReportFailed';
+  }
+}
+
+/**
+ * The fresher of our last write and the informer's copy. resourceVersions are opaque in
+ * general, but etcd's are increasing integers; when they are not, the informer's copy wins.
+ */
+function newer(written: EnvironmentObject | undefined, cached: EnvironmentObject): EnvironmentObject {
+  if (!written || written.metadata.uid !== cached.metadata.uid) return cached;
+  const a = Number(written.metadata.resourceVersion);
+  const b = Number(cached.metadata.resourceVersion);
+  return Number.isSafeInteger(a) && Number.isSafeInteger(b) && a > b ? written : cached;
+}
+
+function slotFacts(env: EnvironmentObject): SlotEnvironment {
+  return { name: env.metadata.name!, pullRequest: env.spec.pullRequest.number, phase: env.status?.phase, deleting: Boolean(env.metadata.deletionTimestamp) };
+}
+
+function holdsPhase(phase: string | undefined): boolean {
+  return phase !== undefined && phase !== 'Queued';
+}
+
+function isControlledBy(obj: KubeObject, owner: KubeObject): boolean {
+  return (obj.metadata.ownerReferences ?? []).some((r) => r.controller && r.uid === owner.metadata.uid);
+}
+
+function findReadyMessage(env: EnvironmentObject): string {
+  return env.status?.conditions?.find((c) => c.type === conditionTypes.ready)?.message ?? 'the environment expired';
+}
+
+/** Rejections by the API server that the rendering caused (a user can fix them), or undefined. */
+function describeRejection(err: unknown): Failure | undefined {
+  if (err instanceof InvalidError) {
+    const causes = err.causes.map((c) => `${c.field ? `${c.field}: ` : ''}${c.message ?? c.reason ?? ''}`);
+    return { kind: 'ApplyRejected', message: `the API server rejected an object: ${err.message}`, details: causes.length > 0 ? causes : [err.message] };
+  }
+  if (err instanceof ForbiddenError) return { kind: 'ApplyRejected', message: `the API server refused an object: ${err.message}`, details: [err.message] };
+  if (err instanceof NoKindMatchError) return { kind: 'ApplyRejected', message: err.message, details: [err.message] };
+  return undefined;
+}
+
+function clampRequeue(ms: number): number {
+  return Math.min(Math.max(ms, 1000), maxRequeueMs);
+}
+
+function definedOnly(ids: ReportedGitHubIds): ReportedGitHubIds {
+  return Object.fromEntries(Object.entries(ids).filter(([, v]) => v !== undefined)) as ReportedGitHubIds;
+}

@@ -1,0 +1,55 @@
+// `preview-operator dev` with KUBECONFIG set: it uses that cluster, starts the GitHub
+// emulator and the operator, opens the demo pull request, prints the three lines a second
+// terminal needs (each on its own line), serves webhooks and metrics, and tears down on Ctrl-C.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { test } from 'node:test';
+import { KubeRequestError, kubeRequest } from '../fixtures/crds/kube-apply.js';
+import { environmentName } from '../../src/github/pull-request-environment-name.js';
+import { testCluster } from '../support/test-cluster.js';
+import { waitFor } from '../support/wait.js';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+test('dev on an existing cluster: demo pull request recorded, KUBECONFIG / webhook / metrics lines, clean Ctrl-C', async () => {
+  const cluster = await testCluster();
+  // Controllers that touch only the demo's objects: this cluster is shared with other test files.
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'dev', '--controllers=webhook,resync'], {
+    cwd: root, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', KUBECONFIG: cluster.kubeconfigPath }, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
+  child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const name = environmentName({ owner: 'demo', name: 'shop' }, 1);
+  try {
+    await waitFor('dev to be up', () => {
+      if (child.exitCode !== null) throw new Error(`dev exited ${child.exitCode}: ${err}`);
+      return out.includes('Ctrl-C tears everything down');
+    }, { timeoutMs: 120_000 });
+    const lines = out.split('\n');
+    assert.ok(lines.includes(`export KUBECONFIG=${cluster.kubeconfigPath}`), out);
+    const webhook = lines.find((l) => l.startsWith('webhook: '))!.slice('webhook: '.length);
+    const metrics = lines.find((l) => l.startsWith('metrics: '))!.slice('metrics: '.length);
+    assert.match(webhook, /^http:\/\/127\.0\.0\.1:\d+\/api\/github\/webhooks$/);
+    assert.match(out, /pull request #1 opened by alice; webhook answered 200 .*"result":"upserted"/);
+    // The demo's PreviewEnvironment is in the cluster, and the metrics counted the delivery.
+    const env = (await kubeRequest(cluster.kubeConfig, 'GET', `/apis/preview.alien6.io/v1alpha1/previewenvironments/${name}`)) as { spec: { repository: { owner: string; cloneUrl: string } } };
+    assert.equal(env.spec.repository.owner, 'demo');
+    assert.match(env.spec.repository.cloneUrl, /^file:\/\//);
+    assert.match(await (await fetch(metrics)).text(), /preview_operator_webhook_deliveries_total\{event="pull_request",result="upserted",status="200"\} 1/);
+    assert.equal((await fetch(webhook)).status, 405);
+
+    child.kill('SIGINT');
+    assert.equal(await exited, 0);
+    assert.match(out, /stopping…/);
+    await assert.rejects(fetch(metrics), 'the operator\'s server is closed');
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL');
+    await kubeRequest(cluster.kubeConfig, 'DELETE', `/apis/preview.alien6.io/v1alpha1/previewenvironments/${name}`).catch((e: unknown) => {
+      if (!(e instanceof KubeRequestError && e.statusCode === 404)) throw e;
+    });
+  }
+});

@@ -1,0 +1,87 @@
+// Budgets: an environment expires a TTL after its last deployment (deleted, and the reporter
+// says why), and a repository's environments beyond its cap wait as Queued in pull-request
+// order, starting when a slot frees. Time is moved by an injected clock, not waited for.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { systemClock, type Clock } from '../../src/kube/index.js';
+import { resolvePolicyConfig } from '../../src/policy/policy-validation.js';
+import type { GitRepository } from '../support/git-repository.js';
+import { waitFor } from '../support/wait.js';
+import {
+  applyEnvironment, deleteEnvironment, getEnvironment, namespaceExists, previewRepository, previewYaml, startPreviewOperator,
+  waitForEnvironment, type PreviewOperator,
+} from './preview-operator-harness.js';
+
+let operator: PreviewOperator;
+let expiring: GitRepository;
+let capped: GitRepository;
+let offsetMs = 0;
+const clock: Clock = { ...systemClock, now: () => Date.now() + offsetMs };
+
+before(async () => {
+  expiring = await previewRepository({ '.preview/preview.yaml': previewYaml({ database: false }) });
+  capped = await previewRepository({ '.preview/preview.yaml': previewYaml({ database: false }) });
+  operator = await startPreviewOperator({
+    clock,
+    policy: resolvePolicyConfig({ repositories: { [`${capped.owner}/${capped.repo}`]: { budgets: { maxEnvironmentsPerRepository: 1 } } } }),
+  });
+});
+after(async () => {
+  await operator?.stop();
+  await expiring?.cleanup();
+  await capped?.cleanup();
+});
+
+describe('budgets', () => {
+  it('an environment past its TTL is deleted, and the reporter says why', async () => {
+    const headSha = await expiring.openPullRequest(1, { headBranch: 'feature-1', files: { 'a.txt': '1\n' } });
+    const name = await applyEnvironment(operator, { repository: expiring, pullRequest: 1, headSha, ttl: '1h' });
+    const deployed = await waitForEnvironment(operator, name, 'deployed', (e) => e.status?.deployedSha === headSha);
+    const { lastDeployedAt, expiresAt } = deployed.status!;
+    assert.equal(new Date(expiresAt!).getTime() - new Date(lastDeployedAt!).getTime(), 3600_000, 'expiresAt = last deployment + spec.ttl');
+
+    offsetMs = 3600_000 + 60_000;
+    operator.controller.enqueue(name);
+    await waitFor('the expired environment to be deleted', async () => (await getEnvironment(operator, name)) === undefined, { timeoutMs: 60_000 });
+    assert.equal(await namespaceExists(operator, name), false);
+    const repo = { owner: expiring.owner, name: expiring.repo };
+    const last = operator.reporter.lastFor(repo, 1)!;
+    assert.equal(last.input.state, 'expired');
+    assert.match(last.input.reasons.join('\n'), /no new commit was deployed within its time to live of 1h/);
+    assert.ok(!operator.reporter.statesFor(repo, 1).includes('destroyed'), 'an expiry is reported as such, not as a plain deletion');
+    offsetMs = 0;
+  });
+
+  it('beyond the per-repository cap environments wait as Queued, in PR-number order, and start when a slot frees', async () => {
+    const repo = { owner: capped.owner, name: capped.repo };
+    const open = async (pr: number) => {
+      const headSha = await capped.openPullRequest(pr, { headBranch: `feature-${pr}`, files: { 'a.txt': `${pr}\n` } });
+      return applyEnvironment(operator, { repository: capped, pullRequest: pr, headSha });
+    };
+    const first = await open(1);
+    await waitForEnvironment(operator, first, 'deploying', (e) => e.status?.deployedSha !== undefined);
+    const third = await open(3);
+    await waitForEnvironment(operator, third, 'Queued', (e) => e.status?.phase === 'Queued');
+    const second = await open(2);
+    await waitForEnvironment(operator, second, 'Queued first', (e) => e.status?.phase === 'Queued' && /position 1 in the queue/.test(readyMessage(e)));
+    await waitForEnvironment(operator, third, 'Queued second', (e) => /position 2 in the queue/.test(readyMessage(e)));
+    assert.equal(await namespaceExists(operator, second), false, 'a queued environment has no namespace');
+    const queued = await operator.reporter.waitForState(repo, 2, 'queued');
+    assert.match(queued.input.reasons.join('\n'), /may run 1 environment at once; position 1 in the queue/);
+
+    await deleteEnvironment(operator, first);
+    const started = await waitForEnvironment(operator, second, 'started after the first was deleted', (e) => e.status?.deployedSha !== undefined, 60_000);
+    assert.equal(await getEnvironment(operator, first), undefined, 'the slot freed only once the first environment was gone');
+    assert.equal(started.status?.namespace, second);
+    await waitForEnvironment(operator, third, 'still Queued, now first in line', (e) => e.status?.phase === 'Queued' && /position 1 in the queue/.test(readyMessage(e)));
+    assert.deepEqual(operator.reporter.statesFor(repo, 2).slice(0, 2), ['queued', 'deploying']);
+
+    await deleteEnvironment(operator, second);
+    await deleteEnvironment(operator, third);
+    await waitFor('cleanup', async () => (await getEnvironment(operator, second)) === undefined && (await getEnvironment(operator, third)) === undefined, { timeoutMs: 60_000 });
+  });
+});
+
+function readyMessage(env: { status?: { conditions?: { type: string; message: string }[] } }): string {
+  return env.status?.conditions?.find((c) => c.type === 'Ready')?.message ?? '';
+}
