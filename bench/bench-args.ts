@@ -1,4 +1,4 @@
-// `npm run bench -- [--scenarios=1,7] [--quick] [--check] [--profile] [--out=<dir>]`.
+// `npm run bench -- [--scenarios=1,7] [--quick] [--check] [--no-profile] [--out=<dir>]`.
 
 export const allScenarios = [1, 2, 3, 4, 5, 6, 7, 8] as const;
 
@@ -6,7 +6,7 @@ export interface BenchArgs {
   scenarios: number[];
   quick: boolean;
   check: boolean;
-  /** Record a CPU profile of the operator process during the slowest end-to-end stage. */
+  /** Record a CPU profile of the operator process during the burst (on unless --no-profile). */
   profile: boolean;
   /** Results folder (default bench/results/<timestamp>). */
   out?: string;

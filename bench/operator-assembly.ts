@@ -1,17 +1,18 @@
 // The operator's parts assembled the way src/cli-run.ts startOperator assembles them, for the
 // bench to fall back on while that file is being changed: a Manager without leader election,
 // the Algorithm, Database and PreviewEnvironment controllers, the GitHub reporter, the webhook
-// receiver and the HTTP server. The resync joins when src/github/resync.ts exports registerResync.
+// receiver, the resync and the HTTP server.
 import { registerAlgorithmController } from '../src/controllers/algorithm-controller.js';
 import { registerDatabaseController } from '../src/controllers/database-controller.js';
 import { registerPreviewEnvironmentController } from '../src/controllers/preview-environment.js';
 import type { OperatorConfig } from '../src/config.js';
 import { ApprovalRevoker } from '../src/github/approval-revoker.js';
 import { DeliveryDedupe } from '../src/github/delivery-dedupe.js';
-import { KubeEnvironmentStore } from '../src/github/environment-store.js';
+import { KubeEnvironmentStore, previewEnvironmentKind } from '../src/github/environment-store.js';
 import { createLabelRemover } from '../src/github/label-remover.js';
 import { createGitHubClients } from '../src/github/octokit-factory.js';
 import { GitHubReporter } from '../src/github/reporter-github.js';
+import { createResyncRunnable } from '../src/github/resync.js';
 import { WebhookReceiver } from '../src/github/webhook-receiver.js';
 import { RepositoryCache } from '../src/git/repository-cache.js';
 import { KubeClient, loadKubeConfig } from '../src/kube/client.js';
@@ -48,12 +49,12 @@ export async function assembleOperator(config: OperatorConfig, logger: OperatorL
     policy: config.policy,
     logger: logger.child({ controller: 'preview-environment' }),
   });
-  const resync = await import('../src/github/resync.js') as Record<string, unknown>;
-  if (config.controllers.includes('resync') && typeof resync.registerResync === 'function') {
-    (resync.registerResync as (m: Manager, o: object) => void)(manager, {
-      clients: github, store: new KubeEnvironmentStore(client), policy: config.policy, cloneUrl,
+  if (config.controllers.includes('resync')) {
+    manager.addRunnable(createResyncRunnable({
+      clients: github, store: new KubeEnvironmentStore(client), environments: manager.informer(previewEnvironmentKind),
+      policy: () => config.policy, cloneUrl,
       intervalMs: config.resync.intervalMs, maxDeletionsPerPass: config.resync.maxDeletionsPerPass, logger: logger.child({ component: 'resync' }),
-    });
+    }));
   }
   const webhook = new WebhookReceiver({
     secret: config.webhook.secrets,

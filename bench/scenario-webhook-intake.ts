@@ -10,7 +10,10 @@ import type { WebhookDelivery } from '../test/github-emulator/webhook-delivery.j
 import type { BenchEnvironment } from './bench-environment.js';
 import { spawnTsx } from './child-process.js';
 import type { ScenarioResult } from './figures.js';
-import { summarize } from './stats.js';
+import { ratio, summarize } from './stats.js';
+import { benchSpec } from './bench-preview.js';
+import { environmentObject } from '../src/github/environment-store.js';
+import { KubeClient } from '../src/kube/client.js';
 
 export interface IntakeOptions {
   deliveries: number;
@@ -40,6 +43,34 @@ function post(agent: Agent, url: URL, delivery: WebhookDelivery): Promise<Answer
 /** Deletes every PreviewEnvironment with this label (the bench's own, left without finalizers). */
 export async function deleteEnvironments(env: BenchEnvironment, labelSelector: string): Promise<void> {
   await env.admin.request({ method: 'DELETE', path: environmentsPath, query: { labelSelector } });
+}
+
+/** `count` server-side applies of distinct PreviewEnvironments, `concurrency` at a time; ms each. */
+async function rawApplies(env: BenchEnvironment, owner: string, count: number, concurrency: number): Promise<number[]> {
+  const client = new KubeClient(env.cluster.kubeConfig, { fieldManager: 'preview-bench', userAgent: 'preview-bench' });
+  const objects = Array.from({ length: count }, (_, i) => {
+    const n = i + 1;
+    const spec = benchSpec(owner, 'bare', n, n.toString(16).padStart(40, 'd'), `https://github.com/${owner}/bare.git`);
+    const obj = environmentObject(`pr-${n}-bare-${owner}`, spec);
+    obj.metadata.labels = { ...obj.metadata.labels, 'preview.alien6.io/bench': owner };
+    return obj;
+  });
+  try {
+    await client.apply(objects[0]!); // discovery and the connection, outside the measurement
+    const out: number[] = new Array(count);
+    let next = 0;
+    await Promise.all(Array.from({ length: concurrency }, async () => {
+      for (let i = next++; i < count; i = next++) {
+        const t = performance.now();
+        await client.apply({ ...objects[i]!, metadata: { ...objects[i]!.metadata, name: `${objects[i]!.metadata.name}-m` } });
+        out[i] = performance.now() - t;
+      }
+    }));
+    return out;
+  } finally {
+    await deleteEnvironments(env, `preview.alien6.io/bench=${owner}`).catch(() => {});
+    client.close();
+  }
 }
 
 export async function webhookIntake(env: BenchEnvironment, options: IntakeOptions): Promise<Omit<ScenarioResult, 'durationMs'>> {
@@ -86,8 +117,13 @@ export async function webhookIntake(env: BenchEnvironment, options: IntakeOption
     await cluster.audit.settle();
     const writes = cluster.audit.writes(auditMark, { resource: 'previewenvironments' }).length;
 
+    // Side by side: the same number of PreviewEnvironment applies, same concurrency, straight
+    // from a minimal client — what the API server alone costs for the receiver's one write.
+    const raw = await rawApplies(env, owner, deliveries.length, options.concurrency);
+
     const client = answers.map((a) => a.ms);
     const s = summarize(client);
+    const r = summarize(raw);
     const serverSide = summarize(inside.durationsMs);
     const failed = answers.filter((a) => a.status >= 300).length;
     return {
@@ -99,14 +135,19 @@ export async function webhookIntake(env: BenchEnvironment, options: IntakeOption
         { scenario: 1, name: 'webhook answer max', value: s.max, unit: 'ms' },
         { scenario: 1, name: 'receiver-side p50 (body read → answer)', value: serverSide.p50, unit: 'ms' },
         { scenario: 1, name: 'receiver-side p99', value: serverSide.p99, unit: 'ms' },
+        { scenario: 1, name: 'bare PreviewEnvironment apply p50 (same concurrency, no receiver)', value: r.p50, unit: 'ms' },
+        { scenario: 1, name: 'bare PreviewEnvironment apply p99', value: r.p99, unit: 'ms' },
+        { scenario: 1, name: 'webhook answer ÷ bare apply (p50)', value: ratio(s.p50, r.p50), unit: 'ratio', note: 'same run' },
+        { scenario: 1, name: 'webhook answer ÷ bare apply (p99)', value: ratio(s.p99, r.p99), unit: 'ratio', note: 'same run' },
         { scenario: 1, name: 'deliveries per second', value: deliveries.length / (wallMs / 1000), unit: 'count' },
         { scenario: 1, name: 'non-2xx answers', value: failed, unit: 'count' },
         { scenario: 1, name: 'PreviewEnvironment writes (audit log)', value: writes, unit: 'count' },
       ],
-      samples: { 'S1 webhook answer (client)': client, 'S1 webhook answer (receiver)': inside.durationsMs },
+      samples: { 'S1 webhook answer (client)': client, 'S1 webhook answer (receiver)': inside.durationsMs, 'S1 bare PreviewEnvironment apply': raw },
       notes: [
         `${deliveries.length} pull_request.opened deliveries for distinct PRs, ${options.concurrency} concurrent, keep-alive HTTP/1.1 on loopback; receiver in its own process; built and signed beforehand in ${(buildMs / 1000).toFixed(1)} s.`,
         `Receiver results: ${Object.entries(inside.results).map(([k, v]) => `${k} × ${v}`).join(', ')}.`,
+        `Bare apply: the same count of PreviewEnvironment server-side applies from one KubeClient in the bench process at the same concurrency, right after the deliveries — the API server's share of the answer.`,
       ],
     };
   } finally {

@@ -56,6 +56,10 @@ export interface AlgorithmStatus {
   desiredWeight?: number;
   actualWeight?: number;
   lastAnalysis?: AlgorithmAnalysis;
+  /** When the running canary started; analysis checks are timed from it. */
+  canaryStartTime?: string;
+  /** The image whose canary was rolled back (the phase stays RolledBack until spec.image changes). */
+  rolledBackImage?: string;
   conditions?: Condition[];
 }
 
@@ -79,6 +83,7 @@ export interface DatabaseStatus {
   readyReplicas?: number;
   endpoint?: string;
   secretName?: string;
+  retryCount?: number;
   conditions?: Condition[];
 }
 

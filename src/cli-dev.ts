@@ -12,7 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { startCluster, type Cluster } from '../test/cluster/start-cluster.js';
-import { installCrds } from '../test/fixtures/crds/install-crds.js';
+import { installCrds, operatorCrdFiles } from '../test/fixtures/crds/install-crds.js';
 import { GitHubEmulator } from '../test/github-emulator/emulator.js';
 import { PullRequestDriver } from '../test/github-emulator/pull-requests.js';
 import type { CliIo } from './cli.js';
@@ -86,8 +86,10 @@ export async function runDev(args: readonly string[], env: Readonly<Record<strin
       kubeconfigPath = cluster.kubeconfigPath;
       say(`cluster: ${cluster.server}`);
     }
-    await installCrds(kubeConfig);
-    say('CRDs: PreviewEnvironment, Algorithm, Database (and cert-manager\'s Certificate) installed');
+    // Not cert-manager's Certificate: without cert-manager running no certificate would ever be
+    // issued, and without its CRD the operator serves previews over plain HTTP, saying so.
+    await installCrds(kubeConfig, operatorCrdFiles);
+    say('CRDs: PreviewEnvironment, Algorithm, Database installed');
 
     // 2. GitHub: the emulator, an App installed on a demo repository that has a .preview/.
     const gh = await GitHubEmulator.start();
@@ -129,6 +131,7 @@ export async function runDev(args: readonly string[], env: Readonly<Record<strin
     say(`export KUBECONFIG=${kubeconfigPath}`);
     say(`webhook: ${operator.webhookUrl}`);
     say(`metrics: ${operator.metricsUrl}`);
+    say(`webhook secret (to sign your own deliveries): ${secretFile}`);
     say('');
 
     // 4. A pull request, and its webhook.
@@ -136,18 +139,16 @@ export async function runDev(args: readonly string[], env: Readonly<Record<strin
     const answer = await delivery.deliver(operator.webhookUrl);
     say(`pull request #1 opened by alice; webhook answered ${answer.status} ${answer.body}`);
 
-    // 5. Watch it converge.
+    // 5. Watch it converge, and keep watching (a second terminal may push, label, close) until Ctrl-C.
+    say('watching the environment converge; Ctrl-C tears everything down.');
+    say('');
     const name = environmentName({ owner: demoOwner, name: demoRepository }, 1);
-    await watchEnvironment(new KubeClient(kubeConfig), name, say, stopped);
-    const comments = gh.comments(repo.repository, 1);
-    if (comments.length > 0) {
-      say('');
+    await watchEnvironment(new KubeClient(kubeConfig), name, say, stopped, () => {
+      const comments = gh.comments(repo.repository, 1);
+      if (comments.length === 0) return;
       say('the pull request comment:');
       for (const line of comments[comments.length - 1]!.body.split('\n')) say(`  | ${line}`);
-    }
-    say('');
-    say('Up. In a second terminal: kubectl get previewenvironments,algorithms,databases -A  — Ctrl-C tears everything down.');
-    await stopped;
+    });
     say('stopping…');
     return 0;
   } catch (err) {
@@ -160,28 +161,30 @@ export async function runDev(args: readonly string[], env: Readonly<Record<strin
   }
 }
 
-/** Prints each change of the environment's phase and resources until it is Ready or Failed (or Ctrl-C). */
-async function watchEnvironment(client: KubeClient, name: string, say: (line: string) => void, stopped: Promise<void>): Promise<void> {
+/** Prints each change of the environment's phase and resources until `stopped`; `settled` runs on each arrival at Ready or Failed. */
+async function watchEnvironment(client: KubeClient, name: string, say: (line: string) => void, stopped: Promise<void>, settled: () => void): Promise<void> {
   const path = await client.pathOf({ ...previewEnvironmentKind, name });
   let last = '';
+  let lastPhase: string | undefined;
   let done = false;
   void stopped.then(() => (done = true));
-  const deadline = Date.now() + 10 * 60_000;
-  while (!done && Date.now() < deadline) {
+  while (!done) {
     const env = await client.request<KubeObject & { status?: Phase }>({ path }).catch(() => undefined);
     const status = env?.status ?? {};
     const resources = (status.resources ?? []).map((r) => `${r.kind}/${r.name} ${r.ready ? 'ready' : `not ready${r.message ? ` (${r.message})` : ''}`}`);
-    const line = env ? `environment ${name}: ${status.phase ?? 'Pending'}${status.namespace ? `, namespace ${status.namespace}` : ''}${status.url ? `, ${status.url}` : ''}` : `environment ${name}: not created yet`;
+    const line = env ? `environment ${name}: ${status.phase ?? 'Pending'}${status.namespace ? `, namespace ${status.namespace}` : ''}${status.url ? `, ${status.url}` : ''}` : `environment ${name}: gone`;
     const shown = [line, ...resources.map((r) => `  ${r}`)].join('\n');
     if (shown !== last) {
       say(shown);
       last = shown;
     }
-    if (status.phase === 'Ready') return;
-    if (status.phase === 'Failed') {
-      for (const c of status.conditions ?? []) if (c.status !== 'True' || c.type !== 'Ready') say(`  ${c.type}=${c.status} ${c.reason ?? ''}: ${c.message ?? ''}`);
-      return;
+    if (status.phase !== lastPhase && (status.phase === 'Ready' || status.phase === 'Failed')) {
+      if (status.phase === 'Failed') {
+        for (const c of status.conditions ?? []) if (c.status !== 'True' || c.type !== 'Ready') say(`  ${c.type}=${c.status} ${c.reason ?? ''}: ${c.message ?? ''}`);
+      }
+      settled();
     }
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    lastPhase = status.phase;
+    await Promise.race([stopped, new Promise((resolve) => setTimeout(resolve, 500))]);
   }
 }

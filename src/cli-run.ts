@@ -7,6 +7,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { OperatorConfig } from './config.js';
 import { registerAlgorithmController } from './controllers/algorithm-controller.js';
 import { registerDatabaseController } from './controllers/database-controller.js';
+import { registerPreviewEnvironmentController } from './controllers/preview-environment.js';
 import { KubeEnvironmentStore, previewEnvironmentKind } from './github/environment-store.js';
 import { ApprovalRevoker } from './github/approval-revoker.js';
 import { DeliveryDedupe } from './github/delivery-dedupe.js';
@@ -118,6 +119,7 @@ export async function startOperator(config: OperatorConfig, options: StartOperat
   if (enabled.has('algorithm')) {
     registerAlgorithmController(manager, {
       logger: logger.child({ controller: 'algorithm' }),
+      ...(config.watchNamespace ? { namespace: config.watchNamespace } : {}),
       analysis: {
         intervalMs: config.canary.analysisIntervalMs,
         successChecks: config.canary.successChecks,
@@ -129,8 +131,28 @@ export async function startOperator(config: OperatorConfig, options: StartOperat
       gatewayApi: config.canary.traffic === 'httproute',
     });
   }
-  if (enabled.has('database')) registerDatabaseController(manager, { logger: logger.child({ controller: 'database' }) });
-  if (enabled.has('preview-environment')) await pendingRegistrations['preview-environment'](parts);
+  if (enabled.has('database')) {
+    registerDatabaseController(manager, { logger: logger.child({ controller: 'database' }), ...(config.watchNamespace ? { namespace: config.watchNamespace } : {}) });
+  }
+  if (enabled.has('preview-environment')) {
+    if (!parts.reporter || !github) throw new Error('the preview-environment controller needs GitHub credentials');
+    const tls = config.previews.tls;
+    registerPreviewEnvironmentController(manager, {
+      reporter: parts.reporter,
+      repositories: parts.repositories,
+      sandbox: parts.sandbox,
+      domain: config.previews.domain,
+      ingressClassName: config.previews.ingressClass,
+      ...(tls ? { tlsIssuer: tls.issuer } : {}),
+      policy: config.policy,
+      allowedKinds: config.previews.allowedKinds,
+      podSecurity: config.previews.podSecurity,
+      // file:// repositories (dev, tests) need no token; GitHub ones get the installation's.
+      gitToken: async (repository) => github.tokenFor(repository),
+      ...(config.previews.environmentSelector ? { environmentSelector: config.previews.environmentSelector } : {}),
+      logger: logger.child({ controller: 'preview-environment' }),
+    });
+  }
 
   // The PreviewEnvironment cache: the resync's view, and the environment gauges.
   if (enabled.has('preview-environment') || enabled.has('webhook') || enabled.has('resync')) {
@@ -220,43 +242,4 @@ export async function startOperator(config: OperatorConfig, options: StartOperat
     done,
     stop: () => stop(0),
   };
-}
-
-/**
- * Registrations whose modules are being written in parallel (issues 5, 6, 7). They are
- * loaded by name so this file compiles before they exist; a missing one stops the start
- * with a message naming it.
- */
-const pendingRegistrations: Record<'preview-environment', (parts: OperatorParts) => Promise<void>> = {
-  'preview-environment': async (parts) => {
-    const register = await loadExport<(manager: Manager, options: object) => void>('./controllers/preview-environment-controller', 'registerPreviewEnvironmentController', 'preview-environment');
-    register(parts.manager, {
-      logger: parts.logger.child({ controller: 'preview-environment' }),
-      reporter: parts.reporter,
-      repositories: parts.repositories,
-      sandbox: parts.sandbox,
-      settings: parts.renderSettings,
-      allowedKinds: parts.allowedKinds,
-      policy: parts.config.policy,
-      tokenFor: parts.github ? (repository: { owner: string; name: string }) => parts.github!.tokenFor(repository) : undefined,
-      observeWebhookToApplied: (seconds: number) => parts.metrics.observeWebhookToApplied(seconds),
-      observeWebhookToReady: (seconds: number) => parts.metrics.observeWebhookToReady(seconds),
-    });
-  },
-};
-
-const moduleExt = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
-
-async function loadExport<T>(module: string, name: string, controller: string): Promise<T> {
-  let loaded: Record<string, unknown>;
-  try {
-    loaded = (await import(new URL(`${module}${moduleExt}`, import.meta.url).href)) as Record<string, unknown>;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND' && String((err as Error).message).includes(module.slice(2))) {
-      throw new Error(`the ${controller} controller is not part of this build (${module}${moduleExt} is missing); run without it: --controllers=<the others>`);
-    }
-    throw err;
-  }
-  if (typeof loaded[name] !== 'function') throw new Error(`the ${controller} controller's module does not export ${name}`);
-  return loaded[name] as T;
 }

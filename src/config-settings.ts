@@ -32,6 +32,7 @@ export const settings: readonly SettingSpec[] = [
   setting('context', 'string', 'Kubernetes', 'Context of the kubeconfig to use (default: its current context).'),
 
   setting('controllers', 'list', 'Process', `What this process runs, comma-separated: ${controllerNames.join(', ')}.`, controllerNames.join(',')),
+  setting('watch-namespace', 'string', 'Process', 'The Algorithm and Database controllers watch this namespace only (default: all namespaces).'),
   setting('log-level', 'string', 'Process', 'debug, info, warn or error.', 'info'),
   setting('drain-timeout', 'duration', 'Process', 'On SIGTERM: how long in-flight reconciles and webhooks may take before the process exits anyway.', '25s'),
   setting('metrics-port', 'integer', 'Process', 'Port of GET /metrics (Prometheus); the same as --webhook-port serves it there (0: any free port).', '9090'),
@@ -78,6 +79,7 @@ export const settings: readonly SettingSpec[] = [
   setting('ingress-class', 'string', 'Previews', 'IngressClass of preview Ingresses.', 'nginx'),
   setting('tls-issuer', 'string', 'Previews', 'cert-manager issuer of preview certificates; "none" serves plain HTTP and renders no Certificate.', 'preview-issuer'),
   setting('tls-issuer-kind', 'string', 'Previews', 'ClusterIssuer or Issuer.', 'ClusterIssuer'),
+  setting('environment-selector', 'string', 'Previews', 'Only PreviewEnvironments matching this label selector (default: all); for two operators side by side.'),
   setting('pod-security', 'string', 'Previews', 'Pod Security level enforced in preview namespaces (restricted, baseline or privileged).', 'restricted'),
   setting('allowed-kinds', 'list', 'Previews', 'Kinds a rendering may contain, Kind or Kind.group, comma-separated (namespaced kinds only).', defaultAllowedKinds.join(',')),
 

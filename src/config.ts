@@ -20,6 +20,8 @@ export { controllerNames, type ControllerName } from './config-settings.js';
 export interface OperatorConfig {
   kube: { kubeconfig?: string; context?: string };
   controllers: ControllerName[];
+  /** Algorithms and Databases of this namespace only. */
+  watchNamespace?: string;
   logLevel: LogLevel;
   drainTimeoutMs: number;
   leaderElection: {
@@ -56,6 +58,8 @@ export interface OperatorConfig {
     ingressClass: string;
     tls: { issuer: { name: string; kind: 'ClusterIssuer' | 'Issuer' } } | false;
     podSecurity: PodSecurityLevel;
+    /** Only PreviewEnvironments matching this label selector. */
+    environmentSelector?: string;
     /** Kinds a rendering may contain (`Kind` or `Kind.group`). */
     allowedKinds: string[];
   };
@@ -231,6 +235,8 @@ export function loadConfig(options: LoadConfigOptions): OperatorConfig {
   const needsGitHub = run && (enabled.has('webhook') || enabled.has('resync') || enabled.has('preview-environment'));
   const needsPreviews = options.purpose === 'synth' || (run && enabled.has('preview-environment'));
 
+  const watchNamespace = str('watch-namespace');
+  if (watchNamespace !== undefined && !dnsLabel.test(watchNamespace)) problem('watch-namespace', `"${watchNamespace}" is not a valid namespace name`);
   const logLevel = oneOf('log-level', logLevels);
   const drainTimeoutMs = duration('drain-timeout', 1000);
   const metricsPort = int('metrics-port', 0, 65535);
@@ -364,6 +370,8 @@ export function loadConfig(options: LoadConfigOptions): OperatorConfig {
   const issuer = str('tls-issuer')!;
   const issuerKind = oneOf('tls-issuer-kind', ['ClusterIssuer', 'Issuer'] as const);
   if (issuer !== 'none' && !dnsSubdomain.test(issuer)) problem('tls-issuer', `"${issuer}" is not a valid issuer name (or "none")`);
+  const environmentSelector = str('environment-selector');
+  if (environmentSelector !== undefined && !/^[A-Za-z0-9._/=!,()\s-]+$/.test(environmentSelector)) problem('environment-selector', `"${environmentSelector}" is not a label selector (e.g. preview.alien6.io/shard=a)`);
   const podSecurity = oneOf('pod-security', ['restricted', 'baseline', 'privileged'] as const);
   const allowedKinds = list('allowed-kinds');
   try {
@@ -390,6 +398,7 @@ export function loadConfig(options: LoadConfigOptions): OperatorConfig {
   return {
     kube: { kubeconfig: str('kubeconfig'), context: str('context') },
     controllers: controllerNames.filter((c) => enabled.has(c)),
+    ...(watchNamespace ? { watchNamespace } : {}),
     logLevel: logLevel!,
     drainTimeoutMs: drainTimeoutMs!,
     leaderElection: {
@@ -411,6 +420,7 @@ export function loadConfig(options: LoadConfigOptions): OperatorConfig {
       ingressClass,
       tls: issuer === 'none' ? false : { issuer: { name: issuer, kind: issuerKind! } },
       podSecurity: podSecurity!,
+      ...(environmentSelector ? { environmentSelector } : {}),
       allowedKinds,
     },
     canary: {

@@ -20,13 +20,11 @@ import {
 import { httpRouteKind, renderTrafficRoute, type RouteParentRef } from './canary-traffic-route.js';
 import { PrometheusUnavailableError, queryPrometheus } from './prometheus-query.js';
 import { canaryReplicas, concludeRollout, planRollout, replicaWeight, type RolloutOutcome, type RolloutPlan, type RolloutState } from './rollout-plan.js';
-import { expandOwnerReferenceFields } from './rollout-owner-reference-fields.js';
 import { isControlledBy, summarizeWorkload, type WorkloadSummary } from './rollout-workload-status.js';
 
 export const algorithmKind = { apiVersion: algorithmApiVersion, kind: 'Algorithm' } as const;
 
 /** The status the controller writes: the CRD's, with the rollout bookkeeping it adds. */
-export type AlgorithmControllerStatus = AlgorithmStatus & { canaryStartTime?: string; rolledBackImage?: string };
 
 /** Canary analysis settings. */
 export interface AlgorithmAnalysisOptions {
@@ -140,6 +138,8 @@ export class AlgorithmReconciler implements Reconciler {
   private readonly window: string;
   private readonly now: () => Date;
   private readonly ownedInformers: Informer<KubeObject>[];
+  /** Live objects of kinds no informer watches (the HTTPRoute), read for the apply in progress. */
+  private readonly fetched = new Map<string, KubeObject>();
 
   constructor(private readonly client: KubeClient, private readonly informers: AlgorithmInformers, private readonly options: AlgorithmControllerOptions = {}) {
     this.logger = options.logger ?? silentLogger;
@@ -179,7 +179,7 @@ export class AlgorithmReconciler implements Reconciler {
     const { namespace, name } = parseKey(key) as { namespace: string; name: string };
     const uid = algorithm.metadata.uid;
     const spec = algorithm.spec;
-    const status = (algorithm.status ?? {}) as AlgorithmControllerStatus;
+    const status = (algorithm.status ?? {}) as AlgorithmStatus;
     const names = algorithmObjectNames(name);
     const owned = (obj: KubeObject | undefined) => (obj && isControlledBy(obj, uid) ? obj : undefined);
     const stableLive = owned(this.informers.deployments.get(`${namespace}/${names.stable}`));
@@ -232,7 +232,9 @@ export class AlgorithmReconciler implements Reconciler {
     // 3. Apply, seed the stable replicas for the HPA, prune what is no longer rendered.
     let wrote = false;
     let applyFailure: string | undefined;
+    const uncached = routed ? desired.filter((o) => o.kind === httpRouteKind.kind) : [];
     try {
+      for (const obj of uncached) await this.fetch(refOf(obj));
       if (scaling && stableLive && !replicasHeldByOthers(stableLive, this.client.fieldManager)) {
         // About to stop applying spec.replicas: hand the current value to a manager of its own
         // first, or server-side apply would reset it to the default when we let go of it.
@@ -249,6 +251,8 @@ export class AlgorithmReconciler implements Reconciler {
       // A user can fix these (an image reference the API rejects, a quota): say so, do not crash-loop.
       applyFailure = err.message;
       await this.events.record(algorithm as unknown as KubeObject, 'Warning', 'ApplyFailed', err.message);
+    } finally {
+      for (const obj of uncached) this.fetched.delete(fetchKey(refOf(obj)));
     }
 
     // 4. Events for what happened to the rollout.
@@ -322,7 +326,7 @@ export class AlgorithmReconciler implements Reconciler {
     return deleted;
   }
 
-  private async recordRolloutEvents(algorithm: AlgorithmResource, plan: RolloutPlan, outcome: RolloutOutcome, report: AnalysisReport, previous: AlgorithmControllerStatus): Promise<void> {
+  private async recordRolloutEvents(algorithm: AlgorithmResource, plan: RolloutPlan, outcome: RolloutOutcome, report: AnalysisReport, previous: AlgorithmStatus): Promise<void> {
     const involved = algorithm as unknown as KubeObject;
     const threshold = algorithm.spec.lifecycle?.successThreshold ?? 0.99;
     const last = plan.state.lastAnalysis;
@@ -352,7 +356,7 @@ export class AlgorithmReconciler implements Reconciler {
 
   private computeStatus(input: {
     algorithm: AlgorithmResource;
-    status: AlgorithmControllerStatus;
+    status: AlgorithmStatus;
     plan: RolloutPlan;
     outcome: RolloutOutcome;
     report: AnalysisReport;
@@ -363,7 +367,7 @@ export class AlgorithmReconciler implements Reconciler {
     autoscaling: ConditionInput | undefined;
     applyFailure: string | undefined;
     now: Date;
-  }): AlgorithmControllerStatus {
+  }): AlgorithmStatus {
     const { algorithm, status, plan, outcome, report, stable, canaryObserved, now } = input;
     const generation = algorithm.metadata.generation;
     const threshold = algorithm.spec.lifecycle?.successThreshold ?? 0.99;
@@ -372,7 +376,7 @@ export class AlgorithmReconciler implements Reconciler {
     const readyCanary = canaryRuns && canaryObserved && canaryObserved.image === plan.state.canaryImage ? canaryObserved.ready : 0;
     const stableDone = !!stable && stable.rolledOut && stable.image === plan.state.stableImage;
 
-    let phase: AlgorithmControllerStatus['phase'];
+    let phase: AlgorithmStatus['phase'];
     if (input.applyFailure) phase = 'Failed';
     else if (!stable) phase = 'Pending';
     else if (stable.failure) phase = 'Degraded';
@@ -411,7 +415,7 @@ export class AlgorithmReconciler implements Reconciler {
     if (input.autoscaling) set(input.autoscaling);
     else conditions = conditions.filter((x) => x.type !== 'AutoscalingDegraded');
 
-    const next: AlgorithmControllerStatus = {
+    const next: AlgorithmStatus = {
       phase,
       observedGeneration: generation,
       retryCount: 0,
@@ -442,12 +446,25 @@ export class AlgorithmReconciler implements Reconciler {
 
   private cached(ref: ObjectRef): KubeObject | undefined {
     const informer = this.ownedInformers.find((i) => i.kind.kind === ref.kind && i.kind.apiVersion === ref.apiVersion);
-    const live = informer?.get(`${ref.namespace}/${ref.name}`);
-    return live && expandOwnerReferenceFields(live);
+    const live = informer ? informer.get(`${ref.namespace}/${ref.name}`) : this.fetched.get(fetchKey(ref));
+    return live;
+  }
+
+  /** Reads a live object no informer holds, for the Applier's unchanged check. */
+  private async fetch(ref: ObjectRef): Promise<void> {
+    try {
+      this.fetched.set(fetchKey(ref), await this.client.get(ref));
+    } catch (err) {
+      if (!(err instanceof NotFoundError)) throw err;
+    }
   }
 }
 
-function statusRollout(status: AlgorithmControllerStatus): Partial<RolloutState> {
+function fetchKey(ref: ObjectRef): string {
+  return `${ref.kind}/${ref.namespace}/${ref.name}`;
+}
+
+function statusRollout(status: AlgorithmStatus): Partial<RolloutState> {
   return {
     stableImage: status.stableImage,
     canaryImage: status.canaryImage,
@@ -470,7 +487,7 @@ function replicasHeldByOthers(deployment: KubeObject, ours: string): boolean {
   });
 }
 
-function withoutTimestamp(status: AlgorithmControllerStatus): Record<string, unknown> {
+function withoutTimestamp(status: AlgorithmStatus): Record<string, unknown> {
   const { lastReconciled: _ignored, ...rest } = status;
   return rest as Record<string, unknown>;
 }

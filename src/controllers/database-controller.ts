@@ -14,7 +14,6 @@ import {
   type ObjectRef, type ReconcileContext, type ReconcileResult, type Reconciler,
 } from '../kube/index.js';
 import { ensureCredentialsSecret } from './credentials-secret.js';
-import { expandOwnerReferenceFields } from './rollout-owner-reference-fields.js';
 import { isControlledBy, summarizeWorkload, type WorkloadSummary } from './rollout-workload-status.js';
 
 export const databaseKind = { apiVersion: databaseApiVersion, kind: 'Database' } as const;
@@ -133,7 +132,7 @@ export class DatabaseReconciler implements Reconciler {
 
   /** Best effort: the retry count goes to status even though the reconcile failed. */
   private async recordRetry(database: DatabaseResource, retries: number): Promise<void> {
-    if ((database.status as { retryCount?: number } | undefined)?.retryCount === retries) return;
+    if (database.status?.retryCount === retries) return;
     try {
       await this.client.patch(refOf(database as unknown as KubeObject), 'merge', { status: { retryCount: retries } }, { subresource: 'status' });
     } catch (err) {
@@ -144,7 +143,7 @@ export class DatabaseReconciler implements Reconciler {
   private cached(ref: ObjectRef): KubeObject | undefined {
     const informer = [this.informers.statefulSets, this.informers.services].find((i) => i.kind.kind === ref.kind && i.kind.apiVersion === ref.apiVersion);
     const live = informer?.get(`${ref.namespace}/${ref.name}`);
-    return live && expandOwnerReferenceFields(live);
+    return live;
   }
 }
 

@@ -10,6 +10,14 @@
 // events, GitHub) happens only when something differs. Problems a user can fix (configuration,
 // sandbox, policy, rejected objects) become status conditions, an Event and PR comment lines,
 // never a crash loop; transient ones throw and back off per key, counted in status.retryCount.
+// status.lastReconciled moves only with another change of status (else every resync would write).
+//
+// Decisions: the namespace is the PreviewEnvironment's name and must be controlled by it (an
+// existing namespace of someone else's is never touched, nor deleted); untrusted pull requests
+// (fork, or association outside policy.trust.associations — the approval label lets the GitHub
+// side create the environment, it does not make the PR's code trusted) render the base
+// branch's configuration with only image tags from the PR, and their main.ts is never read;
+// with cert-manager installed, Ready waits for the Certificate (see preview-environment-readiness.ts).
 import {
   Applier, ConflictError, EventRecorder, ForbiddenError, InvalidError, NoKindMatchError, NotFoundError,
   addFinalizer, controllerReference, formatTime, hasFinalizer, identityOf, refOf, removeCondition, removeFinalizer,
@@ -66,8 +74,13 @@ export interface PreviewEnvironmentControllerOptions {
   domain: string;
   /** IngressClass of every environment's Ingress (default `nginx`). */
   ingressClassName?: string;
-  /** The cert-manager issuer of the per-environment Certificates (default ClusterIssuer `preview-issuer`). */
-  tlsIssuer?: CertificateIssuer;
+  /**
+   * The cert-manager issuer of the per-environment Certificates (default ClusterIssuer
+   * `preview-issuer`); `false` serves every environment over plain HTTP without Certificates.
+   * Without cert-manager in the cluster, environments are served over HTTP either way (with a
+   * CertificateReady=False condition that says so).
+   */
+  tlsIssuer?: CertificateIssuer | false;
   /**
    * Filters, trust and budgets, global with per-repository overrides (default
    * `defaultPolicySettings`: TTL 72h, no per-repository cap, OWNER/MEMBER/COLLABORATOR trusted).
@@ -305,7 +318,15 @@ class PreviewEnvironmentReconciler implements Reconciler {
       });
     }
 
-    const certManagerInstalled = await this.client.discovery.has(certificateKind);
+    const timings: Record<string, number> = {};
+    let mark = performance.now();
+    const lap = (step: string) => {
+      const t = performance.now();
+      timings[step] = Math.round(t - mark);
+      mark = t;
+    };
+    const tlsWanted = this.options.tlsIssuer !== false;
+    const certManagerInstalled = tlsWanted && (await this.client.discovery.has(certificateKind));
     const outcome = await this.render(current.env, certManagerInstalled, policy);
     if (!outcome.ok) {
       const result = await this.fail(current, ctx, outcome.failure, this.expiry(current.env, configTtl, policy, true));
@@ -325,6 +346,7 @@ class PreviewEnvironmentReconciler implements Reconciler {
       }, this.expiry(current.env, rendered.config.ttl, policy, true));
     }
 
+    lap('render');
     const ownership = { label: environmentLabel, value: name };
     try {
       const namespace = { ...rendered.namespace, metadata: { ...rendered.namespace.metadata, ownerReferences: [controllerReference(current.env)] } };
@@ -337,6 +359,9 @@ class PreviewEnvironmentReconciler implements Reconciler {
     }
 
     const renderKey = this.renders.get(name)?.key ?? '';
+    lap('apply');
+    // A namespace created just now holds nothing of ours to prune.
+    if (!liveNamespace) this.pruned.set(name, renderKey);
     if (this.pruned.get(name) !== renderKey) {
       const deleted = await this.applier.prune({
         ownership, keep: rendered.objects, kinds: await this.pruneKinds(), namespaces: [name],
@@ -345,6 +370,7 @@ class PreviewEnvironmentReconciler implements Reconciler {
       this.pruned.set(name, renderKey);
     }
 
+    lap('prune');
     const applied = rendered.objects.map(refOf);
     const certificates = applied.filter((r) => r.kind === 'Certificate');
     const liveCertificates = new Map<string, KubeObject>();
@@ -359,7 +385,9 @@ class PreviewEnvironmentReconciler implements Reconciler {
     const ttl = current.env.spec.ttl ?? rendered.config.ttl ?? policy.budgets.ttl;
     const expiresAt = expiryAfter(lastDeployedAt, ttl);
     const notReady = readiness.resources.filter((r) => !r.ready);
-    const certificate = certificateCondition(certManagerInstalled, certificates.length > 0, readiness.resources.filter((r) => r.kind === 'Certificate'));
+    const certificate = tlsWanted
+      ? certificateCondition(certManagerInstalled, certificates.length > 0, readiness.resources.filter((r) => r.kind === 'Certificate'))
+      : undefined;
 
     await this.settle(current, ctx, {
       phase: readiness.ready ? 'Ready' : 'Deploying',
@@ -375,6 +403,8 @@ class PreviewEnvironmentReconciler implements Reconciler {
       reasons: rendered.notes,
     });
 
+    lap('status');
+    this.logger.debug({ environment: name, phase: current.env.status?.phase, ms: timings }, 'reconciled');
     const waits = [expiresAt.getTime() - this.clock.now()];
     if (certManagerInstalled && certificate?.status === 'False') waits.push(this.options.certificatePollMs ?? 5000);
     return { requeueAfter: clampRequeue(Math.min(...waits)) };
@@ -388,7 +418,7 @@ class PreviewEnvironmentReconciler implements Reconciler {
     const settings: PreviewRenderSettings = {
       domain: this.options.domain,
       ingressClassName: this.options.ingressClassName ?? 'nginx',
-      tls: certManagerInstalled ? { issuer: this.options.tlsIssuer ?? { name: 'preview-issuer', kind: 'ClusterIssuer' } } : false,
+      tls: certManagerInstalled && this.options.tlsIssuer !== false ? { issuer: this.options.tlsIssuer ?? { name: 'preview-issuer', kind: 'ClusterIssuer' } } : false,
       podSecurity: this.options.podSecurity ?? 'restricted',
       ingressController: this.options.ingressController,
       dns: this.options.dns,
@@ -429,13 +459,15 @@ class PreviewEnvironmentReconciler implements Reconciler {
     const ttl = env.spec.ttl ?? configTtl ?? policy.budgets.ttl;
     const since = env.status?.lastDeployedAt ?? env.metadata.creationTimestamp;
     const message = `expired at ${formatTime(expiry)}: no new commit was deployed within its time to live of ${ttl} (last deployment ${since})`;
-    await this.settle(current, ctx, {
-      phase: 'Expired', ready: { status: 'False', reason: 'Expired', message }, reasons: [message],
-    });
     try {
-      await this.client.delete(refOf(env));
-    } catch (err) {
-      if (!(err instanceof NotFoundError)) throw err;
+      await this.settle(current, ctx, {
+        phase: 'Expired', ready: { status: 'False', reason: 'Expired', message }, reasons: [message],
+      });
+    } finally {
+      // Even when GitHub could not be told now: the teardown tells it again.
+      await this.client.delete(refOf(env)).catch((err) => {
+        if (!(err instanceof NotFoundError)) throw err;
+      });
     }
   }
 
@@ -605,14 +637,13 @@ class PreviewEnvironmentReconciler implements Reconciler {
 
   /** The kinds prune looks at: every allowed kind and the guards, those the cluster serves. */
   private async pruneKinds(): Promise<KindRef[]> {
-    const kinds: KindRef[] = [];
-    for (const gk of [...this.allowedKinds.kinds, ...guardKinds]) {
+    const kinds = await Promise.all([...this.allowedKinds.kinds, ...guardKinds].map(async (gk) => {
       const apiVersion = await this.preferredVersion(gk.group);
-      if (!apiVersion) continue;
+      if (!apiVersion) return undefined;
       const kind = { apiVersion, kind: gk.kind };
-      if (await this.client.discovery.has(kind)) kinds.push(kind);
-    }
-    return kinds;
+      return (await this.client.discovery.has(kind)) ? kind : undefined;
+    }));
+    return kinds.filter((k): k is KindRef => k !== undefined);
   }
 
   private async preferredVersion(group: string): Promise<string | undefined> {

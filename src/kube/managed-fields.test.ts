@@ -90,4 +90,15 @@ describe('applied field ownership', () => {
     const withStatus = live(appliedFields, 'preview-operator', [{ manager: 'kube-controller-manager', operation: 'Update', subresource: 'status', fieldsV1: { 'f:status': {} } }]);
     assert.equal(appliedFieldsCover(withStatus, { ...desired, status: { replicas: 3 } }, 'preview-operator'), true, 'status is never part of an apply of the main resource');
   });
+
+  it('covers list elements the server records whole, as it does owner references', () => {
+    const owner = { apiVersion: 'ai.alien6.io/v1', kind: 'Algorithm', name: 'reco', uid: 'u-1', controller: true, blockOwnerDeletion: true };
+    const owned = { ...desired, metadata: { ...desired.metadata, ownerReferences: [owner] } };
+    // What the API server wrote for an apply carrying that owner reference (one entry per uid, owned whole).
+    const fields = structuredClone(appliedFields) as Record<string, Record<string, unknown>>;
+    fields['f:metadata']!['f:ownerReferences'] = { 'k:{"uid":"u-1"}': {} };
+    assert.equal(appliedFieldsCover(live(fields), owned, 'preview-operator'), true);
+    const otherOwner = { ...owned, metadata: { ...owned.metadata, ownerReferences: [{ ...owner, uid: 'u-2' }] } };
+    assert.equal(appliedFieldsCover(live(fields), otherOwner, 'preview-operator'), false, 'a new owner is a change');
+  });
 });

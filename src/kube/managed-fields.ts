@@ -93,7 +93,8 @@ function coversList(list: unknown[], node: FieldsNode): boolean {
       if (mapKeys.length === 0) continue;
       const match = mapKeys.find((k) => k.fields && matchesKey(element, k.fields));
       if (!match) return false;
-      if (!coversMap(element, childOf(node, match.raw))) return false;
+      // coversValue, not coversMap: an element may be owned whole (`k:{"uid":…}: {}`, as owner references are).
+      if (!coversValue(element, childOf(node, match.raw))) return false;
     } else if (element !== null && !(`v:${JSON.stringify(element)}` in node)) {
       return false;
     }

@@ -28,7 +28,14 @@ test('controller, webhook, GitHub and environment metrics appear in the expositi
     { apiVersion: 'preview.alien6.io/v1alpha1', kind: 'PreviewEnvironment', metadata: { name: 'pr-2-shop-def', creationTimestamp: created } },
   ]);
 
+  metrics.resyncPass({ created: ['a'], updated: [], deleted: ['b', 'c'], deletionCapReached: true, errors: [], durationMs: 1500 } as never);
+  metrics.leadershipChanged(true);
+
   const text = await metrics.metrics();
+  assert.ok(line(text, 'preview_operator_resync_passes_total{result="capped"} 1'));
+  assert.ok(line(text, 'preview_operator_resync_changes_total{change="deleted"} 2'));
+  assert.ok(line(text, 'preview_operator_resync_duration_seconds_count 1'));
+  assert.ok(line(text, 'preview_operator_leader 1'));
   assert.equal(line(text, 'preview_operator_reconciles_total{controller="algorithm",outcome="success"}'), 'preview_operator_reconciles_total{controller="algorithm",outcome="success"} 1');
   assert.equal(line(text, 'preview_operator_reconcile_errors_total{controller="algorithm"}'), 'preview_operator_reconcile_errors_total{controller="algorithm"} 1');
   assert.equal(line(text, 'preview_operator_reconcile_duration_seconds_count{controller="algorithm"}'), 'preview_operator_reconcile_duration_seconds_count{controller="algorithm"} 2');

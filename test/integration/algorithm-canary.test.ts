@@ -6,7 +6,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { KubeClient, Manager, silentLogger, type KubeObject, type Logger } from '../../src/kube/index.js';
-import { registerAlgorithmController, type AlgorithmAnalysisOptions, type AlgorithmControllerStatus } from '../../src/controllers/algorithm-controller.js';
+import { registerAlgorithmController, type AlgorithmAnalysisOptions } from '../../src/controllers/algorithm-controller.js';
+import type { AlgorithmStatus } from '../../constructs/api-types.js';
 import { defaultSuccessRateQuery, renderQuery } from '../../src/controllers/canary-analysis.js';
 import { queryPrometheus } from '../../src/controllers/prometheus-query.js';
 import { installCrds } from '../fixtures/crds/install-crds.js';
@@ -85,11 +86,11 @@ async function createAlgorithm(ns: string, name: string, canary: { successRate: 
   });
 }
 
-async function status(ns: string, name: string): Promise<AlgorithmControllerStatus> {
-  return ((await admin.get(algorithmRef(ns, name))).status ?? {}) as AlgorithmControllerStatus;
+async function status(ns: string, name: string): Promise<AlgorithmStatus> {
+  return ((await admin.get(algorithmRef(ns, name))).status ?? {}) as AlgorithmStatus;
 }
 
-async function waitForPhase(ns: string, name: string, phase: string, timeoutMs = 60_000): Promise<AlgorithmControllerStatus> {
+async function waitForPhase(ns: string, name: string, phase: string, timeoutMs = 60_000): Promise<AlgorithmStatus> {
   return waitFor(`${name} ${phase}`, async () => {
     const s = await status(ns, name);
     return s.phase === phase ? s : undefined;

@@ -6,7 +6,7 @@ import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { KubeClient, Manager, type KubeObject, type Logger } from '../../src/kube/index.js';
 import { registerAlgorithmController } from '../../src/controllers/algorithm-controller.js';
-import type { AlgorithmControllerStatus } from '../../src/controllers/algorithm-controller.js';
+import type { AlgorithmStatus } from '../../constructs/api-types.js';
 import { installCrds } from '../fixtures/crds/install-crds.js';
 import { seedExamples } from '../fixtures/crds/seed-examples.js';
 import { createNamespace, newIdentity, testCluster, uniqueName, type Identity, type TestCluster } from '../support/test-cluster.js';
@@ -58,7 +58,7 @@ it('runs the seed Algorithm: workloads, Running and Ready, CPU fallback, no writ
 
   const running = await waitFor('the Algorithm Running with Ready=True', async () => {
     const live = await get('ai.alien6.io/v1', 'Algorithm', 'recommendation-engine-v2');
-    const status = live.status as AlgorithmControllerStatus | undefined;
+    const status = live.status as AlgorithmStatus | undefined;
     const ready = status?.conditions?.find((c) => c.type === 'Ready');
     return status?.phase === 'Running' && ready?.status === 'True' && status.readyReplicas === 3 ? live : undefined;
   }, { timeoutMs: 60_000 });
@@ -83,7 +83,7 @@ it('runs the seed Algorithm: workloads, Running and Ready, CPU fallback, no writ
   assert.deepEqual(hspec.metrics.map((m) => m.resource?.name ?? m.type), ['cpu']);
   await get('policy/v1', 'PodDisruptionBudget', 'recommendation-engine-v2');
   await get('v1', 'ConfigMap', 'recommendation-engine-v2-config');
-  const status = running.status as AlgorithmControllerStatus;
+  const status = running.status as AlgorithmStatus;
   const autoscaling = status.conditions?.find((c) => c.type === 'AutoscalingDegraded');
   assert.equal(autoscaling?.status, 'True');
   assert.equal(autoscaling?.reason, 'CustomMetricsAPIUnavailable');
@@ -142,7 +142,7 @@ it('reports what a user can fix (a quota refusing the Deployment) as Failed with
     spec: { image: 'registry.alien6.io/algo/small:1.0.0', replicas: 1 },
   });
   const failed = await waitFor('Failed with the reason', async () => {
-    const s = (await get('ai.alien6.io/v1', 'Algorithm', 'blocked')).status as AlgorithmControllerStatus | undefined;
+    const s = (await get('ai.alien6.io/v1', 'Algorithm', 'blocked')).status as AlgorithmStatus | undefined;
     return s?.phase === 'Failed' ? s : undefined;
   }, { timeoutMs: 20_000 });
   const degraded = failed.conditions?.find((c) => c.type === 'Degraded');
@@ -153,7 +153,31 @@ it('reports what a user can fix (a quota refusing the Deployment) as Failed with
 
   await admin.delete({ apiVersion: 'v1', kind: 'ResourceQuota', namespace: ns, name: 'one-deployment' });
   await waitFor('Running once the quota is gone', async () => {
-    const s = (await get('ai.alien6.io/v1', 'Algorithm', 'blocked')).status as AlgorithmControllerStatus | undefined;
+    const s = (await get('ai.alien6.io/v1', 'Algorithm', 'blocked')).status as AlgorithmStatus | undefined;
     return s?.phase === 'Running' && s.conditions?.find((c) => c.type === 'Degraded')?.status === 'False';
   }, { timeoutMs: 30_000 });
+});
+
+it('hands the replicas to the HPA when scaling is added, without resetting them, and takes them back when it is removed', async () => {
+  const name = 'handover';
+  const replicas = async () => ((await get('apps/v1', 'Deployment', name)).spec as { replicas: number }).replicas;
+  const phase = async () => ((await get('ai.alien6.io/v1', 'Algorithm', name)).status as AlgorithmStatus | undefined)?.phase;
+  await admin.create({
+    apiVersion: 'ai.alien6.io/v1', kind: 'Algorithm', metadata: { name, namespace: ns },
+    spec: { image: 'registry.alien6.io/algo/small:1.0.0', replicas: 2 },
+  });
+  await waitFor('Running with 2 replicas', async () => (await phase()) === 'Running' && (await replicas()) === 2, { timeoutMs: 30_000 });
+
+  await admin.patch({ apiVersion: 'ai.alien6.io/v1', kind: 'Algorithm', namespace: ns, name }, 'merge', { spec: { scaling: { minReplicas: 1, maxReplicas: 5 } } });
+  await waitFor('the HPA created', () => get('autoscaling/v2', 'HorizontalPodAutoscaler', name).then(() => true, () => false), { timeoutMs: 15_000 });
+  const before = reconciles.length;
+  await waitFor('a few more reconciles', () => reconciles.length >= before + 3, { timeoutMs: 15_000 });
+  assert.equal(await replicas(), 2, 'the replica count survives the operator letting go of it');
+  const deployment = await get('apps/v1', 'Deployment', name);
+  const ours = deployment.metadata.managedFields?.find((e) => e.manager === 'preview-operator' && e.operation === 'Apply');
+  assert.ok(!('f:replicas' in ((ours?.fieldsV1?.['f:spec'] ?? {}) as object)), 'the operator no longer applies spec.replicas');
+
+  await admin.patch({ apiVersion: 'ai.alien6.io/v1', kind: 'Algorithm', namespace: ns, name }, 'merge', { spec: { scaling: null, replicas: 4 } });
+  await waitFor('4 replicas, HPA gone', async () => (await replicas()) === 4
+    && (await get('autoscaling/v2', 'HorizontalPodAutoscaler', name).then(() => false, () => true)), { timeoutMs: 15_000 });
 });

@@ -27,7 +27,7 @@ test('dev on an existing cluster: demo pull request recorded, KUBECONFIG / webho
   try {
     await waitFor('dev to be up', () => {
       if (child.exitCode !== null) throw new Error(`dev exited ${child.exitCode}: ${err}`);
-      return out.includes('Ctrl-C tears everything down');
+      return out.includes('Ctrl-C tears everything down') && out.includes('environment pr-1-shop');
     }, { timeoutMs: 120_000 });
     const lines = out.split('\n');
     assert.ok(lines.includes(`export KUBECONFIG=${cluster.kubeconfigPath}`), out);

@@ -206,6 +206,8 @@ describe('defaults and status', () => {
       desiredWeight: 20,
       actualWeight: 25,
       lastAnalysis: { value: 0.995, time: '2026-01-02T03:04:00Z', result: 'Success', consecutiveSuccesses: 2, consecutiveFailures: 0, consecutiveNoData: 0 },
+      canaryStartTime: '2026-01-02T03:02:00Z',
+      rolledBackImage: 'registry.alien6.io/algo/reco:2.1.2',
       conditions: [{ type: 'Ready', status: 'True', observedGeneration: 1, lastTransitionTime: '2026-01-02T03:00:00Z', reason: 'Available', message: '3 of 3 replicas ready' }],
     };
     const databaseStatus: Required<DatabaseStatus> = {
@@ -213,6 +215,7 @@ describe('defaults and status', () => {
       observedGeneration: 1,
       readyReplicas: 3,
       endpoint: `myapp-db.${namespace}.svc.cluster.local`,
+      retryCount: 1,
       secretName: 'myapp-db-credentials',
       conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2026-01-02T03:00:00Z', reason: 'Ready', message: 'ok' }],
     };

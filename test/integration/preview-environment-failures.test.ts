@@ -115,7 +115,7 @@ describe('failures a repository can cause', () => {
         export default function (): void { execSync('id'); }`,
         /tried to start a process/,
       ],
-      14: ['export default function (): void { for (;;) {} }', /did not finish within 5 s and was stopped/],
+      14: ['export default function (): void { for (;;) {} }', /did not finish within 15 s and was stopped/],
     };
     const names = new Map<number, string>();
     for (const [pr, [program]] of Object.entries(programs)) names.set(Number(pr), await openEnvironment(Number(pr), { '.preview/main.ts': program }));
@@ -135,14 +135,14 @@ describe('failures a repository can cause', () => {
   });
 
   it('the same main.ts from an untrusted pull request is never executed: the base branch\'s configuration is rendered', async () => {
-    const started = performance.now();
     const name = await openEnvironment(15, {
-      '.preview/main.ts': `export default function (): void { if (!process.env.GITHUB_TOKEN) { for (;;) {} } }`,
+      // Run, it would fail the environment (it throws in the sandbox's empty environment).
+      '.preview/main.ts': `export default function (): void { if (!process.env.GITHUB_TOKEN) throw new Error('executed'); }`,
       '.preview/preview.yaml': previewYaml({ image: 'registry.example.com/team/api:pr-15', database: false }),
     }, 'CONTRIBUTOR');
-    const deployed = await waitForEnvironment(operator, name, 'deployed', (e) => e.status?.deployedSha !== undefined);
+    const deployed = await waitForEnvironment(operator, name, 'deployed', (e) => e.status?.deployedSha !== undefined || e.status?.phase === 'Failed');
     deployedEnvironments.push(name);
-    assert.ok(performance.now() - started < 5000, 'no sandbox time limit was waited for');
+    assert.notEqual(deployed.status?.phase, 'Failed', condition(deployed, 'Ready')?.message);
     assert.match(condition(deployed, 'ConfigValid')!.message, /configuration of the base branch main \(untrusted pull request\), rendered by the construct library/);
     const algorithm = await operator.admin.get({ apiVersion: 'ai.alien6.io/v1', kind: 'Algorithm', namespace: name, name: 'api' });
     assert.equal((algorithm.spec as { image: string }).image, 'registry.example.com/team/api:pr-15', 'the image tag comes from the PR');

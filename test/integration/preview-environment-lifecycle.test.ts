@@ -6,13 +6,17 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { previewEnvironmentFinalizer } from '../../src/controllers/preview-environment.js';
-import type { KubeObject } from '../../src/kube/index.js';
+import type { KubeObject, Logger } from '../../src/kube/index.js';
 import type { GitRepository } from '../support/git-repository.js';
 import { waitFor } from '../support/wait.js';
 import {
   applyEnvironment, deleteEnvironment, getEnvironment, issueCertificates, namesOf, namespaceExists, previewDomain,
   previewRepository, previewYaml, startPreviewOperator, startWorkloadControllers, waitForEnvironment, type PreviewOperator,
 } from './preview-operator-harness.js';
+
+const debugLogger: Logger = Object.fromEntries(['debug', 'info', 'warn', 'error'].map((level) => [level, (fields: object, message?: string) => {
+  process.stderr.write(`${new Date().toISOString()} ${level} ${message ?? ''} ${JSON.stringify(fields)}\n`);
+}])) as unknown as Logger;
 
 let operator: PreviewOperator;
 let repository: GitRepository;
@@ -23,7 +27,11 @@ let headSha: string;
 
 before(async () => {
   // A short resync: "idle" below means several real resyncs, not a hand-made enqueue.
-  operator = await startPreviewOperator({ resyncPeriodMs: 1000 });
+  operator = await startPreviewOperator({
+    resyncPeriodMs: 1000,
+    // PREVIEW_DEBUG=1 prints the controller's log (with per-step timings of each reconcile).
+    ...(process.env.PREVIEW_DEBUG ? { logger: debugLogger } : {}),
+  });
   repository = await previewRepository({ '.preview/preview.yaml': previewYaml(), 'README.md': 'app\n' });
 });
 after(async () => {

@@ -59,7 +59,8 @@ export async function startPreviewOperator(options: OperatorOptions = {}): Promi
     repositories,
     domain: previewDomain,
     environmentSelector: `${selector.key}=${selector.value}`,
-    sandbox: new Sandbox({ timeoutMs: 5000 }),
+    // Shorter than the default 20 s, long enough for a saturated test machine.
+    sandbox: new Sandbox({ timeoutMs: 15_000 }),
     certificatePollMs: 500,
     namespacePollMs: 500,
     logger: silentLogger,
