@@ -72,6 +72,19 @@ function post(agent: Agent, url: string, delivery: WebhookDelivery): Promise<{ s
 /** Watches what the operator does, from the outside; records first-seen times per environment. */
 class Observer {
   readonly byEnvironment = new Map<string, Timeline>();
+  // First-seen times by name, kept for environments not tracked yet: a watch event can arrive
+  // before the webhook's answer that names the environment.
+  private readonly early = new Map<string, Partial<Pick<Timeline, 'written' | 'ready' | 'applied' | 'namespaceGone'>>>();
+  private note(name: string, stage: 'written' | 'ready' | 'applied' | 'namespaceGone'): void {
+    const now = performance.now();
+    const t = this.byEnvironment.get(name);
+    if (t) t[stage] ??= now;
+    else {
+      const e = this.early.get(name) ?? {};
+      e[stage] ??= now;
+      this.early.set(name, e);
+    }
+  }
   private readonly customResources = new Map<string, Set<string>>();
   private readonly informers: Informer<KubeObject>[] = [];
   /** Custom resources (Algorithm + Database) one environment renders. */
@@ -81,10 +94,8 @@ class Observer {
     const { admin } = this.env;
     const pe = new Informer<KubeObject>(admin, { apiVersion: 'preview.alien6.io/v1alpha1', kind: 'PreviewEnvironment' }, { logger: silentLogger });
     const seen = (obj: KubeObject) => {
-      const t = this.byEnvironment.get(obj.metadata.name!);
-      if (!t) return;
-      t.written ??= performance.now();
-      if ((obj.status as { phase?: string } | undefined)?.phase === 'Ready') t.ready ??= performance.now();
+      this.note(obj.metadata.name!, 'written');
+      if ((obj.status as { phase?: string } | undefined)?.phase === 'Ready') this.note(obj.metadata.name!, 'ready');
     };
     pe.addHandler({ onAdd: seen, onUpdate: (_o, n) => seen(n) });
     const cr = (obj: KubeObject) => {
@@ -92,8 +103,7 @@ class Observer {
       const set = this.customResources.get(ns) ?? new Set<string>();
       set.add(`${obj.kind}/${obj.metadata.name}`);
       this.customResources.set(ns, set);
-      const t = this.byEnvironment.get(ns);
-      if (t && set.size >= this.expectedCustomResources) t.applied ??= performance.now();
+      if (set.size >= this.expectedCustomResources) this.note(ns, 'applied');
     };
     const algorithms = new Informer<KubeObject>(admin, { apiVersion: 'ai.alien6.io/v1', kind: 'Algorithm' }, { logger: silentLogger });
     const databases = new Informer<KubeObject>(admin, { apiVersion: 'mycompany.com/v1', kind: 'Database' }, { logger: silentLogger });
@@ -102,8 +112,7 @@ class Observer {
     const namespaces = new Informer<KubeObject>(admin, { apiVersion: 'v1', kind: 'Namespace' }, { logger: silentLogger });
     namespaces.addHandler({
       onDelete: (obj) => {
-        const t = this.byEnvironment.get(obj.metadata.name!);
-        if (t) t.namespaceGone ??= performance.now();
+        this.note(obj.metadata.name!, 'namespaceGone');
         this.customResources.delete(obj.metadata.name!);
       },
     });
@@ -113,6 +122,8 @@ class Observer {
   }
 
   track(t: Timeline): void {
+    Object.assign(t, this.early.get(t.environment!) ?? {});
+    this.early.delete(t.environment!);
     this.byEnvironment.set(t.environment!, t);
   }
 
@@ -413,7 +424,8 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
       await Promise.all(planned.map((p, i) => new Promise<void>((resolve, reject) => {
         setTimeout(() => send(agent, operator.webhookUrl, observer, p.t, p.delivery).then(resolve, reject), i * interval);
       })));
-      const lastSent = performance.now() - started;
+      const lastSent = Math.max(...burst.map((t) => t.sent ?? started)) - started;
+      const lastAnswered = performance.now() - started;
       const burstTimeout = options.quick ? 180_000 : 300_000;
       burstConverged = await waitFor('every burst environment Ready', burstTimeout, operator.child, observer, () => burst.every((t) => t.ready !== undefined));
       const allReadyMs = burstConverged ? performance.now() - started : Number.NaN;
@@ -445,7 +457,7 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
         { scenario: 4, name: 'GitHub requests per environment', value: requests.length / count, unit: 'count' },
       );
       const burstNotes = [
-        `${count} PRs across ${burstRepos.length} repositories, deliveries sent ${interval.toFixed(0)} ms apart (last sent at ${lastSent.toFixed(0)} ms).`,
+        `${count} PRs across ${burstRepos.length} repositories, deliveries scheduled ${interval.toFixed(0)} ms apart (last sent at ${lastSent.toFixed(0)} ms, last answered at ${lastAnswered.toFixed(0)} ms).`,
         ...(burstConverged ? [] : [`Not all Ready after ${burstTimeout / 1000} s (${readyByDeadline} of ${count}); per-environment figures cover those that got there. At the deadline: ${where}.`]),
         `Operator API writes (${writes.length}) by verb/resource: ${countBy(writes, (w) => `${w.verb} ${w.objectRef?.resource ?? '?'}${w.objectRef?.subresource ? `/${w.objectRef.subresource}` : ''}`)}.`,
         `GitHub requests (${requests.length}) by operation: ${countBy(requests, (r) => `${r.method} ${r.operationId ?? r.path}${r.status === 304 ? ' (304)' : ''}`)}.`,

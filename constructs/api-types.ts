@@ -116,6 +116,19 @@ export interface ResourceReadiness {
   message?: string;
 }
 
+/** Ids of what the operator created on GitHub for an environment (status.github). */
+export interface PreviewEnvironmentGitHubIds {
+  commentId?: number;
+  lastCommentHash?: string;
+  deploymentId?: number;
+  deploymentSha?: string;
+  deploymentStatus?: string;
+  servingDeploymentId?: number;
+  checkRunId?: number;
+  checkSha?: string;
+  checkState?: string;
+}
+
 export interface PreviewEnvironmentStatus {
   phase?: PreviewEnvironmentPhase;
   observedGeneration?: number;
@@ -123,9 +136,13 @@ export interface PreviewEnvironmentStatus {
   url?: string;
   deployedSha?: string;
   expiresAt?: string;
+  /** When the deployed commit was last applied (the time to live runs from here). */
+  lastDeployedAt?: string;
+  /** The head commit whose time to live ran out (phase Expired); only a new head commit deploys again. */
+  expiredSha?: string;
   retryCount?: number;
   lastReconciled?: string;
-  github?: { commentId?: number; deploymentId?: number; checkRunId?: number };
+  github?: PreviewEnvironmentGitHubIds;
   resources?: ResourceReadiness[];
   conditions?: Condition[];
 }

@@ -13,7 +13,8 @@ export interface SlotEnvironment {
   deleting: boolean;
 }
 
-const holdingPhases = new Set(['Pending', 'Deploying', 'Ready', 'Failed', 'Expired', 'Terminating']);
+// Expired is torn down (its object stays so the expiry sticks): it holds no slot.
+const holdingPhases = new Set(['Pending', 'Deploying', 'Ready', 'Failed', 'Terminating']);
 
 export type SlotDecision = { admitted: true } | { admitted: false; position: number; cap: number };
 

@@ -2,7 +2,9 @@
 // head commit, reports it, and removes it completely. One reconcile, level-triggered:
 //
 //   deleted?  → report destroyed (or expired) → delete the namespace → wait until gone → drop the finalizer
-//   finalizer → per-repository cap (else Queued) → TTL (else Expired, and the object is deleted)
+//   Expired at this head SHA and torn down? → nothing (zero writes)
+//   finalizer → per-repository cap (else Queued) → TTL (else Expired: namespace deleted, object kept)
+//   → wait for CI on a new head SHA (optional checks gate; the deployed SHA keeps serving)
 //   → render at the head SHA (cached per generation and SHA) → policy → Namespace (owned by the
 //   PreviewEnvironment) → server-side apply → prune what left the rendering → readiness → status → report
 //
@@ -18,6 +20,11 @@
 // side create the environment, it does not make the PR's code trusted) render the base
 // branch's configuration with only image tags from the PR, and their main.ts is never read;
 // with cert-manager installed, Ready waits for the Certificate (see preview-environment-readiness.ts).
+// An expiry sticks: the PR is still open, so the GitHub side would recreate a deleted object;
+// the object stays in phase Expired with status.expiredSha, and only a new head SHA (a push)
+// deploys again, with a fresh TTL. Deleting an Expired environment (PR closed) just drops the
+// finalizer once the namespace is gone; GitHub was already told it expired (the teardown report
+// repeats 'expired', which the reporter's hashes make a no-op), never 'destroyed'.
 import {
   Applier, ConflictError, EventRecorder, ForbiddenError, InvalidError, NoKindMatchError, NotFoundError,
   addFinalizer, controllerReference, formatTime, hasFinalizer, identityOf, refOf, removeCondition, removeFinalizer,
@@ -31,6 +38,7 @@ import {
   type PreviewEnvironmentStatus, type ResourceReadiness,
 } from '../../constructs/index.js';
 import { ReportError, type EnvironmentReport, type EnvironmentState, type ReportedGitHubIds, type Reporter } from '../github/reporter.js';
+import type { ChecksGate, ChecksVerdict } from '../github/checks-gate.js';
 import type { RepositoryCache } from '../git/repository-cache.js';
 import { expiresAt as expiryAfter } from '../policy/budgets.js';
 import { defaultPolicySettings, effectivePolicy, type EffectivePolicy, type PolicyConfig } from '../policy/policy-config.js';
@@ -62,6 +70,10 @@ const knownVersions: Record<string, string> = {
 const sourceRetryMs = 30_000;
 /** setTimeout fires at once beyond 2^31-1 ms; the periodic resync covers longer waits anyway. */
 const maxRequeueMs = 6 * 3600_000;
+/** How often a head SHA waiting for CI asks again (default; checks are polled, not watched). */
+const defaultChecksPollMs = 30_000;
+/** How often a head SHA whose checks failed asks again: a re-run may still turn it green. */
+const defaultChecksFailedPollMs = 5 * 60_000;
 
 export interface PreviewEnvironmentControllerOptions {
   /** Tells people about their environment (the GitHub reporter in production). */
@@ -104,6 +116,16 @@ export interface PreviewEnvironmentControllerOptions {
    * operators side by side (a canary release, or tests sharing one cluster).
    */
   environmentSelector?: string;
+  /**
+   * Wait for CI: a head SHA other than the deployed one is deployed only once the gate says
+   * `passed` (src/github/checks-gate.ts; its requirement per repository comes from
+   * `checksRequirement(effectivePolicy(policy, repository))`). Default: no gate.
+   */
+  checksGate?: ChecksGate;
+  /** How often a SHA waiting for checks is looked at again (default 30 s). */
+  checksPollMs?: number;
+  /** How often a SHA whose checks failed is looked at again (default 5 min). */
+  checksFailedPollMs?: number;
   /** Parallel reconciles (default 4): a slow sandbox run holds one worker, never all. */
   workers?: number;
   /** Every environment is reconciled at least this often (default 10 min). */
@@ -124,10 +146,8 @@ export interface PreviewEnvironmentController {
   controller: Controller<EnvironmentObject>;
 }
 
-/** The status as this controller writes it (constructs/api-types.ts lists fewer github fields). */
-export interface EnvironmentStatus extends Omit<PreviewEnvironmentStatus, 'github' | 'conditions'> {
-  github?: ReportedGitHubIds;
-  lastDeployedAt?: string;
+/** The status as this controller writes it (conditions typed as src/kube's, with their helpers). */
+export interface EnvironmentStatus extends Omit<PreviewEnvironmentStatus, 'conditions'> {
   conditions?: Condition[];
 }
 
@@ -199,6 +219,7 @@ const conditionTypes = {
   configValid: 'ConfigValid',
   policyCompliant: 'PolicyCompliant',
   certificateReady: 'CertificateReady',
+  checksPassed: 'ChecksPassed',
   reconciled: 'Reconciled',
 } as const;
 
@@ -274,6 +295,8 @@ class PreviewEnvironmentReconciler implements Reconciler {
 
   private async converge(current: Current, ctx: ReconcileContext): Promise<ReconcileResult | void> {
     const name = current.env.metadata.name!;
+    const expiredHere = current.env.status?.phase === 'Expired' && current.env.status.expiredSha === current.env.spec.pullRequest.headSha;
+    if (expiredHere) return this.stayExpired(current, ctx);
     const withFinalizer = await addFinalizer(this.client, current.env, previewEnvironmentFinalizer);
     if (withFinalizer !== current.env) this.written.set(name, withFinalizer);
     current.env = withFinalizer;
@@ -291,8 +314,14 @@ class PreviewEnvironmentReconciler implements Reconciler {
 
     const memo = this.renders.get(name);
     const configTtl = memo?.outcome.ok ? memo.outcome.rendered.config.ttl : undefined;
-    const expiry = this.expiry(env, configTtl, policy, memo !== undefined);
+    // Out of Expired by a new head SHA: its TTL starts when it is deployed.
+    const expiry = env.status?.phase === 'Expired' ? undefined : this.expiry(env, configTtl, policy, memo !== undefined);
     if (expiry !== undefined && now >= expiry.getTime()) return this.expire(current, ctx, expiry, policy, configTtl);
+
+    if (this.options.checksGate && (env.status?.phase === 'Expired' || env.spec.pullRequest.headSha !== env.status?.deployedSha)) {
+      const verdict = await this.options.checksGate.state(env.spec.repository, env.spec.pullRequest.headSha);
+      if (verdict.state !== 'passed') return this.holdForChecks(current, ctx, verdict, expiry);
+    }
 
     const liveNamespace = await this.liveNamespace(name);
     if (liveNamespace && !isControlledBy(liveNamespace, env)) {
@@ -381,7 +410,9 @@ class PreviewEnvironmentReconciler implements Reconciler {
     const readiness = environmentReadiness(applied, (ref) => (ref.kind === 'Certificate' ? liveCertificates.get(identityOf(ref)) : this.cached(ref)), rendered.identity.host);
 
     const previous = current.env.status ?? {};
-    const lastDeployedAt = previous.deployedSha === rendered.sha && previous.lastDeployedAt ? previous.lastDeployedAt : formatTime(new Date(now));
+    // A new SHA, or the same one out of Expired, starts a fresh TTL.
+    const redeployed = previous.phase === 'Expired' || previous.deployedSha !== rendered.sha;
+    const lastDeployedAt = !redeployed && previous.lastDeployedAt ? previous.lastDeployedAt : formatTime(new Date(now));
     const ttl = current.env.spec.ttl ?? rendered.config.ttl ?? policy.budgets.ttl;
     const expiresAt = expiryAfter(lastDeployedAt, ttl);
     const notReady = readiness.resources.filter((r) => !r.ready);
@@ -397,6 +428,7 @@ class PreviewEnvironmentReconciler implements Reconciler {
       configValid: { status: 'True', reason: 'Valid', message: `${rendered.configSource.from === 'head' ? 'configuration of the head commit' : `configuration of the base branch ${rendered.configSource.branch} (untrusted pull request)`}, rendered by ${rendered.renderer === 'sandbox' ? '.preview/main.ts in the sandbox' : 'the construct library'}` },
       policyCompliant: { status: 'True', reason: 'Compliant', message: `${rendered.objects.length} objects passed the policy and were applied` },
       certificate: certificate ?? null,
+      checks: this.options.checksGate ? { status: 'True', reason: 'ChecksPassed', message: `the checks of ${rendered.sha.slice(0, 12)} passed` } : undefined,
       fields: {
         namespace: name, url: rendered.url, deployedSha: rendered.sha, lastDeployedAt, expiresAt: formatTime(expiresAt), resources: readiness.resources,
       },
@@ -454,7 +486,7 @@ class PreviewEnvironmentReconciler implements Reconciler {
     return expiry ? { requeueAfter: clampRequeue(expiry.getTime() - this.clock.now()) } : {};
   }
 
-  private async expire(current: Current, ctx: ReconcileContext, expiry: Date, policy: EffectivePolicy, configTtl: string | undefined): Promise<void> {
+  private async expire(current: Current, ctx: ReconcileContext, expiry: Date, policy: EffectivePolicy, configTtl: string | undefined): Promise<ReconcileResult | void> {
     const env = current.env;
     const ttl = env.spec.ttl ?? configTtl ?? policy.budgets.ttl;
     const since = env.status?.lastDeployedAt ?? env.metadata.creationTimestamp;
@@ -462,13 +494,67 @@ class PreviewEnvironmentReconciler implements Reconciler {
     try {
       await this.settle(current, ctx, {
         phase: 'Expired', ready: { status: 'False', reason: 'Expired', message }, reasons: [message],
+        certificate: null,
+        fields: { expiredSha: env.spec.pullRequest.headSha, url: undefined, resources: undefined },
       });
     } finally {
-      // Even when GitHub could not be told now: the teardown tells it again.
-      await this.client.delete(refOf(env)).catch((err) => {
+      // Even when GitHub could not be told now (the next reconcile tells it again).
+      await this.tearDownNamespace(current.env);
+    }
+    return this.stayExpired(current, ctx);
+  }
+
+  /**
+   * Phase Expired at the expired SHA: the namespace goes (polled until gone), then nothing
+   * happens — no write — until a new head SHA or the deletion. A report that failed is retried.
+   */
+  private async stayExpired(current: Current, ctx: ReconcileContext): Promise<ReconcileResult | void> {
+    const env = current.env;
+    const name = env.metadata.name!;
+    if ((env.status?.retryCount ?? 0) > 0) {
+      const message = findReadyMessage(env);
+      await this.settle(current, ctx, { phase: 'Expired', ready: { status: 'False', reason: 'Expired', message }, reasons: [message] });
+    }
+    if (await this.tearDownNamespace(current.env)) return { requeueAfter: this.options.namespacePollMs ?? 2000 };
+    // Torn down: it holds no slot any more (a Queued sibling may start).
+    this.forget(name);
+  }
+
+  /** Deletes the environment's namespace (only if it controls it); true while it still exists. */
+  private async tearDownNamespace(env: EnvironmentObject): Promise<boolean> {
+    const name = env.metadata.name!;
+    const namespace = await this.liveNamespace(name);
+    if (!namespace || !isControlledBy(namespace, env)) return false;
+    if (!namespace.metadata.deletionTimestamp) {
+      await this.client.delete(refOf(namespace), { preconditions: { uid: namespace.metadata.uid } }).catch((err) => {
         if (!(err instanceof NotFoundError)) throw err;
       });
+      this.logger.info({ environment: name }, 'teardown: namespace deleted');
     }
+    return true;
+  }
+
+  /** The head SHA's checks have not passed: what is deployed keeps serving, nothing is applied. */
+  private async holdForChecks(current: Current, ctx: ReconcileContext, verdict: ChecksVerdict, expiry: Date | undefined): Promise<ReconcileResult> {
+    const env = current.env;
+    const sha = env.spec.pullRequest.headSha.slice(0, 12);
+    const previous = env.status ?? {};
+    const serving = previous.deployedSha !== undefined && (previous.phase === 'Ready' || previous.phase === 'Deploying');
+    const failed = verdict.state === 'failed';
+    const reason = failed ? 'ChecksFailed' : 'WaitingForChecks';
+    const message = failed
+      ? `${sha} is not deployed: ${verdict.message}`
+      : `${sha} waits for its checks (${verdict.message})${previous.deployedSha ? `; ${previous.deployedSha.slice(0, 12)} keeps serving` : ''}`;
+    await this.settle(current, ctx, {
+      phase: failed ? 'Failed' : serving ? previous.phase! : 'Pending',
+      state: failed ? 'failed' : 'waiting-for-checks',
+      // The Ready condition keeps describing what serves, unless nothing does or the SHA failed.
+      ready: failed || !serving ? { status: 'False', reason, message } : undefined,
+      checks: { status: 'False', reason, message },
+      reasons: [message],
+    });
+    const wait = failed ? (this.options.checksFailedPollMs ?? defaultChecksFailedPollMs) : (this.options.checksPollMs ?? defaultChecksPollMs);
+    return { requeueAfter: clampRequeue(expiry ? Math.min(wait, expiry.getTime() - this.clock.now()) : wait) };
   }
 
   // ---- teardown --------------------------------------------------------------------------
@@ -493,16 +579,7 @@ class PreviewEnvironmentReconciler implements Reconciler {
       this.logger.warn({ environment: name, attempts, err: err.message }, 'teardown: GitHub could not be told; going on without it');
     }
 
-    const namespace = await this.liveNamespace(name);
-    if (namespace && isControlledBy(namespace, current.env)) {
-      if (!namespace.metadata.deletionTimestamp) {
-        await this.client.delete(refOf(namespace), { preconditions: { uid: namespace.metadata.uid } }).catch((err) => {
-          if (!(err instanceof NotFoundError)) throw err;
-        });
-        this.logger.info({ environment: name }, 'teardown: namespace deleted');
-      }
-      return { requeueAfter: this.options.namespacePollMs ?? 2000 };
-    }
+    if (await this.tearDownNamespace(current.env)) return { requeueAfter: this.options.namespacePollMs ?? 2000 };
     // Free the slot before the object goes: until then its deletionTimestamp holds it.
     this.forget(name);
     await removeFinalizer(this.client, current.env, previewEnvironmentFinalizer);
@@ -526,6 +603,7 @@ class PreviewEnvironmentReconciler implements Reconciler {
     set(conditionTypes.ready, outcome.ready);
     set(conditionTypes.configValid, outcome.configValid);
     set(conditionTypes.policyCompliant, outcome.policyCompliant);
+    set(conditionTypes.checksPassed, outcome.checks);
     if (outcome.certificate === null) conditions = removeCondition(conditions, conditionTypes.certificateReady);
     else set(conditionTypes.certificateReady, outcome.certificate);
     set(conditionTypes.reconciled, { status: 'True', reason: 'Reconciled', message: 'the last reconcile succeeded' });
@@ -545,7 +623,7 @@ class PreviewEnvironmentReconciler implements Reconciler {
         repository: { owner: env.spec.repository.owner, name: env.spec.repository.name },
         pullRequest: env.spec.pullRequest.number,
         headSha: env.spec.pullRequest.headSha,
-        state: phaseState[outcome.phase],
+        state: outcome.state ?? phaseState[outcome.phase],
         ...(outcome.phase === 'Ready' && status.url ? { url: status.url } : {}),
         ...(status.deployedSha ? { deployedSha: status.deployedSha } : {}),
         resources: (status.resources ?? []).map((r: ResourceReadiness) => ({ kind: r.kind, name: r.name, ready: r.ready, ...(r.message ? { message: r.message } : {}) })),
@@ -670,7 +748,12 @@ class PreviewEnvironmentReconciler implements Reconciler {
 
 interface Outcome {
   phase: Phase;
-  ready: Omit<ConditionInput, 'type' | 'observedGeneration'>;
+  /** What the report says when it is not the phase's state (waiting for checks). */
+  state?: EnvironmentState;
+  /** undefined leaves the Ready condition as it is. */
+  ready?: Omit<ConditionInput, 'type' | 'observedGeneration'>;
+  /** The ChecksPassed condition (wait for CI). */
+  checks?: Omit<ConditionInput, 'type' | 'observedGeneration'>;
   configValid?: Omit<ConditionInput, 'type' | 'observedGeneration'>;
   policyCompliant?: Omit<ConditionInput, 'type' | 'observedGeneration'>;
   /** null removes the condition (nothing to certify). */

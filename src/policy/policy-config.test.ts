@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { applyOverrides, defaultPolicySettings, effectivePolicy } from './policy-config.js';
+import { applyOverrides, checksRequirement, defaultPolicySettings, effectivePolicy } from './policy-config.js';
 import { resolvePolicyConfig } from './policy-validation.js';
 
 test('the defaults: enabled, drafts skipped, OWNER/MEMBER/COLLABORATOR trusted, preview-approved, 72h, no cap', () => {
@@ -55,4 +55,16 @@ test('applying overrides never changes the defaults or the base', () => {
   merged.trust.associations.push('NONE');
   assert.deepEqual(defaultPolicySettings.filters.labels.anyOf, []);
   assert.deepEqual(defaultPolicySettings.trust.associations, ['OWNER', 'MEMBER', 'COLLABORATOR']);
+});
+
+test('wait for CI: none by default, set globally, overridden per repository, mapped for the checks gate', () => {
+  const config = resolvePolicyConfig({
+    checks: { require: ['build', 'test'] },
+    repositories: { 'acme/shop': { checks: { require: 'all' } }, 'acme/docs': { checks: { require: 'none' } } },
+  });
+  assert.deepEqual(checksRequirement(resolvePolicyConfig({})), { mode: 'none' });
+  assert.deepEqual(checksRequirement(effectivePolicy(config, { owner: 'acme', name: 'blog' })), { mode: 'named', checks: ['build', 'test'] });
+  assert.deepEqual(checksRequirement(effectivePolicy(config, { owner: 'ACME', name: 'Shop' })), { mode: 'all' });
+  assert.deepEqual(checksRequirement(effectivePolicy(config, { owner: 'acme', name: 'docs' })), { mode: 'none' });
+  assert.deepEqual(checksRequirement(resolvePolicyConfig({ checks: { require: [] } })), { mode: 'none' });
 });

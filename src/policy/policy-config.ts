@@ -46,6 +46,15 @@ export interface BudgetPolicy {
   maxEnvironmentsPerRepository: number | null;
 }
 
+export interface ChecksPolicy {
+  /**
+   * What must succeed on a head commit before it is deployed (wait for CI): `none` (default),
+   * `all` (every check run, check suite and commit status), or these check-run names /
+   * status contexts. Until then the previous commit keeps serving.
+   */
+  require: 'none' | 'all' | string[];
+}
+
 /** Everything that can be set globally and overridden per repository. */
 export interface PolicySettings {
   /** Whether the repository gets environments at all (default true; false globally + true per repository = an allow-list). */
@@ -53,6 +62,7 @@ export interface PolicySettings {
   filters: FilterPolicy;
   trust: TrustPolicy;
   budgets: BudgetPolicy;
+  checks: ChecksPolicy;
 }
 
 /** Overrides of some settings: objects merge field by field, lists and values replace. */
@@ -66,6 +76,7 @@ export type PolicyOverrides = {
   };
   trust?: Partial<TrustPolicy>;
   budgets?: Partial<BudgetPolicy>;
+  checks?: Partial<ChecksPolicy>;
 };
 
 /** The configuration as written (every field optional); `resolvePolicyConfig` fills the defaults. */
@@ -102,6 +113,7 @@ export const defaultPolicySettings: Readonly<PolicySettings> = {
     ttl: '72h',
     maxEnvironmentsPerRepository: null,
   },
+  checks: { require: 'none' },
 };
 
 /** `base` with `overrides` applied; neither is modified. */
@@ -133,7 +145,26 @@ export function applyOverrides(base: PolicySettings, overrides: PolicyOverrides 
         ? o.budgets.maxEnvironmentsPerRepository
         : base.budgets.maxEnvironmentsPerRepository,
     },
+    checks: { require: copyRequire(o.checks?.require ?? base.checks.require) },
   };
+}
+
+function copyRequire(require: ChecksPolicy['require']): ChecksPolicy['require'] {
+  return Array.isArray(require) ? [...require] : require;
+}
+
+/**
+ * The wait-for-CI requirement, in the shape of the checks gate's `ChecksRequirement`
+ * (src/github/checks-verdict.ts; declared here because policy imports nothing).
+ */
+export type ChecksRequirementSetting = { mode: 'none' } | { mode: 'all' } | { mode: 'named'; checks: string[] };
+
+/** The wait-for-CI requirement of a repository: `requirement: (r) => checksRequirement(effectivePolicy(config, r))` for `createChecksGate`. */
+export function checksRequirement(policy: PolicySettings): ChecksRequirementSetting {
+  const require = policy.checks.require;
+  if (require === 'all') return { mode: 'all' };
+  if (require === 'none' || require.length === 0) return { mode: 'none' };
+  return { mode: 'named', checks: [...require] };
 }
 
 /** The overrides configured for `owner/name`, whatever the case of the key. */

@@ -89,3 +89,17 @@ test('resolving an invalid configuration throws every issue at once', () => {
     return true;
   });
 });
+
+test('checks.require is none, all or a list of names, with paths', () => {
+  assert.deepEqual(validatePolicyConfig({ checks: { require: 'all' }, repositories: { 'acme/shop': { checks: { require: ['build'] } } } }), []);
+  const issues = validatePolicyConfig({
+    checks: { require: 'some' },
+    repositories: { 'acme/shop': { checks: { require: ['build', ''], wait: true } }, 'acme/blog': { checks: 'all' } },
+  });
+  assert.deepEqual(issues.map((i) => `${i.path}: ${i.message}`), [
+    'checks.require: must be "none", "all" or a list of check names, not "some"',
+    'repositories["acme/shop"].checks.wait: unknown field (expected one of: require)',
+    'repositories["acme/shop"].checks.require[1]: must be a non-empty string, not an empty string',
+    'repositories["acme/blog"].checks: must be an object, not a string',
+  ]);
+});

@@ -77,7 +77,7 @@ function stringList(value: unknown, path: string, issues: Issues, check?: (item:
 
 const labelCheck = (label: string) => (label.length > maxLabelLength ? `GitHub label names have at most ${maxLabelLength} characters` : undefined);
 
-const overrideFields = ['enabled', 'filters', 'trust', 'budgets'] as const;
+const overrideFields = ['enabled', 'filters', 'trust', 'budgets', 'checks'] as const;
 
 function validateOverrides(value: unknown, path: string, issues: Issues): void {
   const root = object(value, path, overrideFields, issues);
@@ -135,6 +135,15 @@ function validateOverrideFields(root: Record<string, unknown>, path: string, iss
       if (cap !== undefined && cap !== null && !(typeof cap === 'number' && Number.isInteger(cap) && cap >= 1)) {
         issues.push({ path: at(bpath, 'maxEnvironmentsPerRepository'), message: 'must be a whole number of at least 1, or null for no cap' });
       }
+    }
+  }
+
+  if (root.checks !== undefined) {
+    const cpath = at(path, 'checks');
+    const checks = object(root.checks, cpath, ['require'], issues);
+    if (checks && checks.require !== undefined && checks.require !== 'none' && checks.require !== 'all') {
+      if (Array.isArray(checks.require)) stringList(checks.require, at(cpath, 'require'), issues);
+      else issues.push({ path: at(cpath, 'require'), message: `must be "none", "all" or a list of check names, not ${typeof checks.require === 'string' ? JSON.stringify(checks.require) : describe(checks.require)}` });
     }
   }
 }

@@ -260,6 +260,8 @@ describe('defaults and status', () => {
       url: 'https://reco-pr-42.preview.alien6.io',
       deployedSha: '5f1d2c0b9a8e7d6c5b4a39281706f5e4d3c2b1a0',
       expiresAt: '2026-01-05T03:04:05Z',
+      lastDeployedAt: '2026-01-02T03:04:05Z',
+      expiredSha: '4e0c1b9a8f7e6d5c4b3a29180706f5e4d3c2b1a0',
       retryCount: 0,
       lastReconciled: '2026-01-02T03:04:05Z',
       github: { commentId: 1234567890123, deploymentId: 2345678901, checkRunId: 3456789012 },

@@ -16,6 +16,7 @@ import { KubeRequestError, kubeRequest, serverSideApply, type ManifestLike } fro
 import { spawnOperator, waitStarted, type OperatorProcess } from '../fixtures/cli/operator-process.js';
 import { renderChart } from '../fixtures/helm/render-chart.js';
 import { PullRequestDriver } from '../github-emulator/pull-requests.js';
+import { signBody } from '../github-emulator/webhook-delivery.js';
 import { startTestEmulator } from '../github-emulator/test-emulator.js';
 import { createNamespace, testCluster, uniqueName } from '../support/test-cluster.js';
 import { waitFor } from '../support/wait.js';
@@ -102,14 +103,20 @@ async function demoRepository(name: string): Promise<{ repo: PullRequestDriver; 
 }
 
 /** The pull request's environment, labelled so that only this test's operator reconciles it. */
-async function openPullRequest(repo: PullRequestDriver, operator: OperatorProcess, selector: string): Promise<string> {
+async function openPullRequest(repo: PullRequestDriver, operator: OperatorProcess, selector: string, secret: string): Promise<string> {
   const name = environmentName(repo.repository, 1);
   cleanups.push(() => kubeRequest(admin, 'DELETE', `/apis/preview.alien6.io/v1alpha1/previewenvironments/${name}`));
   const [key, value] = selector.split('=') as [string, string];
   const { delivery } = await repo.open({ files: { 'README.md': '# e2e\n\nchanged\n' }, author: 'alice', authorAssociation: 'MEMBER' });
-  const answer = await delivery.deliver(operator.webhookUrl());
+  // The repository is on disk: the clone URL GitHub would send is replaced (and the body signed
+  // again, as GitHub signs it); the `dev` command does the same in-process.
+  const payload = JSON.parse(delivery.body) as { repository: { clone_url: string }; pull_request: { base: { repo: { clone_url: string } } } };
+  payload.repository.clone_url = repo.cloneUrl;
+  payload.pull_request.base.repo.clone_url = repo.cloneUrl;
+  const body = JSON.stringify(payload);
+  const answer = await delivery.deliver(operator.webhookUrl(), { body, headers: { 'x-hub-signature-256': signBody(secret, body).sha256 } });
   assert.equal(answer.status, 200, answer.body);
-  // The webhook wrote the environment; the label hands it to this test's operator (its selector).
+  // The label hands the environment to this test's operator (its selector).
   await kubeRequest(admin, 'PATCH', `/apis/preview.alien6.io/v1alpha1/previewenvironments/${name}`, { metadata: { labels: { [key]: value } } }, 'application/merge-patch+json');
   return name;
 }
@@ -119,7 +126,7 @@ test('with the chart\'s token: webhook → Ready → PR closed → gone', async 
   const { repo, secret, app } = await demoRepository(uniqueName('shop'));
   const selector = `e2e.preview.alien6.io/run=${identity.namespace}`;
   const operator = await operatorFor(identity, repo, secret, app, selector);
-  const name = await openPullRequest(repo, operator, selector);
+  const name = await openPullRequest(repo, operator, selector, secret);
 
   const ready = await waitFor('the environment to be Ready', async () => {
     const env = (await kubeRequest(admin, 'GET', `/apis/preview.alien6.io/v1alpha1/previewenvironments/${name}`)) as { status?: { phase?: string; url?: string; conditions?: unknown } };
@@ -157,7 +164,7 @@ test('a ClusterRole missing one verb (create namespaces): the environment fails 
   const { repo, secret, app } = await demoRepository(uniqueName('shop'));
   const selector = `e2e.preview.alien6.io/run=${identity.namespace}`;
   const operator = await operatorFor(identity, repo, secret, app, selector);
-  const name = await openPullRequest(repo, operator, selector);
+  const name = await openPullRequest(repo, operator, selector, secret);
   const message = await waitFor('the refusal to be reported', async () => {
     const env = (await kubeRequest(admin, 'GET', `/apis/preview.alien6.io/v1alpha1/previewenvironments/${name}`)) as { status?: { conditions?: { message?: string }[] } };
     const inStatus = env.status?.conditions?.map((c) => c.message ?? '').find((m) => /forbidden/i.test(m));

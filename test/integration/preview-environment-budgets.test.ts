@@ -1,5 +1,5 @@
-// Budgets: an environment expires a TTL after its last deployment (deleted, and the reporter
-// says why), and a repository's environments beyond its cap wait as Queued in pull-request
+// Budgets: an environment expires a TTL after its last deployment (its namespace is deleted,
+// the object stays Expired until a push, and the reporter says why), and a repository's environments beyond its cap wait as Queued in pull-request
 // order, starting when a slot frees. Time is moved by an injected clock, not waited for.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -33,7 +33,7 @@ after(async () => {
 });
 
 describe('budgets', () => {
-  it('an environment past its TTL is deleted, and the reporter says why', async () => {
+  it('past its TTL the namespace goes and the object stays Expired: the same spec again does nothing, a push redeploys', async () => {
     const headSha = await expiring.openPullRequest(1, { headBranch: 'feature-1', files: { 'a.txt': '1\n' } });
     const name = await applyEnvironment(operator, { repository: expiring, pullRequest: 1, headSha, ttl: '1h' });
     const deployed = await waitForEnvironment(operator, name, 'deployed', (e) => e.status?.deployedSha === headSha);
@@ -42,13 +42,34 @@ describe('budgets', () => {
 
     offsetMs = 3600_000 + 60_000;
     operator.controller.enqueue(name);
-    await waitFor('the expired environment to be deleted', async () => (await getEnvironment(operator, name)) === undefined, { timeoutMs: 60_000 });
-    assert.equal(await namespaceExists(operator, name), false);
+    const expired = await waitForEnvironment(operator, name, 'Expired', (e) => e.status?.phase === 'Expired' && e.status.expiredSha === headSha);
+    assert.equal(expired.metadata.deletionTimestamp, undefined, 'the object stays, so the open PR does not recreate it');
+    await waitFor('the namespace to be gone', async () => !(await namespaceExists(operator, name)), { timeoutMs: 60_000 });
     const repo = { owner: expiring.owner, name: expiring.repo };
     const last = operator.reporter.lastFor(repo, 1)!;
     assert.equal(last.input.state, 'expired');
     assert.match(last.input.reasons.join('\n'), /no new commit was deployed within its time to live of 1h/);
     assert.ok(!operator.reporter.statesFor(repo, 1).includes('destroyed'), 'an expiry is reported as such, not as a plain deletion');
+
+    // What a resync or a repeated webhook does: apply the same spec, and look again.
+    const { cluster, identity } = operator;
+    const mark = cluster.audit.mark();
+    await applyEnvironment(operator, { repository: expiring, pullRequest: 1, headSha, ttl: '1h' });
+    operator.controller.enqueue(name);
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    await cluster.audit.settle();
+    assert.deepEqual(cluster.audit.writes(mark, { user: identity.username }).map((w) => `${w.verb} ${w.requestURI}`), [], 'an expired environment at its expired SHA makes no write');
+    assert.equal(await namespaceExists(operator, name), false);
+    assert.equal((await getEnvironment(operator, name))?.status?.phase, 'Expired');
+
+    const pushed = await expiring.pushToPullRequest(1, { 'a.txt': '2\n' });
+    await applyEnvironment(operator, { repository: expiring, pullRequest: 1, headSha: pushed, ttl: '1h' });
+    const redeployed = await waitForEnvironment(operator, name, 'redeployed at the new SHA', (e) => e.status?.deployedSha === pushed && e.status.phase !== 'Expired');
+    assert.ok(new Date(redeployed.status!.expiresAt!).getTime() > clock.now(), 'a fresh TTL');
+    assert.equal(await namespaceExists(operator, name), true);
+
+    await deleteEnvironment(operator, name);
+    await waitFor('the environment to be gone', async () => (await getEnvironment(operator, name)) === undefined, { timeoutMs: 60_000 });
     offsetMs = 0;
   });
 

@@ -39,7 +39,8 @@ export interface PreviewOperator {
   stop(): Promise<void>;
 }
 
-export type OperatorOptions = Partial<Omit<PreviewEnvironmentControllerOptions, 'reporter' | 'repositories' | 'domain' | 'environmentSelector'>>;
+/** Controller options a test may set; `reporter` defaults to a RecordingReporter (the one `PreviewOperator.reporter` returns). */
+export type OperatorOptions = Partial<Omit<PreviewEnvironmentControllerOptions, 'repositories' | 'domain' | 'environmentSelector'>>;
 
 /** Starts a preview operator for one test file. */
 export async function startPreviewOperator(options: OperatorOptions = {}): Promise<PreviewOperator> {
@@ -51,7 +52,8 @@ export async function startPreviewOperator(options: OperatorOptions = {}): Promi
   const admin = new KubeClient(cluster.kubeConfig, { fieldManager: 'preview-tests' });
   const cacheDir = await mkdtemp(path.join(tmpdir(), 'preview-repos-'));
   const repositories = new RepositoryCache({ cacheDir, allowedProtocols: ['https:', 'file:'] });
-  const reporter = new RecordingReporter();
+  const recording = new RecordingReporter();
+  const { reporter = recording, ...controllerOptions } = options;
   const selector = { key: 'preview.alien6.io/test-operator', value: randomBytes(4).toString('hex') };
   const manager = new Manager({ client, leaderElection: false, logger: silentLogger, drainDeadlineMs: 10_000 });
   const { controller } = registerPreviewEnvironmentController(manager, {
@@ -64,12 +66,12 @@ export async function startPreviewOperator(options: OperatorOptions = {}): Promi
     certificatePollMs: 500,
     namespacePollMs: 500,
     logger: silentLogger,
-    ...options,
+    ...controllerOptions,
   });
   manager.start();
   await manager.waitForCacheSync();
   return {
-    cluster, identity, workloadIdentity, admin, reporter, controller, selector,
+    cluster, identity, workloadIdentity, admin, reporter: recording, controller, selector,
     async stop() {
       await manager.stop();
       client.close();
