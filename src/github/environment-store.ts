@@ -16,17 +16,27 @@ export const environmentLabelKeys = {
 export const environmentAnnotationKeys = {
   /** `owner/name`: too long and free-form for a label value. */
   repository: 'preview.alien6.io/repository',
+  /**
+   * When the webhook delivery behind the last write arrived (ISO 8601, ms). The controller
+   * times webhook → applied and webhook → ready from it; the resync never sets it.
+   */
+  deliveredAt: 'preview.alien6.io/delivered-at',
 } as const;
+
+export interface UpsertOptions {
+  /** The arrival of the webhook delivery this write records. */
+  deliveredAt?: Date;
+}
 
 export interface EnvironmentStore {
   /** Creates or updates the environment's spec (the fields this operator owns; others' fields stay). */
-  upsert(name: string, spec: PreviewEnvironmentSpec): Promise<void>;
+  upsert(name: string, spec: PreviewEnvironmentSpec, options?: UpsertOptions): Promise<void>;
   /** Deletes the environment; `absent` when there was none. */
   delete(name: string): Promise<'deleted' | 'absent'>;
 }
 
 /** The PreviewEnvironment object this operator applies for `spec`. */
-export function environmentObject(name: string, spec: PreviewEnvironmentSpec): KubeObject {
+export function environmentObject(name: string, spec: PreviewEnvironmentSpec, options: UpsertOptions = {}): KubeObject {
   return {
     ...previewEnvironmentKind,
     metadata: {
@@ -35,7 +45,10 @@ export function environmentObject(name: string, spec: PreviewEnvironmentSpec): K
         [environmentLabelKeys.managedBy]: 'preview-operator',
         [environmentLabelKeys.pullRequest]: String(spec.pullRequest.number),
       },
-      annotations: { [environmentAnnotationKeys.repository]: `${spec.repository.owner}/${spec.repository.name}` },
+      annotations: {
+        [environmentAnnotationKeys.repository]: `${spec.repository.owner}/${spec.repository.name}`,
+        ...(options.deliveredAt ? { [environmentAnnotationKeys.deliveredAt]: options.deliveredAt.toISOString() } : {}),
+      },
     },
     spec,
   };
@@ -45,8 +58,8 @@ export function environmentObject(name: string, spec: PreviewEnvironmentSpec): K
 export class KubeEnvironmentStore implements EnvironmentStore {
   constructor(private readonly client: KubeClient) {}
 
-  async upsert(name: string, spec: PreviewEnvironmentSpec): Promise<void> {
-    await this.client.apply(environmentObject(name, spec));
+  async upsert(name: string, spec: PreviewEnvironmentSpec, options?: UpsertOptions): Promise<void> {
+    await this.client.apply(environmentObject(name, spec, options));
   }
 
   async delete(name: string): Promise<'deleted' | 'absent'> {

@@ -49,7 +49,7 @@ export class PullRequestEventHandler {
   }
 
   /** Handles one delivery; throws `PayloadError` (pull-request-payload.ts) for a payload it cannot read, the store's errors, or `WriteTimeoutError`. */
-  async handle(action: string, payload: Record<string, unknown>): Promise<PullRequestOutcome> {
+  async handle(action: string, payload: Record<string, unknown>, receivedAt = new Date()): Promise<PullRequestOutcome> {
     if (!pullRequestActions.has(action)) return { result: 'unused', reason: `pull_request.${action} does not affect environments` };
     // Only a retargeted base can change the decision; title and body edits cannot.
     if (action === 'edited' && !hasBaseChange(payload)) return { result: 'unused', reason: 'pull_request.edited without a base change' };
@@ -70,7 +70,7 @@ export class PullRequestEventHandler {
       case 'ignore':
         return { result: 'ignored', reason: decision.reason, ...extra };
       case 'upsert':
-        await this.withDeadline(this.options.store.upsert(decision.name, decision.spec));
+        await this.withDeadline(this.options.store.upsert(decision.name, decision.spec, { deliveredAt: receivedAt }));
         return { result: 'upserted', environment: decision.name, ...extra };
       case 'delete': {
         const deleted = await this.withDeadline(this.options.store.delete(decision.name));
