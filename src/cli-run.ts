@@ -11,6 +11,7 @@ import { registerPreviewEnvironmentController } from './controllers/preview-envi
 import { KubeEnvironmentStore, previewEnvironmentKind } from './github/environment-store.js';
 import { ApprovalRevoker } from './github/approval-revoker.js';
 import { DeliveryDedupe } from './github/delivery-dedupe.js';
+import { createChecksGate } from './github/checks-gate.js';
 import { createLabelRemover } from './github/label-remover.js';
 import { createGitHubClients, type GitHubClients } from './github/octokit-factory.js';
 import { GitHubReporter } from './github/reporter-github.js';
@@ -25,6 +26,7 @@ import { Readiness } from './server/health.js';
 import { metricsRouter } from './server/metrics-router.js';
 import { OperatorMetrics } from './server/metrics.js';
 import { startServer, type RunningServer } from './server/start-server.js';
+import { checksRequirement, effectivePolicy } from './policy/policy-config.js';
 import type { RepositoryFacts } from './policy/pull-request-facts.js';
 import { AllowedKinds } from './synth/policy-allowed-kinds.js';
 import type { PreviewRenderSettings } from './synth/render-preview.js';
@@ -143,12 +145,14 @@ export async function startOperator(config: OperatorConfig, options: StartOperat
       sandbox: parts.sandbox,
       domain: config.previews.domain,
       ingressClassName: config.previews.ingressClass,
-      ...(tls ? { tlsIssuer: tls.issuer } : {}),
+      tlsIssuer: tls ? tls.issuer : false,
       policy: config.policy,
       allowedKinds: config.previews.allowedKinds,
       podSecurity: config.previews.podSecurity,
       // file:// repositories (dev, tests) need no token; GitHub ones get the installation's.
       gitToken: async (repository) => github.tokenFor(repository),
+      checksGate: createChecksGate({ clients: github, requirement: (repository) => checksRequirement(effectivePolicy(config.policy, repository)) }),
+      deliveryTiming: { applied: (s) => metrics.observeWebhookToApplied(s), ready: (s) => metrics.observeWebhookToReady(s) },
       ...(config.previews.environmentSelector ? { environmentSelector: config.previews.environmentSelector } : {}),
       logger: logger.child({ controller: 'preview-environment' }),
     });

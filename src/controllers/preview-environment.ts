@@ -48,6 +48,7 @@ import type { PreviewRenderSettings } from '../synth/render-preview.js';
 import { certificateCondition, environmentReadiness } from './preview-environment-readiness.js';
 import { renderEnvironment, type RenderFailure, type RenderFailureKind, type RenderOutcome } from './preview-environment-rendering.js';
 import { SlotLedger, type SlotEnvironment } from './preview-environment-slots.js';
+import { environmentAnnotationKeys } from '../github/environment-store.js';
 
 export const previewEnvironmentKind: KindRef = { apiVersion: previewEnvironmentApiVersion, kind: 'PreviewEnvironment' };
 /** Held until the environment's namespace is gone and GitHub was told. */
@@ -126,6 +127,13 @@ export interface PreviewEnvironmentControllerOptions {
   checksPollMs?: number;
   /** How often a SHA whose checks failed is looked at again (default 5 min). */
   checksFailedPollMs?: number;
+  /**
+   * Told, once per deployed SHA, how long after the webhook delivery behind it (the
+   * receiver's `delivered-at` annotation) the SHA was applied and became Ready: the
+   * operator's webhook → applied / webhook → ready histograms. Changes made without a
+   * delivery (kubectl, resync) are not timed.
+   */
+  deliveryTiming?: { applied(seconds: number): void; ready(seconds: number): void };
   /** Parallel reconciles (default 4): a slow sandbox run holds one worker, never all. */
   workers?: number;
   /** Every environment is reconciled at least this often (default 10 min). */
@@ -420,6 +428,8 @@ class PreviewEnvironmentReconciler implements Reconciler {
       ? certificateCondition(certManagerInstalled, certificates.length > 0, readiness.resources.filter((r) => r.kind === 'Certificate'))
       : undefined;
 
+    this.timeDelivery(current.env, now, redeployed, readiness.ready && (redeployed || previous.phase !== 'Ready'));
+
     await this.settle(current, ctx, {
       phase: readiness.ready ? 'Ready' : 'Deploying',
       ready: readiness.ready
@@ -440,6 +450,15 @@ class PreviewEnvironmentReconciler implements Reconciler {
     const waits = [expiresAt.getTime() - this.clock.now()];
     if (certManagerInstalled && certificate?.status === 'False') waits.push(this.options.certificatePollMs ?? 5000);
     return { requeueAfter: clampRequeue(Math.min(...waits)) };
+  }
+
+  private timeDelivery(env: EnvironmentObject, now: number, applied: boolean, ready: boolean): void {
+    const timing = this.options.deliveryTiming;
+    const deliveredAt = Date.parse(env.metadata.annotations?.[environmentAnnotationKeys.deliveredAt] ?? '');
+    if (!timing || Number.isNaN(deliveredAt) || deliveredAt > now) return;
+    const seconds = (now - deliveredAt) / 1000;
+    if (applied) timing.applied(seconds);
+    if (ready) timing.ready(seconds);
   }
 
   private async render(env: EnvironmentObject, certManagerInstalled: boolean, policy: EffectivePolicy): Promise<RenderOutcome> {

@@ -13,7 +13,7 @@ import { kubeconfigYaml } from '../cluster/start-cluster.js';
 import { environmentName } from '../../src/github/pull-request-environment-name.js';
 import { installCrds, operatorCrdFiles } from '../fixtures/crds/install-crds.js';
 import { KubeRequestError, kubeRequest, serverSideApply, type ManifestLike } from '../fixtures/crds/kube-apply.js';
-import { spawnOperator, waitStarted, type OperatorProcess } from '../fixtures/cli/operator-process.js';
+import { metricValue, spawnOperator, waitStarted, type OperatorProcess } from '../fixtures/cli/operator-process.js';
 import { renderChart } from '../fixtures/helm/render-chart.js';
 import { PullRequestDriver } from '../github-emulator/pull-requests.js';
 import { signBody } from '../github-emulator/webhook-delivery.js';
@@ -135,6 +135,9 @@ test('with the chart\'s token: webhook → Ready → PR closed → gone', async 
   }, { timeoutMs: 180_000, intervalMs: 500 });
   assert.match(ready.status!.url!, /^http:\/\/reco-pr-1\.preview\.test/);
   assert.equal(gh.comments(repo.repository, 1).length, 1);
+  // The delivery was timed to applied and to Ready, once each (the operator's histograms).
+  assert.equal(await metricValue(operator.metricsUrl(), 'preview_operator_webhook_to_applied_seconds_count'), 1);
+  assert.equal(await metricValue(operator.metricsUrl(), 'preview_operator_webhook_to_ready_seconds_count'), 1);
 
   const { delivery } = await repo.close(1);
   assert.equal((await delivery.deliver(operator.webhookUrl())).status, 200);

@@ -26,7 +26,7 @@ before(async () => {
   const app = gh.createApp({ slug: 'preview-operator' });
   gh.installApp(app.id, [repository]);
   const policy = resolvePolicyConfig({ repositories: { [`${git.owner}/${git.repo}`]: { checks: { require: ['build'] } } } });
-  const clients = createGitHubClients({ auth: { type: 'app', appId: app.id, privateKey: app.privateKey }, baseUrl: gh.url });
+  const clients = createGitHubClients({ auth: { type: 'app', appId: app.id, privateKey: app.privateKey }, baseUrl: gh.url, retry: { retries: 0 } });
   operator = await startPreviewOperator({
     policy,
     checksGate: createChecksGate({ clients, requirement: (r) => checksRequirement(effectivePolicy(policy, r)) }),
@@ -56,7 +56,15 @@ describe('wait for CI', () => {
     assert.equal(await namespaceExists(operator, name), false, 'nothing is applied before the checks pass');
     assert.equal(operator.reporter.lastFor(repo, 1)?.input.state, 'waiting-for-checks');
 
+    // GitHub failing is transient, never a pass: backoff and retries counted, still nothing applied.
+    const outage = gh.faults.inject({ route: 'checks/list-for-ref', repository: repo, times: 1000, fault: { kind: 'server-error', status: 502 } });
     gh.addCheckRun(repo, { headSha: first, name: 'build', conclusion: 'success' });
+    const erring = await waitForEnvironment(operator, name, 'a gate error counted as a retry', (e) => (e.status?.retryCount ?? 0) >= 1);
+    assert.equal(erring.status?.conditions?.find((c) => c.type === 'Reconciled')?.reason, 'TransientError');
+    assert.equal(erring.status?.deployedSha, undefined, 'an unanswered gate is never a pass');
+    assert.equal(await namespaceExists(operator, name), false);
+    outage.cancel();
+
     const deployed = await waitForEnvironment(operator, name, 'the first SHA deployed', (e) => e.status?.deployedSha === first);
     assert.equal(checksCondition(deployed)?.status, 'True');
 
