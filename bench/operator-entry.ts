@@ -4,22 +4,20 @@
 // repositories (file://, as `dev` passes them) and, on request, a CPU profile of a stage.
 // stdin: "profile-start", "profile-stop <file>"; stdout: one line {"benchOperator": {...}}
 // once serving, then the operator's own JSON log lines.
-// BENCH_OPERATOR (JSON): { cloneUrls: { "owner/name": "file:///…" }, mode: "cli" | "assembled" }.
-// "assembled" builds the same parts without cli-run (for while that file is mid-change).
+// BENCH_OPERATOR (JSON): { cloneUrls: { "owner/name": "file:///…" } }.
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { createInterface } from 'node:readline';
 import { loadConfig, type OperatorConfig } from '../src/config.js';
 import { createLogger, type OperatorLogger } from '../src/logger.js';
 import type { RepositoryFacts } from '../src/policy/pull-request-facts.js';
-import { assembleOperator } from './operator-assembly.js';
+import { startOperator } from '../src/cli-run.js';
 
 interface EntryInput {
   cloneUrls: Record<string, string>;
-  mode: 'cli' | 'assembled';
 }
 
-const input = JSON.parse(process.env.BENCH_OPERATOR ?? '{"cloneUrls":{},"mode":"cli"}') as EntryInput;
+const input = JSON.parse(process.env.BENCH_OPERATOR ?? '{"cloneUrls":{}}') as EntryInput;
 const cloneUrl = (repository: RepositoryFacts) => {
   const url = input.cloneUrls[`${repository.owner}/${repository.name}`.toLowerCase()];
   if (!url) throw new Error(`no local clone URL for ${repository.owner}/${repository.name}`);
@@ -43,17 +41,12 @@ interface Running {
 
 let operator: Running;
 try {
-  if (input.mode === 'cli') {
-    const { startOperator } = await import('../src/cli-run.js');
-    operator = await startOperator(config, { logger, cloneUrl });
-  } else {
-    operator = await assembleOperator(config, logger, cloneUrl);
-  }
+  operator = await startOperator(config, { logger, cloneUrl });
 } catch (err) {
-  process.stderr.write(`bench operator (${input.mode}) could not start: ${(err as Error).stack ?? String(err)}\n`);
+  process.stderr.write(`bench operator could not start: ${(err as Error).stack ?? String(err)}\n`);
   process.exit(3);
 }
-process.stdout.write(`${JSON.stringify({ benchOperator: { webhookUrl: operator.webhookUrl, metricsUrl: operator.metricsUrl, pid: process.pid, mode: input.mode } })}\n`);
+process.stdout.write(`${JSON.stringify({ benchOperator: { webhookUrl: operator.webhookUrl, metricsUrl: operator.metricsUrl, pid: process.pid } })}\n`);
 
 const session = new Session();
 session.connect();

@@ -290,28 +290,16 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
     '--resync-interval=60s',
   ];
   const logFile = path.join(options.outDir, 'operator.log');
-  const launch = async (mode: 'cli' | 'assembled') => {
-    const child = spawnTsx('bench/operator-entry.ts', flags, {
-      KUBECONFIG: cluster.kubeconfigPath, BENCH_OPERATOR: JSON.stringify({ cloneUrls, mode }),
-    }, { logFile });
-    const ready = await child.nextJson<{ benchOperator: { webhookUrl: string; pid: number; mode: string } }>(120_000, (v) => v?.benchOperator !== undefined);
-    return { child, ...ready.benchOperator };
-  };
-  let operator: Awaited<ReturnType<typeof launch>>;
-  const assemblyNotes: string[] = [];
-  try {
-    operator = await launch('cli');
-  } catch (err) {
-    assemblyNotes.push(`preview-operator run's startOperator could not start the operator (${(err as Error).message.split('\n').find((l) => /could not start|Error/.test(l)) ?? 'see operator.log'}); the bench assembled the same parts itself (bench/operator-assembly.ts), still as a separate process.`);
-    log(assemblyNotes[0]!);
-    operator = await launch('assembled');
-  }
+  const child = spawnTsx('bench/operator-entry.ts', flags, {
+    KUBECONFIG: cluster.kubeconfigPath, BENCH_OPERATOR: JSON.stringify({ cloneUrls }),
+  }, { logFile });
+  const ready = await child.nextJson<{ benchOperator: { webhookUrl: string; pid: number } }>(120_000, (v) => v?.benchOperator !== undefined);
+  const operator = { child, ...ready.benchOperator };
   const notes = [
-    `Operator: its own process (pid ${operator.pid}, ${operator.mode === 'cli' ? 'src/cli-run.ts startOperator' : 'bench/operator-assembly.ts'}), controllers ${controllers.join(', ')}; leader election off; GitHub token auth with the throttle off (the emulator sets no secondary limits; GitHub's ≥1 s write spacing would dominate every figure); TLS off (no cert-manager); repositories over file://.`,
+    `Operator: its own process (pid ${operator.pid}, src/cli-run.ts startOperator), controllers ${controllers.join(', ')}; leader election off; GitHub token auth with the throttle off (the emulator sets no secondary limits; GitHub's ≥1 s write spacing would dominate every figure); TLS off (no cert-manager); repositories over file://.`,
     ...(resyncAvailable ? [] : ['The resync is not running: src/github/resync.ts exports no runnable.']),
-    ...assemblyNotes,
   ];
-  log(`operator started (${operator.mode}, pid ${operator.pid}) at ${operator.webhookUrl}`);
+  log(`operator started (pid ${operator.pid}) at ${operator.webhookUrl}`);
 
   const observer = new Observer(env, 2);
   await observer.start();
