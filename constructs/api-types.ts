@@ -116,16 +116,28 @@ export interface ResourceReadiness {
   message?: string;
 }
 
-/** Ids of what the operator created on GitHub for an environment (status.github). */
+/**
+ * Ids of what the operator created on GitHub for an environment (`status.github`): flat,
+ * JSON-friendly, every field optional. With them the reporter edits instead of creating,
+ * and sends nothing when nothing changed.
+ */
 export interface PreviewEnvironmentGitHubIds {
+  /** The sticky comment on the PR. */
   commentId?: number;
+  /** sha256 (hex) of the comment body last sent. */
   lastCommentHash?: string;
+  /** The Deployment of the SHA currently being (or last) deployed. */
   deploymentId?: number;
   deploymentSha?: string;
+  /** `<state> <environment_url>` of the last status written on `deploymentId`. */
   deploymentStatus?: string;
+  /** The Deployment that last reached success: it stays active until another one succeeds or the environment goes. */
   servingDeploymentId?: number;
+  /** The check run (App) on `checkSha`; absent with token auth (commit statuses have no id to keep). */
   checkRunId?: number;
+  /** The head SHA the check run or commit status was written on. */
   checkSha?: string;
+  /** `<status>/<conclusion>/<hash of the output>` of the last check run or commit status written. */
   checkState?: string;
 }
 

@@ -3,6 +3,7 @@
 // the ids the previous call returned (it keeps them in the PreviewEnvironment's status);
 // the GitHub implementation (reporter-github.ts) turns that into one sticky PR comment, a
 // Deployment per deployed SHA and a check run (App) or commit status (token).
+import type { PreviewEnvironmentGitHubIds } from '../../constructs/api-types.js';
 import type { RepositoryName } from './octokit-factory.js';
 
 export type { RepositoryName };
@@ -30,28 +31,9 @@ export interface ResourceReadiness {
 
 /**
  * What the reporter wrote on GitHub, returned by `report` and passed back as `known` next
- * time. Persist it as is: flat, JSON-friendly, every field optional. With it the reporter
- * edits instead of creating, and sends nothing when nothing changed.
+ * time: persisted as is in the PreviewEnvironment's `status.github`, whose type it is.
  */
-export interface ReportedGitHubIds {
-  /** The sticky comment on the PR. */
-  commentId?: number;
-  /** sha256 (hex) of the comment body last sent. */
-  lastCommentHash?: string;
-  /** The Deployment of the SHA currently being (or last) deployed. */
-  deploymentId?: number;
-  deploymentSha?: string;
-  /** `<state> <environment_url>` of the last status written on `deploymentId`. */
-  deploymentStatus?: string;
-  /** The Deployment that last reached success: it stays active until another one succeeds or the environment goes. */
-  servingDeploymentId?: number;
-  /** The check run (App) on `checkSha`; absent with token auth (commit statuses have no id to keep). */
-  checkRunId?: number;
-  /** The head SHA the check run or commit status was written on. */
-  checkSha?: string;
-  /** `<status>/<conclusion>/<hash of the output>` of the last check run or commit status written. */
-  checkState?: string;
-}
+export type ReportedGitHubIds = PreviewEnvironmentGitHubIds;
 
 export interface EnvironmentReport {
   repository: RepositoryName;
