@@ -80,6 +80,8 @@ async function operatorFor(identity: { kubeconfig: string; namespace: string }, 
     PREVIEW_OPERATOR_GIT_ALLOWED_PROTOCOLS: 'file',
     PREVIEW_OPERATOR_CHECKOUT_CACHE_DIR: path.join(dir, identity.namespace, 'checkouts'),
     PREVIEW_OPERATOR_PREVIEW_DOMAIN: 'preview.test',
+    // Other test files install cert-manager's Certificate CRD, but nothing here issues certificates.
+    PREVIEW_OPERATOR_TLS_ISSUER: 'none',
     // This cluster is shared with other test files: this operator minds its own objects only.
     PREVIEW_OPERATOR_CONTROLLERS: 'algorithm,database,preview-environment,webhook',
     PREVIEW_OPERATOR_WATCH_NAMESPACE: environmentName(repo.repository, 1),
