@@ -4,6 +4,7 @@
 // sandbox separately.
 import type { PreviewConfig, PreviewEnvironmentSpec, Manifest } from '../constructs/index.js';
 import { validatePreviewConfig } from '../src/git/preview-config-validation.js';
+import { previewYaml } from '../test/support/preview-yaml.js';
 import { AllowedKinds, defaultAllowedKinds } from '../src/synth/policy-allowed-kinds.js';
 import { checkRenderedObjects } from '../src/synth/policy-rendered-objects.js';
 import { previewChartProps, previewIdentity, renderPreviewInProcess, splitRendering, type PreviewRenderSettings } from '../src/synth/render-preview.js';
@@ -17,24 +18,7 @@ export const benchRenderSettings: PreviewRenderSettings = {
   podSecurity: 'restricted',
 };
 
-export const benchPreviewYaml = [
-  'version: 1',
-  'hostPrefix: api',
-  'resources:',
-  '  cpu: "4"',
-  '  memory: 8Gi',
-  '  storage: 10Gi',
-  'algorithms:',
-  '  - name: api',
-  '    image: registry.example.com/team/api:1.0',
-  '    replicas: 1',
-  'databases:',
-  '  - name: db',
-  '    engine: postgresql',
-  '    version: "16"',
-  '    storage: 1Gi',
-  '',
-].join('\n');
+export const benchPreviewYaml = previewYaml();
 
 export function validConfig(yaml: string): PreviewConfig {
   const v = validatePreviewConfig(yaml);

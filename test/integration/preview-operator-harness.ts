@@ -20,6 +20,7 @@ import { createGitRepository, type FileChanges, type GitRepository } from '../su
 import { RecordingReporter } from '../support/recording-reporter.js';
 import { newIdentity, testCluster, type Identity, type TestCluster } from '../support/test-cluster.js';
 import { waitFor } from '../support/wait.js';
+export { previewYaml } from '../support/preview-yaml.js';
 
 export const previewDomain = 'preview.test.example';
 const environmentsApi = '/apis/preview.alien6.io/v1alpha1/previewenvironments';
@@ -197,20 +198,3 @@ export async function namespaceExists(operator: PreviewOperator, name: string): 
   }
 }
 
-/** `.preview/preview.yaml` with one algorithm and optionally one database. */
-export function previewYaml({ image = 'registry.example.com/team/api:1.0', database = true }: { image?: string; database?: boolean } = {}): string {
-  return [
-    'version: 1',
-    'hostPrefix: api',
-    'resources:',
-    '  cpu: "4"',
-    '  memory: 8Gi',
-    '  storage: 10Gi',
-    'algorithms:',
-    '  - name: api',
-    `    image: ${image}`,
-    '    replicas: 1',
-    ...(database ? ['databases:', '  - name: db', '    engine: postgresql', '    version: "16"', '    storage: 1Gi'] : []),
-    '',
-  ].join('\n');
-}

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ApprovalRevoker } from '../../src/github/approval-revoker.js';
-import { KubeEnvironmentStore, previewEnvironmentKind } from '../../src/github/environment-store.js';
+import { KubeEnvironmentStore } from '../../src/github/environment-store.js';
 import { createLabelRemover } from '../../src/github/label-remover.js';
 import { createGitHubClients, type GitHubClients } from '../../src/github/octokit-factory.js';
 import { environmentName } from '../../src/github/pull-request-environment-name.js';
@@ -17,10 +17,10 @@ import { Informer } from '../../src/kube/informer.js';
 import type { KubeObject } from '../../src/kube/kube-object.js';
 import { silentLogger } from '../../src/kube/logger.js';
 import { resolvePolicyConfig } from '../../src/policy/policy-validation.js';
-import { installCrds, operatorCrdFiles } from '../fixtures/crds/install-crds.js';
 import { startTestEmulator } from '../github-emulator/test-emulator.js';
 import type { RepositoryRef } from '../github-emulator/state.js';
-import { newIdentity, testCluster, uniqueName, type Identity } from '../support/test-cluster.js';
+import { testCluster, uniqueName, type Identity } from '../support/test-cluster.js';
+import { watchEnvironments, type EnvironmentWatch } from '../support/environment-watch.js';
 import { waitFor } from '../support/wait.js';
 
 type Environment = KubeObject & { spec: { pullRequest: { number: number; headSha: string; labels: string[] }; repository: { owner: string; name: string } } };
@@ -37,21 +37,14 @@ let operatorClient: KubeClient;
 let informer: Informer<Environment>;
 let repoCount = 0;
 
+let watch: EnvironmentWatch<Environment> | undefined;
 before(async () => {
-  await installCrds(cluster.kubeConfig, operatorCrdFiles.filter((f) => f.endsWith('previewenvironments.preview.alien6.io.yaml')));
-  me = await newIdentity(cluster, 'resync');
-  operatorClient = new KubeClient(me.kubeConfig);
-  informer = new Informer<Environment>(operatorClient, previewEnvironmentKind, { logger: silentLogger });
-  informer.start();
-  await informer.waitForSync();
+  watch = await watchEnvironments<Environment>(cluster, 'resync');
+  ({ identity: me, client: operatorClient, informer } = watch);
 });
 
 after(async () => {
-  await informer?.stop();
-  for (const env of informer?.list() ?? []) {
-    if (env.spec.repository.owner === owner) await admin.delete({ ...previewEnvironmentKind, name: env.metadata.name! }).catch(() => {});
-  }
-  operatorClient?.close();
+  await watch?.stop(owner, admin);
   admin.close();
 });
 

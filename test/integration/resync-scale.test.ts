@@ -3,7 +3,7 @@
 // time, cold and warm. The figures are printed as test diagnostics.
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import { KubeEnvironmentStore, previewEnvironmentKind } from '../../src/github/environment-store.js';
+import { KubeEnvironmentStore } from '../../src/github/environment-store.js';
 import { createGitHubClients } from '../../src/github/octokit-factory.js';
 import { resyncOnce, type ResyncOptions } from '../../src/github/resync.js';
 import { KubeClient } from '../../src/kube/client.js';
@@ -11,9 +11,9 @@ import { Informer } from '../../src/kube/informer.js';
 import type { KubeObject } from '../../src/kube/kube-object.js';
 import { silentLogger } from '../../src/kube/logger.js';
 import { resolvePolicyConfig } from '../../src/policy/policy-validation.js';
-import { installCrds, operatorCrdFiles } from '../fixtures/crds/install-crds.js';
 import { startTestEmulator } from '../github-emulator/test-emulator.js';
-import { newIdentity, testCluster, uniqueName, type Identity } from '../support/test-cluster.js';
+import { testCluster, uniqueName, type Identity } from '../support/test-cluster.js';
+import { watchEnvironments, type EnvironmentWatch } from '../support/environment-watch.js';
 import { waitFor } from '../support/wait.js';
 
 type Environment = KubeObject & { spec: { repository: { owner: string; name: string }; pullRequest: { number: number } } };
@@ -27,21 +27,14 @@ let me: Identity;
 let operatorClient: KubeClient;
 let informer: Informer<Environment>;
 
+let watch: EnvironmentWatch<Environment> | undefined;
 before(async () => {
-  await installCrds(cluster.kubeConfig, operatorCrdFiles.filter((f) => f.endsWith('previewenvironments.preview.alien6.io.yaml')));
-  me = await newIdentity(cluster, 'resync-scale');
-  operatorClient = new KubeClient(me.kubeConfig);
-  informer = new Informer<Environment>(operatorClient, previewEnvironmentKind, { logger: silentLogger });
-  informer.start();
-  await informer.waitForSync();
+  watch = await watchEnvironments<Environment>(cluster, 'resync-scale');
+  ({ identity: me, client: operatorClient, informer } = watch);
 });
 
 after(async () => {
-  await informer?.stop();
-  for (const env of informer?.list() ?? []) {
-    if (env.spec.repository.owner === owner) await admin.delete({ ...previewEnvironmentKind, name: env.metadata.name! }).catch(() => {});
-  }
-  operatorClient?.close();
+  await watch?.stop(owner, admin);
   admin.close();
 });
 
