@@ -6,7 +6,7 @@
 import type { Manifest, PreviewConfig, PreviewEnvironmentSpec, PreviewIdentity } from '../../constructs/index.js';
 import { GitOperationError, InvalidGitInputError } from '../git/git-errors.js';
 import { formatPreviewConfigErrors, validatePreviewConfig, type PreviewConfigError } from '../git/preview-config-validation.js';
-import type { RepositoryCache } from '../git/repository-cache.js';
+import { requireRegularFile, type RepositoryCache } from '../git/repository-cache.js';
 import { isTrusted } from '../policy/trust.js';
 import type { TrustPolicy } from '../policy/policy-config.js';
 import type { PullRequestFacts } from '../policy/pull-request-facts.js';
@@ -126,7 +126,10 @@ async function render(request: RenderRequest, deps: RenderDependencies): Promise
   const head = { ...location, sha };
   const trusted = isTrusted(pullRequestFacts(spec), request.trust);
 
-  const headText = await deps.repositories.readFile(head, configPath);
+  // One listing for both files: the configuration is read, main.ts only looked for.
+  const headFiles = await deps.repositories.listFiles(head, [configPath, mainPath]);
+  const headConfig = headFiles.get(configPath);
+  const headText = headConfig && (await deps.repositories.readEntry(head, headConfig));
   let config: PreviewConfig;
   let configSource: RenderedEnvironment['configSource'] = { from: 'head' };
   const notes: string[] = [];
@@ -168,7 +171,9 @@ async function render(request: RenderRequest, deps: RenderDependencies): Promise
   let manifests = operator.manifests;
   let renderer: RenderedEnvironment['renderer'] = 'constructs';
   // Only a trusted pull request's code runs, and only in the sandbox; an untrusted one's main.ts is never read.
-  if (trusted && (await deps.repositories.readFile(head, mainPath)) !== undefined) {
+  const main = headFiles.get(mainPath);
+  if (trusted && main) {
+    requireRegularFile(main, sha);
     try {
       const result = await deps.repositories.withCheckout(head, (dir) => deps.sandbox.run({ checkoutDir: dir, input: props }));
       manifests = result.manifests;

@@ -39,6 +39,8 @@ export class GitRunner {
   private readonly processes: Semaphore;
   private readonly env: Record<string, string>;
   private readonly allowEnvironment: string[];
+  /** Processes started so far, by subcommand. */
+  readonly started = new Map<string, number>();
 
   constructor(private readonly options: GitRunnerOptions) {
     this.processes = new Semaphore(options.maxConcurrentProcesses);
@@ -76,6 +78,8 @@ export class GitRunner {
       secrets.push(command.token, basic);
     }
     return this.processes.run(async () => {
+      const subcommand = args.find((arg) => !arg.startsWith('-')) ?? '';
+      this.started.set(subcommand, (this.started.get(subcommand) ?? 0) + 1);
       const git = simpleGit({
         baseDir,
         config,

@@ -5,7 +5,10 @@
 //   <cacheDir>/home                              empty HOME for git: no user configuration applies
 //
 // Commits are fetched by exact SHA at depth 1 (never a moving ref) and pinned under
-// refs/preview-cache/<sha>; the newest `maxCachedCommits` per repository stay pinned. Every step
+// refs/preview-cache/<sha>; the newest `maxCachedCommits` per repository stay pinned. The pinned
+// SHAs are read once per repository and then kept in memory, so reading at a commit the cache
+// holds costs no git process beyond the read itself: every git process is forked from the
+// operator, and forking a large process blocks its event loop for milliseconds. Every step
 // that changes a bare repository (fetch, worktree add/remove, ref eviction) holds that
 // repository's lock, so concurrent checkouts of one repository never corrupt it; the caller's
 // work on a worktree runs outside the lock. One operator process owns a cache directory.
@@ -46,6 +49,16 @@ export interface RepositoryLocation {
   token?: string;
 }
 
+/** An entry of a commit's tree, as `git ls-tree -l` lists it. */
+export interface TreeEntry {
+  path: string;
+  kind: 'file' | 'directory' | 'symlink' | 'submodule';
+  /** The blob, tree or commit id. */
+  object: string;
+  /** Bytes (files and symlinks; 0 otherwise). */
+  size: number;
+}
+
 /** One exact commit of a repository. */
 export interface CommitLocation extends RepositoryLocation {
   /** Full 40- (or 64-) hex SHA. */
@@ -71,13 +84,16 @@ export class RepositoryCache {
   private readonly allowedProtocols: readonly string[];
   private readonly maxCachedCommits: number;
   private readonly maxFileBytes: number;
-  /** Repositories whose leftovers from an earlier process were cleared by this one. */
-  private readonly recovered = new Set<string>();
+  /**
+   * Per repository, the SHAs pinned in its bare cache, oldest first. A repository is in this map
+   * once this process has cleared its predecessor's leftovers and read its refs.
+   */
+  private readonly pinned = new Map<string, string[]>();
 
   constructor(options: RepositoryCacheOptions) {
     this.cacheDir = path.resolve(options.cacheDir);
     this.allowedProtocols = options.allowedProtocols ?? ['https:'];
-    this.maxCachedCommits = options.maxCachedCommits ?? 50;
+    this.maxCachedCommits = Math.max(1, options.maxCachedCommits ?? 50);
     this.maxFileBytes = options.maxFileBytes ?? 1024 * 1024;
     this.git = new GitRunner({
       maxConcurrentProcesses: options.maxConcurrentGitProcesses ?? 4,
@@ -90,6 +106,11 @@ export class RepositoryCache {
   /** Git processes running right now. */
   get runningGitProcesses(): number {
     return this.git.running;
+  }
+
+  /** Git processes started so far, by subcommand (`fetch`, `ls-tree`, ...). */
+  get gitCommands(): ReadonlyMap<string, number> {
+    return this.git.started;
   }
 
   /**
@@ -121,31 +142,46 @@ export class RepositoryCache {
   }
 
   /**
-   * The content of `filePath` at `commit`, read from the bare cache without a worktree, or
-   * undefined when the commit has no such path. A directory, symlink, submodule or a file larger
-   * than `maxFileBytes` is an error (`not-a-regular-file`), so a symlink can never make the
-   * operator read a file of its own.
+   * Which of `paths` exist at `commit` and what they are, with one `git ls-tree` for all of them
+   * (fetching the commit first if the cache lacks it). Absent paths are not in the map.
    */
-  async readFile(commit: CommitLocation, filePath: string): Promise<string | undefined> {
+  async listFiles(commit: CommitLocation, paths: readonly string[]): Promise<Map<string, TreeEntry>> {
     const target = this.validate(commit);
-    const file = validateRepositoryPath(filePath);
+    const files = paths.map(validateRepositoryPath);
     return this.locks.run(target.key, async () => {
       await this.prepare(target);
-      // --literal-pathspecs: the path is a name, never a glob or pathspec magic.
-      const listing = await this.git.run(target.bareDir, ['--literal-pathspecs', 'ls-tree', '-z', '-l', target.sha, '--', file]);
-      const entry = listing.split('\0').find((line) => line.endsWith(`\t${file}`));
-      if (!entry) return undefined;
-      const [meta] = entry.split('\t') as [string];
-      const [mode, type, object, size] = meta.split(/\s+/) as [string, string, string, string];
-      if (type !== 'blob' || (mode !== '100644' && mode !== '100755')) {
-        const kind = type === 'tree' ? 'a directory' : mode === '120000' ? 'a symbolic link' : type === 'commit' ? 'a submodule' : `a ${type}`;
-        throw new GitOperationError('not-a-regular-file', `${file} at ${target.sha.slice(0, 12)} is ${kind}, not a regular file`);
+      // --literal-pathspecs: each path is a name, never a glob or pathspec magic.
+      const listing = await this.git.run(target.bareDir, ['--literal-pathspecs', 'ls-tree', '-z', '-l', target.sha, '--', ...files]);
+      const entries = new Map<string, TreeEntry>();
+      for (const line of listing.split('\0')) {
+        const tab = line.indexOf('\t');
+        if (tab < 0) continue;
+        const entryPath = line.slice(tab + 1);
+        if (!files.includes(entryPath)) continue;
+        const [mode, type, object, size] = line.slice(0, tab).split(/\s+/) as [string, string, string, string];
+        entries.set(entryPath, { path: entryPath, kind: entryKind(mode, type), object, size: Number(size) || 0 });
       }
-      if (Number(size) > this.maxFileBytes) {
-        throw new GitOperationError('not-a-regular-file', `${file} at ${target.sha.slice(0, 12)} is ${size} bytes, more than the ${this.maxFileBytes} allowed`);
-      }
-      return this.git.run(target.bareDir, ['cat-file', 'blob', object]);
+      return entries;
     });
+  }
+
+  /**
+   * The content of a file `listFiles` found at `commit`. A directory, symlink or submodule, or a
+   * file larger than `maxFileBytes`, is an error (`not-a-regular-file`), so a symlink can never
+   * make the operator read a file of its own.
+   */
+  async readEntry(commit: CommitLocation, entry: TreeEntry): Promise<string> {
+    const target = this.validate(commit);
+    requireRegularFile(entry, target.sha, this.maxFileBytes);
+    // Outside the lock: reading an object the commit pins is safe beside a fetch.
+    return this.git.run(target.bareDir, ['cat-file', 'blob', entry.object]);
+  }
+
+  /** The content of `filePath` at `commit` (`listFiles` + `readEntry`), or undefined when there is no such path. */
+  async readFile(commit: CommitLocation, filePath: string): Promise<string | undefined> {
+    const file = validateRepositoryPath(filePath);
+    const entry = (await this.listFiles(commit, [file])).get(file);
+    return entry && this.readEntry(commit, entry);
   }
 
   /**
@@ -178,10 +214,10 @@ export class RepositoryCache {
     return { url, owner, repo, sha, token: commit.token, key, bareDir: path.join(this.cacheDir, 'repositories', `${key}.git`) };
   }
 
-  /** Under the repository lock: the bare repository exists and holds the commit. */
+  /** Under the repository lock: the bare repository exists and holds the commit, pinned. */
   private async prepare(target: ValidCommit): Promise<void> {
-    await this.ensureBareRepository(target);
-    if (await this.hasCommit(target)) return;
+    const pinned = await this.ensureBareRepository(target);
+    if (pinned.includes(target.sha)) return;
     try {
       // --progress: the timeout counts silence, and a large healthy fetch is silent without it.
       await this.git.run(
@@ -200,39 +236,33 @@ export class RepositoryCache {
       }
       throw err;
     }
-    await this.evictOldCommits(target);
-  }
-
-  private async ensureBareRepository(target: ValidCommit): Promise<void> {
-    if (!this.recovered.has(target.key)) {
-      // Worktrees left by a previous process (crash, kill) are gone from disk after this.
-      await rm(path.join(this.cacheDir, 'checkouts', target.key), { recursive: true, force: true });
-      if (existsSync(path.join(target.bareDir, 'HEAD'))) await this.git.run(target.bareDir, ['worktree', 'prune']);
-      this.recovered.add(target.key);
-    }
-    if (existsSync(path.join(target.bareDir, 'HEAD'))) return;
-    // A directory without HEAD is an init that never finished.
-    await rm(target.bareDir, { recursive: true, force: true });
-    await mkdir(target.bareDir, { recursive: true, mode: 0o700 });
-    await this.git.run(target.bareDir, ['init', '--bare', '--quiet']);
-  }
-
-  private async hasCommit(target: ValidCommit): Promise<boolean> {
-    try {
-      // -t rather than -e: see the note on worktree add about silent commands.
-      return (await this.git.run(target.bareDir, ['cat-file', '-t', `${target.sha}^{commit}`])).trim() === 'commit';
-    } catch {
-      return false;
+    pinned.push(target.sha);
+    // Unpinned commits become garbage for git gc; the one just fetched is the newest and stays.
+    while (pinned.length > this.maxCachedCommits) {
+      await this.git.run(target.bareDir, ['update-ref', '-d', `${pinPrefix}${pinned[0]!}`]);
+      pinned.shift();
     }
   }
 
-  private async evictOldCommits(target: ValidCommit): Promise<void> {
-    const pinned = (await this.git.run(target.bareDir, ['for-each-ref', '--sort=-committerdate', '--format=%(refname)', pinPrefix]))
-      .split('\n').filter(Boolean);
-    for (const ref of pinned.slice(this.maxCachedCommits)) {
-      if (ref === `${pinPrefix}${target.sha}`) continue;
-      await this.git.run(target.bareDir, ['update-ref', '-d', ref]);
+  /** The repository's pinned SHAs, oldest first; on first use, also clears what an earlier process left. */
+  private async ensureBareRepository(target: ValidCommit): Promise<string[]> {
+    const known = this.pinned.get(target.key);
+    if (known) return known;
+    // Worktrees left by a previous process (crash, kill) are gone from disk after this.
+    await rm(path.join(this.cacheDir, 'checkouts', target.key), { recursive: true, force: true });
+    let pinned: string[] = [];
+    if (existsSync(path.join(target.bareDir, 'HEAD'))) {
+      await this.git.run(target.bareDir, ['worktree', 'prune']);
+      const refs = await this.git.run(target.bareDir, ['for-each-ref', '--sort=committerdate', '--format=%(refname)', pinPrefix]);
+      pinned = refs.split('\n').filter((ref) => ref.startsWith(pinPrefix)).map((ref) => ref.slice(pinPrefix.length));
+    } else {
+      // A directory without HEAD is an init that never finished.
+      await rm(target.bareDir, { recursive: true, force: true });
+      await mkdir(target.bareDir, { recursive: true, mode: 0o700 });
+      await this.git.run(target.bareDir, ['init', '--bare', '--quiet']);
     }
+    this.pinned.set(target.key, pinned);
+    return pinned;
   }
 
   private async removeWorktree(bareDir: string, dir: string): Promise<void> {
@@ -243,5 +273,23 @@ export class RepositoryCache {
       await rm(dir, { recursive: true, force: true });
       await this.git.run(bareDir, ['worktree', 'prune']);
     }
+  }
+}
+
+function entryKind(mode: string, type: string): TreeEntry['kind'] {
+  if (type === 'tree') return 'directory';
+  if (type === 'commit') return 'submodule';
+  return mode === '120000' ? 'symlink' : 'file';
+}
+
+/** Throws `not-a-regular-file` unless `entry` is a regular file of at most `maxBytes`. */
+export function requireRegularFile(entry: TreeEntry, sha: string, maxBytes = Number.POSITIVE_INFINITY): void {
+  const at = `${entry.path} at ${sha.slice(0, 12)}`;
+  if (entry.kind !== 'file') {
+    const kind = { directory: 'a directory', symlink: 'a symbolic link', submodule: 'a submodule' }[entry.kind];
+    throw new GitOperationError('not-a-regular-file', `${at} is ${kind}, not a regular file`);
+  }
+  if (entry.size > maxBytes) {
+    throw new GitOperationError('not-a-regular-file', `${at} is ${entry.size} bytes, more than the ${maxBytes} allowed`);
   }
 }

@@ -216,6 +216,35 @@ test('reads a file at a SHA from the bare cache; absent is undefined; symlinks a
     (err: unknown) => err instanceof GitOperationError && err.reason === 'not-a-regular-file' && /more than the 4 allowed/.test(err.message));
 });
 
+test('the files of a commit are listed with one git process, and a commit the cache holds is never fetched again', async () => {
+  const origin = await newOrigin();
+  const head = await origin.openPullRequest(5, {
+    files: { '.preview/preview.yaml': 'hostPrefix: pr\n', '.preview/main.ts': 'export {};\n', '.preview/link': { symlinkTo: '/etc/passwd' } },
+  });
+  const cacheDir = path.join(scratch, `cache-${++caches}`);
+  const cache = newCache({ cacheDir });
+  const counted = (c: RepositoryCache) => Object.fromEntries(c.gitCommands);
+  const paths = ['.preview/preview.yaml', '.preview/main.ts', '.preview/link', '.preview/absent.yaml'];
+
+  const files = await cache.listFiles(at(origin, head), paths);
+  assert.deepEqual([...files.keys()].sort(), ['.preview/link', '.preview/main.ts', '.preview/preview.yaml']);
+  assert.equal(files.get('.preview/link')?.kind, 'symlink');
+  assert.equal(await cache.readEntry(at(origin, head), files.get('.preview/preview.yaml')!), 'hostPrefix: pr\n');
+  await assert.rejects(cache.readEntry(at(origin, head), files.get('.preview/link')!),
+    (err: unknown) => err instanceof GitOperationError && err.reason === 'not-a-regular-file');
+  // A new repository and commit: init, fetch, one listing, one read per readEntry.
+  assert.deepEqual(counted(cache), { init: 1, fetch: 1, 'ls-tree': 1, 'cat-file': 1 });
+
+  await cache.listFiles(at(origin, head), paths);
+  assert.deepEqual(counted(cache), { init: 1, fetch: 1, 'ls-tree': 2, 'cat-file': 1 }, 'the pinned commit is not fetched again');
+
+  // A restarted operator reads the pins once, then needs no fetch either.
+  const restarted = newCache({ cacheDir });
+  assert.equal(await restarted.readFile(at(origin, head), '.preview/preview.yaml'), 'hostPrefix: pr\n');
+  await restarted.readFile(at(origin, head), '.preview/main.ts');
+  assert.deepEqual(counted(restarted), { worktree: 1, 'for-each-ref': 1, 'ls-tree': 2, 'cat-file': 2 });
+});
+
 test('symlinks in a checkout are plain files holding the link text', async () => {
   const origin = await newOrigin();
   const head = await origin.openPullRequest(4, { files: { '.preview/values.json': { symlinkTo: '/etc/passwd' } } });
