@@ -247,6 +247,8 @@ export class AlgorithmReconciler implements Reconciler {
       if (scaling && createdStable) await this.seedReplicas(namespace, names.stable, initialReplicas);
       wrote = (await this.prune(uid, namespace, desired)) || wrote;
     } catch (err) {
+      // The namespace is being deleted, and this object with it: nothing left to converge or report.
+      if (err instanceof ForbiddenError && err.namespaceTerminating) return undefined;
       if (!(err instanceof InvalidError || err instanceof ForbiddenError)) throw err;
       // A user can fix these (an image reference the API rejects, a quota): say so, do not crash-loop.
       applyFailure = err.message;

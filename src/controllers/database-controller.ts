@@ -116,6 +116,8 @@ export class DatabaseReconciler implements Reconciler {
       }) as unknown as KubeObject[];
       await this.applier.apply(desired);
     } catch (err) {
+      // The namespace is being deleted, and this object with it: nothing left to converge or report.
+      if (err instanceof ForbiddenError && err.namespaceTerminating) return undefined;
       if (!(err instanceof InvalidError || err instanceof ForbiddenError)) throw err;
       // Fixable by a user (a quota, a rejected value): a condition and an Event, no crash loop.
       failure = err.message;

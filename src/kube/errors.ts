@@ -48,7 +48,12 @@ export class ConflictError extends KubeError {
 }
 
 /** 401/403: the identity may not do this (RBAC, admission, a terminating namespace). */
-export class ForbiddenError extends KubeError {}
+export class ForbiddenError extends KubeError {
+  /** Refused because the namespace is being deleted: whatever was meant for it goes with it. */
+  get namespaceTerminating(): boolean {
+    return (this.status?.details?.causes ?? []).some((c) => c.reason === 'NamespaceTerminating');
+  }
+}
 
 /** 400/422: the object or request is invalid; `causes` says which fields and why. */
 export class InvalidError extends KubeError {

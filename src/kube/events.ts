@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import type { KubeClient } from './client.js';
 import { formatTime } from './conditions.js';
-import { NotFoundError, toKubeError } from './errors.js';
+import { ForbiddenError, NotFoundError, toKubeError } from './errors.js';
 import type { KubeObject } from './kube-object.js';
 import { stderrLogger, type Logger } from './logger.js';
 
@@ -56,7 +56,10 @@ export class EventRecorder {
     const key = [involved.apiVersion, involved.kind, involved.metadata.namespace ?? '', involved.metadata.name, involved.metadata.uid ?? '', type, reason, text].join('\0');
     const previous = this.pending.get(key) ?? Promise.resolve();
     const next = previous.then(() => this.write(key, involved, type, reason, text)).catch((err) => {
-      this.logger.warn({ kind: involved.kind, name: involved.metadata.name, reason, err: toKubeError(err).message }, 'event: could not record');
+      const error = toKubeError(err);
+      // As client-go's recorder: an Event cannot outlive its namespace, and nobody would read it.
+      if (error instanceof ForbiddenError && error.namespaceTerminating) return;
+      this.logger.warn({ kind: involved.kind, name: involved.metadata.name, reason, err: error.message }, 'event: could not record');
     });
     this.pending.set(key, next);
     void next.finally(() => {

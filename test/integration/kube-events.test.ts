@@ -1,7 +1,7 @@
 // Events land on the object a user looks at, and repeats are aggregated by count.
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { EventRecorder, KubeClient, silentLogger, type KubeObject } from '../../src/kube/index.js';
+import { EventRecorder, ForbiddenError, KubeClient, silentLogger, type KubeObject } from '../../src/kube/index.js';
 import { createNamespace, newIdentity, testCluster, uniqueName, type TestCluster } from '../support/test-cluster.js';
 
 let cluster: TestCluster;
@@ -65,4 +65,29 @@ it('concurrent repeats all count, and events about cluster-scoped objects go to 
   const events = await eventsFor('default', namespace.metadata.uid!);
   assert.equal(events.length, 1);
   assert.equal(events[0]!.count, 5);
+});
+
+it('in a namespace being deleted, a create is refused as NamespaceTerminating and an Event is dropped without a warning', async () => {
+  const ns = uniqueName('events-terminating');
+  await createNamespace(cluster.kubeConfig, ns);
+  // A finalizer nobody removes keeps the namespace in Terminating for as long as the test needs.
+  const held = await client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'held', namespace: ns, finalizers: ['example.com/hold'] } });
+  await client.delete({ apiVersion: 'v1', kind: 'Namespace', name: ns });
+  const refusal = await client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'late', namespace: ns } }).then(
+    () => assert.fail('a create in a terminating namespace was accepted'),
+    (err: unknown) => err,
+  );
+  assert.ok(refusal instanceof ForbiddenError && refusal.namespaceTerminating, String(refusal));
+
+  const warnings: string[] = [];
+  const logger = { ...silentLogger, warn: (_fields: object, message?: string) => void warnings.push(message ?? '') };
+  const recorder = new EventRecorder(client, { component: 'preview-operator', logger });
+  await recorder.record(held, 'Warning', 'ApplyFailed', 'could not apply');
+  assert.deepEqual(warnings, [], 'nothing logged for an Event that cannot outlive its namespace');
+
+  // Another refusal is still a warning: only the terminating namespace is expected.
+  const missing = { ...held, metadata: { ...held.metadata, namespace: uniqueName('events-no-such-namespace') } };
+  await recorder.record(missing, 'Warning', 'ApplyFailed', 'could not apply');
+  assert.deepEqual(warnings, ['event: could not record']);
+  await client.patch({ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: 'held' }, 'merge', { metadata: { finalizers: null } });
 });
