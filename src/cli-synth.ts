@@ -14,6 +14,7 @@ import type { PreviewEnvironmentSpec } from '../constructs/index.js';
 import type { OperatorConfig } from './config.js';
 import { renderEnvironment } from './controllers/preview-environment-rendering.js';
 import { RepositoryCache } from './git/repository-cache.js';
+import { Semaphore } from './git/semaphore.js';
 import { environmentName } from './github/pull-request-environment-name.js';
 import { effectivePolicy } from './policy/policy-config.js';
 import { AllowedKinds } from './synth/policy-allowed-kinds.js';
@@ -84,6 +85,7 @@ export async function synthesize(request: SynthRequest, config: OperatorConfig):
     }, {
       repositories: new RepositoryCache({ cacheDir, allowedProtocols: ['file:'], maxConcurrentGitProcesses: config.git.concurrency, gitTimeoutMs: config.git.timeoutMs }),
       sandbox: new Sandbox({ timeoutMs: config.sandbox.timeoutMs, maxHeapMb: config.sandbox.maxHeapMb, maxRssMb: config.sandbox.maxRssMb }),
+      sandboxRuns: new Semaphore(config.sandbox.concurrency),
     });
     if (!outcome.ok) return { ok: false, yaml: '', messages: [...messages, `${outcome.failure.kind}: ${outcome.failure.message}`] };
     const { rendered } = outcome;

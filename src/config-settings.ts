@@ -33,6 +33,9 @@ export const settings: readonly SettingSpec[] = [
 
   setting('controllers', 'list', 'Process', `What this process runs, comma-separated: ${controllerNames.join(', ')}.`, controllerNames.join(',')),
   setting('watch-namespace', 'string', 'Process', 'The Algorithm and Database controllers watch this namespace only (default: all namespaces).'),
+  setting('preview-environment-workers', 'integer', 'Process', 'PreviewEnvironments reconciled at once (each mostly waits on git, the API server and GitHub).', '12'),
+  setting('algorithm-workers', 'integer', 'Process', 'Algorithms reconciled at once.', '4'),
+  setting('database-workers', 'integer', 'Process', 'Databases reconciled at once.', '4'),
   setting('log-level', 'string', 'Process', 'debug, info, warn or error.', 'info'),
   setting('drain-timeout', 'duration', 'Process', 'On SIGTERM: how long in-flight reconciles and webhooks may take before the process exits anyway.', '25s'),
   setting('metrics-port', 'integer', 'Process', 'Port of GET /metrics (Prometheus); the same as --webhook-port serves it there (0: any free port).', '9090'),
@@ -74,6 +77,7 @@ export const settings: readonly SettingSpec[] = [
   setting('sandbox-timeout', 'duration', 'Sandbox', 'Wall-clock limit of one run of a repository\'s .preview/main.ts.', '20s'),
   setting('sandbox-max-heap-mb', 'integer', 'Sandbox', 'V8 heap limit of the sandbox process (MB).', '256'),
   setting('sandbox-max-rss-mb', 'integer', 'Sandbox', 'Resident memory limit of the sandbox process (MB).', '512'),
+  setting('sandbox-concurrency', 'integer', 'Sandbox', 'Sandbox processes allowed to run at once (each up to --sandbox-max-rss-mb); more renders wait.', '2'),
 
   setting('preview-domain', 'string', 'Previews', 'DNS domain of preview hosts: <repo>-pr-<n>.<domain>. Required by the preview-environment controller.'),
   setting('ingress-class', 'string', 'Previews', 'IngressClass of preview Ingresses.', 'nginx'),

@@ -20,6 +20,8 @@ export { controllerNames, type ControllerName } from './config-settings.js';
 export interface OperatorConfig {
   kube: { kubeconfig?: string; context?: string };
   controllers: ControllerName[];
+  /** Parallel reconciles per controller. */
+  workers: { previewEnvironment: number; algorithm: number; database: number };
   /** Algorithms and Databases of this namespace only. */
   watchNamespace?: string;
   logLevel: LogLevel;
@@ -52,7 +54,7 @@ export interface OperatorConfig {
   /** The policy file with the budget flags applied, defaults filled in. */
   policy: PolicyConfig;
   git: { cacheDir: string; concurrency: number; timeoutMs: number; allowedProtocols: string[] };
-  sandbox: { timeoutMs: number; maxHeapMb: number; maxRssMb: number };
+  sandbox: { timeoutMs: number; maxHeapMb: number; maxRssMb: number; concurrency: number };
   previews: {
     domain: string;
     ingressClass: string;
@@ -359,6 +361,7 @@ export function loadConfig(options: LoadConfigOptions): OperatorConfig {
   const sandboxTimeoutMs = duration('sandbox-timeout', 1000);
   const maxHeapMb = int('sandbox-max-heap-mb', 32, 16384);
   const maxRssMb = int('sandbox-max-rss-mb', 64, 32768);
+  const sandboxConcurrency = int('sandbox-concurrency', 1, 64);
   if (maxHeapMb !== undefined && maxRssMb !== undefined && maxRssMb <= maxHeapMb) problem('sandbox-max-rss-mb', `must be larger than --sandbox-max-heap-mb (${maxRssMb} ≤ ${maxHeapMb}): the heap lives inside the resident memory`);
 
   // Previews
@@ -393,11 +396,17 @@ export function loadConfig(options: LoadConfigOptions): OperatorConfig {
   // Resync
   const resyncIntervalMs = duration('resync-interval', 10_000);
   const maxDeletions = int('resync-max-deletions', 0);
+  const workers = {
+    previewEnvironment: int('preview-environment-workers', 1, 256),
+    algorithm: int('algorithm-workers', 1, 256),
+    database: int('database-workers', 1, 256),
+  };
 
   if (issues.length > 0) throw new ConfigError(issues);
   return {
     kube: { kubeconfig: str('kubeconfig'), context: str('context') },
     controllers: controllerNames.filter((c) => enabled.has(c)),
+    workers: { previewEnvironment: workers.previewEnvironment!, algorithm: workers.algorithm!, database: workers.database! },
     ...(watchNamespace ? { watchNamespace } : {}),
     logLevel: logLevel!,
     drainTimeoutMs: drainTimeoutMs!,
@@ -414,7 +423,7 @@ export function loadConfig(options: LoadConfigOptions): OperatorConfig {
     github: { baseUrl: baseUrl!, ...(auth ? { auth } : {}), throttle: throttle!, maxRetryAfterSeconds: maxRetryAfterMs! / 1000 },
     policy: policy!,
     git: { cacheDir, concurrency: gitConcurrency!, timeoutMs: gitTimeoutMs!, allowedProtocols: protocols.map((p) => `${p}:`) },
-    sandbox: { timeoutMs: sandboxTimeoutMs!, maxHeapMb: maxHeapMb!, maxRssMb: maxRssMb! },
+    sandbox: { timeoutMs: sandboxTimeoutMs!, maxHeapMb: maxHeapMb!, maxRssMb: maxRssMb!, concurrency: sandboxConcurrency! },
     previews: {
       domain: domain ?? 'preview.localhost',
       ingressClass,

@@ -7,6 +7,7 @@ import type { Manifest, PreviewConfig, PreviewEnvironmentSpec, PreviewIdentity }
 import { GitOperationError, InvalidGitInputError } from '../git/git-errors.js';
 import { formatPreviewConfigErrors, validatePreviewConfig, type PreviewConfigError } from '../git/preview-config-validation.js';
 import { requireRegularFile, type RepositoryCache } from '../git/repository-cache.js';
+import type { Semaphore } from '../git/semaphore.js';
 import { isTrusted } from '../policy/trust.js';
 import type { TrustPolicy } from '../policy/policy-config.js';
 import type { PullRequestFacts } from '../policy/pull-request-facts.js';
@@ -77,6 +78,11 @@ export interface RenderRequest {
 export interface RenderDependencies {
   repositories: RepositoryCache;
   sandbox: Sandbox;
+  /**
+   * Sandbox runs allowed at once, across every worker: each is a process of up to the
+   * sandbox's memory cap, so the workers' count must not decide the operator's memory.
+   */
+  sandboxRuns: Semaphore;
 }
 
 /** The pull request as the trust rules see it. */
@@ -175,7 +181,9 @@ async function render(request: RenderRequest, deps: RenderDependencies): Promise
   if (trusted && main) {
     requireRegularFile(main, sha);
     try {
-      const result = await deps.repositories.withCheckout(head, (dir) => deps.sandbox.run({ checkoutDir: dir, input: props }));
+      const result = await deps.sandboxRuns.run(
+        () => deps.repositories.withCheckout(head, (dir) => deps.sandbox.run({ checkoutDir: dir, input: props })),
+      );
       manifests = result.manifests;
       renderer = 'sandbox';
     } catch (err) {

@@ -43,6 +43,7 @@ import type { RepositoryCache } from '../git/repository-cache.js';
 import { expiresAt as expiryAfter } from '../policy/budgets.js';
 import { defaultPolicySettings, effectivePolicy, type EffectivePolicy, type PolicyConfig } from '../policy/policy-config.js';
 import { AllowedKinds, defaultAllowedKinds, type GroupKind } from '../synth/policy-allowed-kinds.js';
+import { Semaphore } from '../git/semaphore.js';
 import { Sandbox } from '../synth/sandbox.js';
 import type { PreviewRenderSettings } from '../synth/render-preview.js';
 import { certificateCondition, environmentReadiness } from './preview-environment-readiness.js';
@@ -134,8 +135,10 @@ export interface PreviewEnvironmentControllerOptions {
    * delivery (kubectl, resync) are not timed.
    */
   deliveryTiming?: { applied(seconds: number): void; ready(seconds: number): void };
-  /** Parallel reconciles (default 4): a slow sandbox run holds one worker, never all. */
+  /** Parallel reconciles (default 12): each mostly waits on git, the API server and GitHub. */
   workers?: number;
+  /** Sandbox runs at once, across the workers (default 2). */
+  sandboxConcurrency?: number;
   /** Every environment is reconciled at least this often (default 10 min). */
   resyncPeriodMs?: number;
   /** How often an environment waiting for a Certificate looks again; cert-manager's objects are not watched (default 5 s). */
@@ -196,7 +199,7 @@ export function registerPreviewEnvironmentController(manager: Manager, options: 
       { informer: environments as unknown as Informer<KubeObject>, map: (obj) => reconciler.queuedSiblings(obj as EnvironmentObject) },
     ],
     reconciler,
-    workers: options.workers ?? 4,
+    workers: options.workers ?? 12,
     resyncPeriodMs: options.resyncPeriodMs,
   });
   return { controller };
@@ -246,6 +249,7 @@ class PreviewEnvironmentReconciler implements Reconciler {
   private readonly logger: Logger;
   private readonly clock: Clock;
   private readonly sandbox: Sandbox;
+  private readonly sandboxRuns: Semaphore;
   private readonly allowedKinds: AllowedKinds;
   private readonly policy: PolicyConfig;
   private readonly slots = new SlotLedger();
@@ -262,6 +266,7 @@ class PreviewEnvironmentReconciler implements Reconciler {
     this.logger = options.logger ?? stderrLogger;
     this.clock = options.clock ?? systemClock;
     this.sandbox = options.sandbox ?? new Sandbox();
+    this.sandboxRuns = new Semaphore(options.sandboxConcurrency ?? 2);
     this.allowedKinds = new AllowedKinds(options.allowedKinds ?? defaultAllowedKinds);
     this.policy = options.policy ?? { ...structuredClone(defaultPolicySettings), repositories: {} };
     this.events = new EventRecorder(this.client, { component: 'preview-operator', logger: this.logger });
@@ -478,7 +483,7 @@ class PreviewEnvironmentReconciler implements Reconciler {
     const token = await this.options.gitToken?.({ owner: env.spec.repository.owner, name: env.spec.repository.name });
     const outcome = await renderEnvironment(
       { name, spec: env.spec, settings, trust: policy.trust, allowedKinds: this.allowedKinds, token },
-      { repositories: this.options.repositories, sandbox: this.sandbox },
+      { repositories: this.options.repositories, sandbox: this.sandbox, sandboxRuns: this.sandboxRuns },
     );
     this.logger.info({
       environment: name, sha: env.spec.pullRequest.headSha, ms: Math.round(performance.now() - started),

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import type { PreviewEnvironmentSpec } from '../../constructs/index.js';
 import { renderEnvironment, type RenderRequest } from '../../src/controllers/preview-environment-rendering.js';
 import { RepositoryCache } from '../../src/git/repository-cache.js';
+import { Semaphore } from '../../src/git/semaphore.js';
 import { defaultPolicySettings } from '../../src/policy/policy-config.js';
 import { AllowedKinds } from '../../src/synth/policy-allowed-kinds.js';
 import { Sandbox } from '../../src/synth/sandbox.js';
@@ -22,6 +23,7 @@ let repository: GitRepository;
 let cacheDir: string;
 let repositories: RepositoryCache;
 const sandbox = new Sandbox({ timeoutMs: 15_000 });
+const sandboxRuns = new Semaphore(2);
 
 before(async () => {
   repository = await createGitRepository({ repo: 'reco', initialFiles: { '.preview/preview.yaml': example('preview.yaml') } });
@@ -50,7 +52,7 @@ function request(headSha: string, pullRequest: number, authorAssociation: 'MEMBE
 describe('rendering an environment from a repository', () => {
   it('runs the example main.ts in the sandbox and passes the policy', async () => {
     const headSha = await repository.openPullRequest(1, { files: { '.preview/main.ts': example('main.ts') } });
-    const outcome = await renderEnvironment(request(headSha, 1), { repositories, sandbox });
+    const outcome = await renderEnvironment(request(headSha, 1), { repositories, sandbox, sandboxRuns });
     assert.ok(outcome.ok, outcome.ok ? '' : outcome.failure.message);
     const { rendered } = outcome;
     assert.equal(rendered.renderer, 'sandbox');
@@ -68,6 +70,26 @@ describe('rendering an environment from a repository', () => {
     assert.equal((fixtures.data as Record<string, string>)['commit.txt'], headSha);
   });
 
+  it('sandbox runs wait for a free slot: no more run at once than the limit, whatever the workers', async () => {
+    const headSha = await repository.openPullRequest(6, { files: { '.preview/main.ts': example('main.ts') } });
+    let running = 0;
+    let most = 0;
+    class CountingSandbox extends Sandbox {
+      override async run(...args: Parameters<Sandbox['run']>): ReturnType<Sandbox['run']> {
+        most = Math.max(most, ++running);
+        try {
+          return await super.run(...args);
+        } finally {
+          running--;
+        }
+      }
+    }
+    const deps = { repositories, sandbox: new CountingSandbox({ timeoutMs: 15_000 }), sandboxRuns: new Semaphore(1) };
+    const outcomes = await Promise.all([0, 1, 2].map((n) => renderEnvironment(request(headSha, 60 + n), deps)));
+    assert.ok(outcomes.every((o) => o.ok && o.rendered.renderer === 'sandbox'), JSON.stringify(outcomes.map((o) => (o.ok ? 'ok' : o.failure.message))));
+    assert.equal(most, 1, 'three renders at once, one sandbox process at a time');
+  });
+
   it('a main.ts that loosens the namespace\'s quota and isolation changes nothing of them', async () => {
     const headSha = await repository.openPullRequest(2, {
       files: {
@@ -80,7 +102,7 @@ describe('rendering an environment from a repository', () => {
           }`,
       },
     });
-    const outcome = await renderEnvironment(request(headSha, 2), { repositories, sandbox });
+    const outcome = await renderEnvironment(request(headSha, 2), { repositories, sandbox, sandboxRuns });
     assert.ok(outcome.ok, outcome.ok ? '' : outcome.failure.message);
     const quota = outcome.rendered.objects.find((o) => o.kind === 'ResourceQuota')!;
     assert.equal((quota.spec as { hard: Record<string, string> }).hard['limits.cpu'], '16');
@@ -91,13 +113,13 @@ describe('rendering an environment from a repository', () => {
 
   it('a missing or invalid configuration is a failure with every error, not an exception', async () => {
     const missing = await repository.openPullRequest(3, { files: { '.preview/preview.yaml': null } });
-    const none = await renderEnvironment(request(missing, 3), { repositories, sandbox });
+    const none = await renderEnvironment(request(missing, 3), { repositories, sandbox, sandboxRuns });
     assert.ok(!none.ok && none.failure.kind === 'ConfigMissing', JSON.stringify(none));
     const invalid = await repository.openPullRequest(4, { files: { '.preview/preview.yaml': 'version: 2\nalgorithms: [{ name: x }]\n' } });
-    const bad = await renderEnvironment(request(invalid, 4), { repositories, sandbox });
+    const bad = await renderEnvironment(request(invalid, 4), { repositories, sandbox, sandboxRuns });
     assert.ok(!bad.ok && bad.failure.kind === 'ConfigInvalid');
     assert.deepEqual(bad.failure.configErrors?.map((e) => e.path).sort(), ['/algorithms/0/image', '/version']);
-    const gone = await renderEnvironment(request('f'.repeat(40), 5), { repositories, sandbox });
+    const gone = await renderEnvironment(request('f'.repeat(40), 5), { repositories, sandbox, sandboxRuns });
     assert.ok(!gone.ok && gone.failure.kind === 'SourceUnavailable', JSON.stringify(gone));
   });
 });
