@@ -60,7 +60,7 @@ export interface AlgorithmControllerOptions {
   gatewayApi?: boolean | { parentRefs?: RouteParentRef[] };
   /** Watch one namespace only. @default all namespaces */
   namespace?: string;
-  /** Parallel reconciles. @default 2 */
+  /** Parallel reconciles. @default 4 */
   workers?: number;
   /** Reconcile every Algorithm this often even without events. @default 600_000 */
   resyncPeriodMs?: number;
@@ -103,7 +103,7 @@ export function registerAlgorithmController(manager: Manager, options: Algorithm
     filter: algorithmChanged,
     owns: [deployments, services, autoscalers, budgets, configMaps],
     reconciler,
-    workers: options.workers,
+    workers: options.workers ?? 4,
     resyncPeriodMs: options.resyncPeriodMs,
   });
 }

@@ -25,7 +25,7 @@ export interface DatabaseControllerOptions {
   events?: EventRecorder;
   /** Watch one namespace only. @default all namespaces */
   namespace?: string;
-  /** Parallel reconciles. @default 2 */
+  /** Parallel reconciles. @default 4 */
   workers?: number;
   /** Reconcile every Database this often even without events. @default 600_000 */
   resyncPeriodMs?: number;
@@ -53,7 +53,7 @@ export function registerDatabaseController(manager: Manager, options: DatabaseCo
     filter: (e) => e.type !== 'update' || e.old?.metadata.generation !== e.object.metadata.generation,
     owns: [statefulSets, services, secrets],
     reconciler: new DatabaseReconciler(manager.client, { databases, statefulSets, services, secrets }, options),
-    workers: options.workers,
+    workers: options.workers ?? 4,
     resyncPeriodMs: options.resyncPeriodMs,
   });
 }
