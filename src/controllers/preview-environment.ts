@@ -59,6 +59,10 @@ const namespaceKind: KindRef = { apiVersion: 'v1', kind: 'Namespace' };
 const algorithmKind: KindRef = { apiVersion: 'ai.alien6.io/v1', kind: 'Algorithm' };
 const databaseKind: KindRef = { apiVersion: 'mycompany.com/v1', kind: 'Database' };
 const ingressKind: KindRef = { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress' };
+/** The namespace guards, cached so that an unchanged reconcile reads none of them from the API server. */
+const guardCacheKinds: KindRef[] = [
+  { apiVersion: 'v1', kind: 'ResourceQuota' }, { apiVersion: 'v1', kind: 'LimitRange' }, { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy' },
+];
 const certificateKind: KindRef = { apiVersion: 'cert-manager.io/v1', kind: 'Certificate' };
 /** The namespace's guards, pruned with the rest though no repository may render them. */
 const guardKinds: GroupKind[] = [{ group: '', kind: 'ResourceQuota' }, { group: '', kind: 'LimitRange' }, { group: 'networking.k8s.io', kind: 'NetworkPolicy' }];
@@ -177,7 +181,8 @@ export function registerPreviewEnvironmentController(manager: Manager, options: 
   const algorithms = manager.informer(algorithmKind, byEnvironment);
   const databases = manager.informer(databaseKind, byEnvironment);
   const ingresses = manager.informer(ingressKind, byEnvironment);
-  const reconciler = new PreviewEnvironmentReconciler(manager, options, { environments, namespaces, algorithms, databases, ingresses });
+  const guards = guardCacheKinds.map((kind) => manager.informer(kind, byEnvironment));
+  const reconciler = new PreviewEnvironmentReconciler(manager, options, { environments, namespaces, algorithms, databases, ingresses, guards });
   const labelled = (obj: KubeObject) => {
     const name = obj.metadata.labels?.[environmentLabel];
     return name ? [name] : [];
@@ -211,6 +216,7 @@ interface Informers {
   algorithms: Informer<KubeObject>;
   databases: Informer<KubeObject>;
   ingresses: Informer<KubeObject>;
+  guards: Informer<KubeObject>[];
 }
 
 /** The freshest copy of the object this reconcile has seen (after its own writes). */
@@ -392,8 +398,9 @@ class PreviewEnvironmentReconciler implements Reconciler {
     const ownership = { label: environmentLabel, value: name };
     try {
       const namespace = { ...rendered.namespace, metadata: { ...rendered.namespace.metadata, ownerReferences: [controllerReference(current.env)] } };
-      await this.applier.apply([namespace], { ownership });
-      await this.applier.apply(rendered.objects, { ownership });
+      const [namespaceApplied] = await this.applier.apply([namespace], { ownership });
+      // In a namespace created just now nothing can exist yet: no read before each apply.
+      await this.applier.apply(rendered.objects, { ownership, fresh: namespaceApplied?.action === 'created' });
     } catch (err) {
       const rejected = describeRejection(err);
       if (!rejected) throw err;
@@ -734,7 +741,7 @@ class PreviewEnvironmentReconciler implements Reconciler {
     if (ref.kind === 'Algorithm' && ref.apiVersion === algorithmKind.apiVersion) return this.informers.algorithms.get(key);
     if (ref.kind === 'Database' && ref.apiVersion === databaseKind.apiVersion) return this.informers.databases.get(key);
     if (ref.kind === 'Ingress' && ref.apiVersion === ingressKind.apiVersion) return this.informers.ingresses.get(key);
-    return undefined;
+    return this.informers.guards.find((i) => i.kind.kind === ref.kind && i.kind.apiVersion === ref.apiVersion)?.get(key);
   }
 
   /** The kinds prune looks at: every allowed kind and the guards, those the cluster serves. */

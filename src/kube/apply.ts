@@ -33,6 +33,11 @@ export interface ApplySetOptions {
   ownership?: Ownership;
   /** Server-side dry run: validated and admitted by the API server, nothing persisted. */
   dryRun?: boolean;
+  /**
+   * None of the objects can exist yet (their namespace was created a moment ago by the same
+   * caller): they are applied without being read first.
+   */
+  fresh?: boolean;
 }
 
 export interface PruneOptions {
@@ -80,7 +85,7 @@ export class Applier {
     }
     const results: ApplyResult[] = [];
     for (const group of applyGroups(prepared)) {
-      const applied = await Promise.all(group.map((obj) => this.applyOne(obj, options.dryRun ?? false)));
+      const applied = await Promise.all(group.map((obj) => this.applyOne(obj, options.dryRun ?? false, options.fresh ?? false)));
       results.push(...applied);
       // Objects of a new or changed CRD can only be applied once it serves them.
       const crds = applied.filter((r) => r.ref.kind === 'CustomResourceDefinition' && groupOf(r.ref.apiVersion) === 'apiextensions.k8s.io' && r.action !== 'unchanged');
@@ -151,9 +156,9 @@ export class Applier {
     return copy;
   }
 
-  private async applyOne(desired: KubeObject, dryRun: boolean): Promise<ApplyResult> {
+  private async applyOne(desired: KubeObject, dryRun: boolean, fresh: boolean): Promise<ApplyResult> {
     const ref = refOf(desired);
-    const live = await this.live(ref);
+    const live = fresh ? undefined : await this.live(ref);
     if (live && this.isUnchanged(live, desired)) return { ref, action: 'unchanged', object: live };
     const object = await this.client.apply(desired, { force: true, dryRun });
     return { ref, action: live ? 'configured' : 'created', object };

@@ -170,6 +170,33 @@ describe('apply', () => {
     assert.deepEqual(writesSince(mark), ['patch configmaps/d']);
   });
 
+  it('a fresh set (its namespace created just now) is applied without reading any object first', async () => {
+    const ns = uniqueName('fresh');
+    let reads = 0;
+    class CountingClient extends KubeClient {
+      override get<T extends KubeObject = KubeObject>(...args: Parameters<KubeClient['get']>): Promise<T> {
+        reads++;
+        return super.get<T>(...args);
+      }
+    }
+    const counting = new CountingClient(me.kubeConfig);
+    try {
+      const applier = new Applier(counting);
+      const [namespace] = await applier.apply([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }]);
+      assert.equal(namespace!.action, 'created');
+      reads = 0;
+      const set = [0, 1, 2].map((n) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `c${n}`, namespace: ns }, data: { n: String(n) } }));
+      const results = await applier.apply(set, { fresh: true });
+      assert.deepEqual(results.map((r) => r.action), ['created', 'created', 'created']);
+      assert.equal(reads, 0, 'no GET before the applies');
+      const again = await applier.apply(set);
+      assert.deepEqual(again.map((r) => r.action), ['unchanged', 'unchanged', 'unchanged']);
+      assert.equal(reads, 3, 'without the hint each object is read first (and found unchanged)');
+    } finally {
+      counting.close();
+    }
+  });
+
   it('dry run validates on the server and persists nothing', async () => {
     const ns = uniqueName('dry');
     await createNamespace(cluster.kubeConfig, ns);
