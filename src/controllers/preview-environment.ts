@@ -178,8 +178,9 @@ export function registerPreviewEnvironmentController(manager: Manager, options: 
   const environments = manager.informer<EnvironmentObject>(previewEnvironmentKind, options.environmentSelector ? { labelSelector: options.environmentSelector } : {});
   const byEnvironment = { labelSelector: environmentLabel };
   const namespaces = manager.informer(namespaceKind, byEnvironment);
-  const algorithms = manager.informer(algorithmKind, byEnvironment);
-  const databases = manager.informer(databaseKind, byEnvironment);
+  // Unfiltered: the same caches as the Algorithm and Database controllers' in one process.
+  const algorithms = manager.informer(algorithmKind);
+  const databases = manager.informer(databaseKind);
   const ingresses = manager.informer(ingressKind, byEnvironment);
   const guards = guardCacheKinds.map((kind) => manager.informer(kind, byEnvironment));
   const reconciler = new PreviewEnvironmentReconciler(manager, options, { environments, namespaces, algorithms, databases, ingresses, guards });
