@@ -343,6 +343,14 @@ class PreviewEnvironmentReconciler implements Reconciler {
       if (verdict.state !== 'passed') return this.holdForChecks(current, ctx, verdict, expiry);
     }
 
+    // Rendering (mostly the checkout) changes nothing in the cluster: start it now, so that it
+    // overlaps the status write below. Awaited there, or left to the memo when this reconcile
+    // ends early.
+    const tlsWanted = this.options.tlsIssuer !== false;
+    const certManagerInstalled = tlsWanted && (await this.client.discovery.has(certificateKind));
+    const rendering = this.render(env, certManagerInstalled, policy);
+    rendering.catch(() => {});
+
     const liveNamespace = await this.liveNamespace(name);
     if (liveNamespace && !isControlledBy(liveNamespace, env)) {
       return this.fail(current, ctx, {
@@ -374,9 +382,7 @@ class PreviewEnvironmentReconciler implements Reconciler {
       timings[step] = Math.round(t - mark);
       mark = t;
     };
-    const tlsWanted = this.options.tlsIssuer !== false;
-    const certManagerInstalled = tlsWanted && (await this.client.discovery.has(certificateKind));
-    const outcome = await this.render(current.env, certManagerInstalled, policy);
+    const outcome = await rendering;
     if (!outcome.ok) {
       const result = await this.fail(current, ctx, outcome.failure, this.expiry(current.env, configTtl, policy, true));
       if (outcome.failure.kind !== 'SourceUnavailable') return result;
