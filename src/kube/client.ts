@@ -112,6 +112,19 @@ export interface KubeClientOptions {
   userAgent?: string;
   /** Per-request timeout for non-streaming calls (default 30 s). */
   requestTimeoutMs?: number;
+  /**
+   * How long the kubeconfig's credentials (CA, client certificate, token file, exec plugin)
+   * are reused before they are read again (default 10 s; a 401 reads them at once). Reading
+   * them for every request costs a file read and a hash per API call.
+   */
+  credentialsTtlMs?: number;
+}
+
+/** The kubeconfig applied to a request, and the keep-alive agent for its TLS identity. */
+interface Credentials {
+  options: https.RequestOptions;
+  agent: http.Agent | undefined;
+  readAt: number;
 }
 
 /** An open streaming response (a watch). */
@@ -130,12 +143,15 @@ export class KubeClient {
   readonly fieldManager: string;
   private readonly userAgent: string;
   private readonly requestTimeoutMs: number;
+  private readonly credentialsTtlMs: number;
   private agent: { fingerprint: string; agent: http.Agent } | undefined;
+  private credentials: Credentials | undefined;
 
   constructor(readonly kubeConfig: KubeConfig, options: KubeClientOptions = {}) {
     this.fieldManager = options.fieldManager ?? 'preview-operator';
     this.userAgent = options.userAgent ?? 'preview-operator';
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+    this.credentialsTtlMs = options.credentialsTtlMs ?? 10_000;
     this.discovery = new Discovery((p) => this.request({ path: p }));
   }
 
@@ -261,12 +277,8 @@ export class KubeClient {
     for (const [key, value] of Object.entries(req.query ?? {})) {
       if (value !== undefined && value !== '') url.searchParams.set(key, String(value));
     }
-    const opts: https.RequestOptions = { headers: {} };
-    try {
-      await this.kubeConfig.applyToHTTPSOptions(opts);
-    } catch (err) {
-      throw toKubeError(err, `${what}: credentials`);
-    }
+    const isHttps = url.protocol === 'https:';
+    const { options: opts, agent } = await this.credentialsFor(isHttps, what);
     const body = req.body === undefined ? undefined : typeof req.body === 'string' ? req.body : JSON.stringify(req.body);
     const headers: http.OutgoingHttpHeaders = {
       ...(opts.headers as http.OutgoingHttpHeaders),
@@ -277,8 +289,6 @@ export class KubeClient {
       headers['content-type'] = req.contentType ?? 'application/json';
       headers['content-length'] = Buffer.byteLength(body);
     }
-    const isHttps = url.protocol === 'https:';
-    const agent = cluster.proxyUrl ? (opts.agent as http.Agent) : this.keepAliveAgent(opts, isHttps);
     const timeoutMs = req.timeoutMs ?? this.requestTimeoutMs;
     return new Promise((resolve, reject) => {
       const request = (isHttps ? https : http).request(url, {
@@ -287,10 +297,30 @@ export class KubeClient {
       if (timeoutMs > 0) {
         request.setTimeout(timeoutMs, () => request.destroy(new TransientError(`${what}: no answer within ${timeoutMs} ms`, 0, 'Timeout')));
       }
-      request.once('response', (response) => resolve({ request, response }));
+      request.once('response', (response) => {
+        // Rotated or expired credentials: read them again for the next request.
+        if (response.statusCode === 401) this.credentials = undefined;
+        resolve({ request, response });
+      });
       request.once('error', (err) => reject(toKubeError(err, what)));
       request.end(body);
     });
+  }
+
+  /** The kubeconfig's credentials as request options, read again after `credentialsTtlMs`. */
+  private async credentialsFor(isHttps: boolean, what: string): Promise<Credentials> {
+    const now = Date.now();
+    if (this.credentials && now - this.credentials.readAt < this.credentialsTtlMs) return this.credentials;
+    const options: https.RequestOptions = { headers: {} };
+    try {
+      await this.kubeConfig.applyToHTTPSOptions(options);
+    } catch (err) {
+      throw toKubeError(err, `${what}: credentials`);
+    }
+    const proxied = Boolean(this.kubeConfig.getCurrentCluster()?.proxyUrl);
+    const agent = proxied ? (options.agent as http.Agent | undefined) : this.keepAliveAgent(options, isHttps);
+    this.credentials = { options, agent, readAt: now };
+    return this.credentials;
   }
 
   /** One keep-alive agent per TLS identity, so requests reuse connections (the CA and client cert are re-read per request). */
@@ -319,6 +349,7 @@ export class KubeClient {
   close(): void {
     this.agent?.agent.destroy();
     this.agent = undefined;
+    this.credentials = undefined;
   }
 }
 

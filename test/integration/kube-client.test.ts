@@ -22,6 +22,35 @@ before(async () => {
 after(() => client?.close());
 
 describe('kubeconfig', () => {
+  it('credentials are read once, not per request, and read again at once after a 401 (a rotated token)', async () => {
+    const me = await newIdentity(cluster, 'kube-client-rotation');
+    const token = me.kubeConfig.getCurrentUser()!.token!;
+    class CountingKubeConfig extends KubeConfig {
+      reads = 0;
+      override async applyToHTTPSOptions(options: Parameters<KubeConfig['applyToHTTPSOptions']>[0]): Promise<void> {
+        this.reads++;
+        return super.applyToHTTPSOptions(options);
+      }
+    }
+    const kc = new CountingKubeConfig();
+    kc.loadFromString(me.kubeConfig.exportConfig());
+    const user = kc.getCurrentUser() as { token?: string };
+    // A TTL far longer than the test: only a 401 can make the client read them again.
+    const rotating = new KubeClient(kc, { credentialsTtlMs: 600_000 });
+    try {
+      for (let i = 0; i < 5; i++) await rotating.get({ apiVersion: 'v1', kind: 'Namespace', name: ns });
+      assert.equal(kc.reads, 1, 'five requests, the kubeconfig applied once');
+      user.token = 'a-token-the-server-revoked';
+      rotating.close(); // as a restart would: the old token is read
+      await assert.rejects(rotating.get({ apiVersion: 'v1', kind: 'Namespace', name: ns }), (err: unknown) => err instanceof ForbiddenError && err.statusCode === 401);
+      user.token = token; // rotated
+      const found = await rotating.get({ apiVersion: 'v1', kind: 'Namespace', name: ns });
+      assert.equal(found.metadata.name, ns, 'the request after the 401 used the rotated token');
+    } finally {
+      rotating.close();
+    }
+  });
+
   it('loads an explicit path, or KUBECONFIG', async () => {
     assert.equal(loadKubeConfig({ path: cluster.kubeconfigPath }).getCurrentCluster()?.server, cluster.server);
     const saved = process.env.KUBECONFIG;
