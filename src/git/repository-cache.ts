@@ -173,8 +173,13 @@ export class RepositoryCache {
   async readEntry(commit: CommitLocation, entry: TreeEntry): Promise<string> {
     const target = this.validate(commit);
     requireRegularFile(entry, target.sha, this.maxFileBytes);
-    // Outside the lock: reading an object the commit pins is safe beside a fetch.
-    return this.git.run(target.bareDir, ['cat-file', 'blob', entry.object]);
+    const content = await this.locks.run(target.key, () => this.git.run(target.bareDir, ['cat-file', 'blob', entry.object]));
+    // The tree gave the size: a shorter answer (of valid UTF-8) is a failed read, worth a retry, never the file.
+    const bytes = Buffer.byteLength(content, 'utf8');
+    if (bytes < entry.size && !content.includes('\uFFFD')) {
+      throw new GitOperationError('git-failed', `reading ${entry.path} at ${target.sha.slice(0, 12)} gave ${bytes} bytes, the commit says ${entry.size}`);
+    }
+    return content;
   }
 
   /** The content of `filePath` at `commit` (`listFiles` + `readEntry`), or undefined when there is no such path. */
