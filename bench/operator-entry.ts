@@ -1,17 +1,23 @@
 // The operator as the end-to-end scenarios run it: its own process, configured by the same
 // flags as `preview-operator run` (src/config.ts), started by src/cli-run.ts startOperator.
 // Two things the CLI has no flag for are added here: clone URLs of the bench's local
-// repositories (file://, as `dev` passes them) and, on request, a CPU profile of a stage.
-// stdin: "profile-start", "profile-stop <file>"; stdout: one line {"benchOperator": {...}}
-// once serving, then the operator's own JSON log lines.
+// repositories (file://, as `dev` passes them) and, on request, diagnostics of a stage.
+// The bench runs it compiled (tsconfig.bench.json), as the image runs dist/src/main.js.
+// stdin, each answered by one stdout JSON line:
+//   "profile-start", "profile-stop <file>"  a CPU profile (inspector, sampling every 0.5 ms);
+//   "memory"                                {"benchMemory": OperatorMemorySample};
+//   "heap-snapshot <file>"                  v8.writeHeapSnapshot → {"benchHeapSnapshot": {...}}.
+// stdout: one line {"benchOperator": {webhookUrl, metricsUrl, pid, workers}} once serving, then the operator's own JSON log lines.
 // BENCH_OPERATOR (JSON): { cloneUrls: { "owner/name": "file:///…" } }.
-import { writeFileSync } from 'node:fs';
+import { statSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { createInterface } from 'node:readline';
+import v8 from 'node:v8';
 import { loadConfig, type OperatorConfig } from '../src/config.js';
 import { createLogger, type OperatorLogger } from '../src/logger.js';
 import type { RepositoryFacts } from '../src/policy/pull-request-facts.js';
 import { startOperator } from '../src/cli-run.js';
+import { takeMemorySample } from './operator-memory.js';
 
 interface EntryInput {
   cloneUrls: Record<string, string>;
@@ -46,7 +52,9 @@ try {
   process.stderr.write(`bench operator could not start: ${(err as Error).stack ?? String(err)}\n`);
   process.exit(3);
 }
-process.stdout.write(`${JSON.stringify({ benchOperator: { webhookUrl: operator.webhookUrl, metricsUrl: operator.metricsUrl, pid: process.pid } })}\n`);
+// Workers per controller go with it: the bench relates the controllers' busy time to them.
+const workers = { 'preview-environment': config.workers.previewEnvironment, algorithm: config.workers.algorithm, database: config.workers.database };
+process.stdout.write(`${JSON.stringify({ benchOperator: { webhookUrl: operator.webhookUrl, metricsUrl: operator.metricsUrl, pid: process.pid, workers } })}\n`);
 
 const session = new Session();
 session.connect();
@@ -70,5 +78,13 @@ for await (const line of createInterface({ input: process.stdin })) {
     const { profile } = await session.post('Profiler.stop');
     writeFileSync(line.slice('profile-stop '.length), JSON.stringify(profile));
     process.stdout.write(`${JSON.stringify({ benchProfile: 'written' })}\n`);
+  } else if (line === 'memory') {
+    process.stdout.write(`${JSON.stringify({ benchMemory: takeMemorySample() })}\n`);
+  } else if (line.startsWith('heap-snapshot ')) {
+    // Blocks the event loop while V8 walks the heap (seconds), and needs memory of its own:
+    // the bench asks for it only after it has read the burst's figures.
+    const started = performance.now();
+    const file = v8.writeHeapSnapshot(line.slice('heap-snapshot '.length));
+    process.stdout.write(`${JSON.stringify({ benchHeapSnapshot: { file, bytes: statSync(file).size, ms: performance.now() - started } })}\n`);
   }
 }

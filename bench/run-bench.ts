@@ -1,12 +1,15 @@
-// `npm run bench`: starts the local control plane and the GitHub emulator, runs the chosen
-// scenarios (independent ones first, then end to end against the operator as its own process),
-// prints a table and writes results.json, results.md and latency.svg under bench/results/<timestamp>/.
+// `npm run bench`: compiles the operator and the bench's child entries with tsc (the image runs
+// compiled JavaScript, so the bench does too), starts the local control plane and the GitHub
+// emulator, runs the chosen scenarios (independent ones first, then end to end against the
+// operator as its own process), prints a table and writes results.json, results.md and
+// latency.svg under bench/results/<timestamp>/.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseBenchArgs, type BenchArgs } from './bench-args.js';
+import { BenchCompileError, benchTsconfig, compileBenchEntries } from './bench-build.js';
 import { startBenchEnvironment, type BenchEnvironment } from './bench-environment.js';
-import { repositoryRoot } from './child-process.js';
+import { benchBuildDir, repositoryRoot } from './child-process.js';
 import { renderDistributionSvg } from './distribution-plot.js';
 import type { ScenarioResult } from './figures.js';
 import { renderMarkdownTable, renderTextTable } from './results-table.js';
@@ -29,6 +32,14 @@ const log = (line: string) => process.stderr.write(`[bench ${new Date().toISOStr
 const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 const loadAtStart = loadAverage();
 const started = Date.now();
+
+// Before anything is started: a compile error ends the run at once, with tsc's own words.
+log(`compiling with tsc -p ${benchTsconfig} into ${path.relative(repositoryRoot, benchBuildDir)}/`);
+const compileSeconds = await compileBenchEntries().then(({ ms }) => ms / 1000, (err: unknown) => {
+  process.stderr.write(`bench: ${err instanceof BenchCompileError ? err.message : (err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});
+log(`compiled in ${compileSeconds.toFixed(1)} s`);
 const results: ScenarioResult[] = [];
 let env: BenchEnvironment | undefined;
 try {
@@ -58,11 +69,13 @@ const table = renderTextTable(results, { check: args.check });
 process.stdout.write(`\n${table}\n`);
 const series = results.flatMap((r) => Object.entries(r.samples).map(([label, samples]) => ({ label, samples })));
 writeFileSync(path.join(outDir, 'latency.svg'), renderDistributionSvg(series, { title: `preview-operator bench ${stamp}` }));
-writeFileSync(path.join(outDir, 'results.json'), `${JSON.stringify({ startedAt: new Date(started).toISOString(), totalSeconds: totalS, machine, args, results }, null, 2)}\n`);
+writeFileSync(path.join(outDir, 'results.json'), `${JSON.stringify({ startedAt: new Date(started).toISOString(), totalSeconds: totalS, compileSeconds, machine, args, results }, null, 2)}\n`);
 const md = [
   `# preview-operator bench, ${new Date(started).toISOString()}`,
   '',
   `Machine: ${machine}. Scenarios ${args.scenarios.join(', ')}${args.quick ? ' (quick)' : ''}; ${totalS.toFixed(0)} s in all.`,
+  '',
+  `The bench's child processes (the operator; scenario 1's webhook receiver) ran compiled, as the image runs the operator: \`tsc -p ${benchTsconfig}\` (${compileSeconds.toFixed(1)} s, before the clock of any scenario), then \`node --enable-source-maps ${path.relative(repositoryRoot, benchBuildDir)}/bench/<entry>.js\` with NODE_ENV=production.`,
   '',
   renderMarkdownTable(results, { check: true }),
   ...results.filter((r) => r.notes.length > 0 || r.error).flatMap((r) => [

@@ -10,6 +10,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { RepositoryCache } from '../src/git/repository-cache.js';
+import { configPath, mainPath } from '../src/controllers/preview-environment-rendering.js';
 import { Informer } from '../src/kube/informer.js';
 import type { KubeObject } from '../src/kube/kube-object.js';
 import { silentLogger } from '../src/kube/logger.js';
@@ -17,9 +18,14 @@ import { PullRequestDriver } from '../test/github-emulator/pull-requests.js';
 import type { WebhookDelivery } from '../test/github-emulator/webhook-delivery.js';
 import type { BenchEnvironment } from './bench-environment.js';
 import { benchDomain, benchPreviewYaml } from './bench-preview.js';
-import { spawnTsx, type JsonLineChild } from './child-process.js';
+import { benchBuildDir, repositoryRoot, startBenchChild, type JsonLineChild } from './child-process.js';
+import { activityNote, burstActivityFigures, idleActivityFigures } from './controller-activity.js';
 import { summarizeCpuProfile, type CpuProfile } from './cpu-profile-summary.js';
 import type { Figure, ScenarioResult } from './figures.js';
+import { memoryBreakdown, memoryFigures, memoryNote } from './operator-memory.js';
+import { OperatorMemorySampler, sampleOperatorMemory } from './operator-memory-sampler.js';
+import { heapSnapshotOf } from './operator-heap-snapshot.js';
+import { OperatorMetricsRecorder, scrapeNote } from './operator-metrics-recorder.js';
 import { processUsage } from './process-usage.js';
 import { baselineClient, baselineOnce, deleteNamespaces } from './scenario-apply-baseline.js';
 import type { counts as countsOf, StepContext, StepResult } from './scenario-plan.js';
@@ -238,7 +244,7 @@ function renderTimes(logFile: string, environments: readonly string[]): number[]
   return out;
 }
 
-/** Times RepositoryCache reading .preview/preview.yaml and .preview/main.ts at each PR's head (one warm-up first). */
+/** Times RepositoryCache reading .preview/ at each PR's head the way the controller does (one warm-up first). */
 async function gitReadTimes(repo: PullRequestDriver, numbers: readonly number[], scratch: string): Promise<number[]> {
   const cache = new RepositoryCache({ cacheDir: path.join(scratch, 'bench-checkouts'), allowedProtocols: ['file:'] });
   const location = (sha: string) => ({ cloneUrl: repo.cloneUrl, owner: repo.repository.owner, repo: repo.repository.name, sha });
@@ -248,8 +254,10 @@ async function gitReadTimes(repo: PullRequestDriver, numbers: readonly number[],
   for (const number of numbers.slice(1)) {
     const sha = repo.pullRequest(number).head.sha;
     const t = performance.now();
-    await cache.readFile(location(sha), '.preview/preview.yaml');
-    await cache.readFile(location(sha), '.preview/main.ts');
+    // As the controller reads them: one listing for both, then the configuration's content.
+    const files = await cache.listFiles(location(sha), [configPath, mainPath]);
+    const config = files.get(configPath);
+    if (config) await cache.readEntry(location(sha), config);
     out.push(performance.now() - t);
   }
   return out;
@@ -290,13 +298,14 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
     '--resync-interval=60s',
   ];
   const logFile = path.join(options.outDir, 'operator.log');
-  const child = spawnTsx('bench/operator-entry.ts', flags, {
+  const child = startBenchChild('operator-entry', flags, {
     KUBECONFIG: cluster.kubeconfigPath, BENCH_OPERATOR: JSON.stringify({ cloneUrls }),
   }, { logFile });
-  const ready = await child.nextJson<{ benchOperator: { webhookUrl: string; pid: number } }>(120_000, (v) => v?.benchOperator !== undefined);
+  const ready = await child.nextJson<{ benchOperator: { webhookUrl: string; metricsUrl: string; pid: number; workers: Record<string, number> } }>(120_000, (v) => v?.benchOperator !== undefined);
   const operator = { child, ...ready.benchOperator };
+  const compiledEntry = path.relative(repositoryRoot, path.join(benchBuildDir, 'bench/operator-entry.js'));
   const notes = [
-    `Operator: its own process (pid ${operator.pid}, src/cli-run.ts startOperator), controllers ${controllers.join(', ')}; leader election off; GitHub token auth with the throttle off (the emulator sets no secondary limits; GitHub's ≥1 s write spacing would dominate every figure); TLS off (no cert-manager); repositories over file://.`,
+    `Operator: its own process (pid ${operator.pid}, src/cli-run.ts startOperator), compiled by tsc (tsconfig.bench.json) and run as \`node --enable-source-maps ${compiledEntry}\` with NODE_ENV=production — the image's way (dist/src/main.js), no tsx loader; controllers ${controllers.join(', ')} (workers: ${Object.entries(operator.workers).map(([k, v]) => `${k} ${v}`).join(', ')}, the defaults); leader election off; GitHub token auth with the throttle off (the emulator sets no secondary limits; GitHub's ≥1 s write spacing would dominate every figure); TLS off (no cert-manager); repositories over file://.`,
     ...(resyncAvailable ? [] : ['The resync is not running: src/github/resync.ts exports no runnable.']),
   ];
   log(`operator started (pid ${operator.pid}) at ${operator.webhookUrl}`);
@@ -377,6 +386,8 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
     // ---- scenario 4: burst ----
     let burst: Timeline[] = [];
     let burstConverged = false;
+    // Timers the burst starts; stopped here too when the burst fails half-way.
+    let stopDiagnostics = () => {};
     if (wantsBurst) await attempt([4, 5, 8], 'Burst', async () => {
       // Commits are made before the clock starts: repositories in parallel, each one's PRs in
       // turn (a driver numbers PRs from its own state). Sent round-robin over repositories.
@@ -407,6 +418,16 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
           peakRss = Math.max(peakRss, processUsage(operator.pid).rssMb);
         } catch { /* exited */ }
       }, 200);
+      // Diagnostics of the burst: the operator's memory every 2 s (the breakdown of the highest
+      // RSS) and its /metrics — now, every second (queue depths), and at all Ready.
+      const metrics = await OperatorMetricsRecorder.start(operator.metricsUrl, { tickMs: 1000 });
+      const memory = new OperatorMemorySampler(operator.child, 2000);
+      memory.start();
+      stopDiagnostics = () => {
+        clearInterval(sampler);
+        metrics.cancel();
+        void memory.stop();
+      };
       const started = performance.now();
       const interval = n.burst.withinMs / planned.length;
       await Promise.all(planned.map((p, i) => new Promise<void>((resolve, reject) => {
@@ -417,6 +438,8 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
       const burstTimeout = options.quick ? 180_000 : 300_000;
       burstConverged = await waitFor('every burst environment Ready', burstTimeout, operator.child, observer, () => burst.every((t) => t.ready !== undefined));
       const allReadyMs = burstConverged ? performance.now() - started : Number.NaN;
+      // A failed end scrape loses these figures, not the burst's others.
+      const activity = await metrics.stop().catch((err: Error) => err);
       const readyByDeadline = burst.filter((t) => t.ready !== undefined).length;
       const where = burstConverged ? '' : await standing(env, new Set(burst.map((t) => t.environment!)));
       const usageReady = processUsage(operator.pid);
@@ -427,7 +450,10 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
       const commentsDone = await waitFor('every burst comment says ready', burstConverged ? 120_000 : 5_000, operator.child, observer, () => burst.every((t) => t.commented !== undefined));
       const allCommentedMs = commentsDone ? performance.now() - started : Number.NaN;
       clearInterval(sampler);
+      const memoryPeak = await memory.stop();
       const usage1 = processUsage(operator.pid);
+      // Last: writing the snapshot blocks the operator for seconds and raises its RSS.
+      const heapNote = options.heapSnapshot ? await heapSnapshotOf(operator.child, options.outDir, 'operator-burst', log) : undefined;
       await cluster.audit.settle();
       const writes = cluster.audit.writes(auditMark, { userAgent: operatorUserAgent });
       const requests = gh.requestsSince(ghMark);
@@ -447,6 +473,8 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
       const burstNotes = [
         `${count} PRs across ${burstRepos.length} repositories, deliveries scheduled ${interval.toFixed(0)} ms apart (last sent at ${lastSent.toFixed(0)} ms, last answered at ${lastAnswered.toFixed(0)} ms).`,
         ...(burstConverged ? [] : [`Not all Ready after ${burstTimeout / 1000} s (${readyByDeadline} of ${count}); per-environment figures cover those that got there. At the deadline: ${where}.`]),
+        // How the operator ran, beside the figures of its memory and CPU (scenario 2 may not be in the run).
+        ...notes,
         `Operator API writes (${writes.length}) by verb/resource: ${countBy(writes, (w) => `${w.verb} ${w.objectRef?.resource ?? '?'}${w.objectRef?.subresource ? `/${w.objectRef.subresource}` : ''}`)}.`,
         `GitHub requests (${requests.length}) by operation: ${countBy(requests, (r) => `${r.method} ${r.operationId ?? r.path}${r.status === 304 ? ' (304)' : ''}`)}.`,
       ];
@@ -454,13 +482,23 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
         try {
           const summary = summarizeCpuProfile(JSON.parse(readFileSync(profileFile, 'utf8')) as CpuProfile, { top: 15 });
           writeFileSync(path.join(options.outDir, 'operator-burst-profile.md'), summary.markdown);
-          burstNotes.push(`CPU profile of the operator from the first delivery to all Ready (operator-burst.cpuprofile; top frames in operator-burst-profile.md): ${summary.headline}`);
+          burstNotes.push(`CPU profile of the operator from the first delivery to all Ready (operator-burst.cpuprofile; top frames in operator-burst-profile.md, at lines of the compiled .js under .cache/bench-build): ${summary.headline}`);
         } catch (err) {
           burstNotes.push(`The CPU profile could not be summarised: ${(err as Error).message}`);
         }
       }
+      figures.push(...memoryFigures(4, memoryPeak.highest));
+      burstNotes.push(memoryNote(memoryPeak.highest, memoryPeak.samples));
+      if (activity instanceof Error) burstNotes.push(`The operator's /metrics could not be scraped at the end of the burst: ${activity.message}`);
+      else {
+        figures.push(...burstActivityFigures(4, activity.activity, operator.workers));
+        burstNotes.push(activityNote(activity.activity), scrapeNote(activity));
+      }
+      if (heapNote) burstNotes.push(heapNote);
       if (wanted.has(4)) results.push({ scenario: 4, title: 'Burst', figures, samples, notes: burstNotes });
     });
+
+    stopDiagnostics();
 
     // ---- scenario 5: idle ----
     if (wanted.has(5) && burst.length > 0 && !burstConverged) {
@@ -471,10 +509,14 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
       const auditMark = cluster.audit.mark();
       const ghMark = gh.mark();
       const u0 = processUsage(operator.pid);
+      // Two scrapes only (start, end): sampling every second would be most of an idle operator's CPU.
+      const metrics = await OperatorMetricsRecorder.start(operator.metricsUrl);
       const t0 = performance.now();
       await waitUntil('the idle period', n.idleMs + 5000, operator.child, observer, () => performance.now() - t0 >= n.idleMs);
       const minutes = (performance.now() - t0) / 60_000;
       const u1 = processUsage(operator.pid);
+      const activity = await metrics.stop();
+      const memoryAtEnd = memoryBreakdown(await sampleOperatorMemory(operator.child));
       await cluster.audit.settle();
       const writes = cluster.audit.writes(auditMark, { userAgent: operatorUserAgent });
       const requests = gh.requestsSince(ghMark);
@@ -487,10 +529,14 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
           { scenario: 5, name: 'GitHub requests per minute (all)', value: requests.length / minutes, unit: '/min' },
           { scenario: 5, name: 'operator CPU seconds per minute', value: (u1.cpuSeconds - u0.cpuSeconds) / minutes, unit: 's' },
           { scenario: 5, name: 'operator RSS at the end', value: u1.rssMb, unit: 'MB' },
+          { scenario: 5, name: 'operator V8 heap used at the end', value: memoryAtEnd.heapUsedMb, unit: 'MB' },
+          ...idleActivityFigures(5, activity.activity),
         ],
         samples: {},
         notes: [
           `${burst.length} Ready environments left alone for ${(minutes * 60).toFixed(0)} s (resync interval 60 s${resyncAvailable ? '' : ', resync not registered'}).`,
+          `Memory at the end: RSS ${memoryAtEnd.rssMb.toFixed(1)} MB = V8 heap ${memoryAtEnd.heapTotalMb.toFixed(1)} MB reserved (${memoryAtEnd.heapUsedMb.toFixed(1)} used) + external ${memoryAtEnd.externalMb.toFixed(1)} MB + the rest ${memoryAtEnd.restMb.toFixed(1)} MB${options.heapSnapshot ? ' (after the heap snapshot taken at the end of the burst, which raised the RSS)' : ''}.`,
+          activityNote(activity.activity),
           ...(writes.length ? [`Writes: ${countBy(writes, (w) => `${w.verb} ${w.objectRef?.resource ?? '?'}${w.objectRef?.subresource ? `/${w.objectRef.subresource}` : ''}`)}.`] : []),
           ...(requests.length ? [`GitHub requests: ${countBy(requests, (r) => `${r.method} ${r.operationId ?? r.path} ${r.status}`)}.`] : []),
         ],

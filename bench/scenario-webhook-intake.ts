@@ -2,13 +2,16 @@
 // so each is a real PreviewEnvironment write), C at a time, against the receiver in its own
 // process. Deliveries are built and signed before the clock starts: the server is measured,
 // not the signer. Answer time is taken at the client (request written → last byte read) and,
-// separately, inside the receiver (body read → answer decided).
+// separately, inside the receiver (body read → answer decided). The receiver answers 202 once
+// a delivery is queued and its EnvironmentWriter writes after, so when the writes landed is
+// measured too: per delivery, submit → written (the writer's own timing), and for the whole
+// batch, first delivery sent → every write done.
 import { randomBytes } from 'node:crypto';
 import { Agent, request } from 'node:http';
 import { PullRequestDriver } from '../test/github-emulator/pull-requests.js';
 import type { WebhookDelivery } from '../test/github-emulator/webhook-delivery.js';
 import type { BenchEnvironment } from './bench-environment.js';
-import { spawnTsx } from './child-process.js';
+import { startBenchChild } from './child-process.js';
 import type { ScenarioResult } from './figures.js';
 import { ratio, summarize } from './stats.js';
 import { benchSpec } from './bench-preview.js';
@@ -26,6 +29,16 @@ interface Answer {
   status: number;
   ms: number;
 }
+
+interface IntakeReport {
+  durationsMs: number[];
+  results: Record<string, number>;
+  cpuMs: number;
+  writes: { durationsMs: number[]; results: Record<string, number>; failed: number; retries: number; pending: number };
+}
+
+const isReport = (v: { durationsMs?: unknown }) => Array.isArray(v.durationsMs);
+const isIdle = (v: { idle?: unknown }) => v.idle === true;
 
 function post(agent: Agent, url: URL, delivery: WebhookDelivery): Promise<Answer> {
   return new Promise((resolve, reject) => {
@@ -91,7 +104,7 @@ export async function webhookIntake(env: BenchEnvironment, options: IntakeOption
   }
   const buildMs = performance.now() - buildStarted;
 
-  const server = spawnTsx('bench/webhook-intake-server.ts', [], {
+  const server = startBenchChild('webhook-intake-server', [], {
     BENCH_INTAKE: JSON.stringify({ kubeconfigPath: cluster.kubeconfigPath, secret, githubUrl: gh.url, githubToken: gh.createToken('intake-operator') }),
   });
   try {
@@ -100,8 +113,10 @@ export async function webhookIntake(env: BenchEnvironment, options: IntakeOption
     const agent = new Agent({ keepAlive: true, maxSockets: options.concurrency });
     // Warm-up outside the measurement: the first request pays for discovery and TLS to the API server.
     await post(agent, target, driver.delivery('opened', 1, 'alice'));
+    server.send('idle');
+    await server.nextJson(120_000, isIdle);
     server.send('report');
-    await server.nextJson();
+    await server.nextJson(120_000, isReport);
 
     const auditMark = cluster.audit.mark();
     const answers: Answer[] = new Array(deliveries.length);
@@ -112,8 +127,11 @@ export async function webhookIntake(env: BenchEnvironment, options: IntakeOption
     }));
     const wallMs = performance.now() - started;
     agent.destroy();
+    server.send('idle');
+    await server.nextJson(600_000, isIdle);
+    const recordedMs = performance.now() - started;
     server.send('report');
-    const inside = await server.nextJson<{ durationsMs: number[]; results: Record<string, number> }>();
+    const inside = await server.nextJson<IntakeReport>(120_000, isReport);
     await cluster.audit.settle();
     const writes = cluster.audit.writes(auditMark, { resource: 'previewenvironments' }).length;
 
@@ -125,6 +143,7 @@ export async function webhookIntake(env: BenchEnvironment, options: IntakeOption
     const s = summarize(client);
     const r = summarize(raw);
     const serverSide = summarize(inside.durationsMs);
+    const recorded = summarize(inside.writes.durationsMs);
     const failed = answers.filter((a) => a.status >= 300).length;
     return {
       scenario: 1,
@@ -135,6 +154,13 @@ export async function webhookIntake(env: BenchEnvironment, options: IntakeOption
         { scenario: 1, name: 'webhook answer max', value: s.max, unit: 'ms' },
         { scenario: 1, name: 'receiver-side p50 (body read → answer)', value: serverSide.p50, unit: 'ms' },
         { scenario: 1, name: 'receiver-side p99', value: serverSide.p99, unit: 'ms' },
+        { scenario: 1, name: 'delivery → recorded in the cluster p50 (writer: accepted → written)', value: recorded.p50, unit: 'ms' },
+        { scenario: 1, name: 'delivery → recorded in the cluster p99', value: recorded.p99, unit: 'ms' },
+        { scenario: 1, name: `all ${deliveries.length.toLocaleString('en-US')} recorded after (first delivery sent → last write done)`, value: recordedMs / 1000, unit: 's' },
+        { scenario: 1, name: 'all answered after (first delivery sent → last answer)', value: wallMs / 1000, unit: 's' },
+        { scenario: 1, name: 'writes that failed (refused for good)', value: inside.writes.failed, unit: 'count' },
+        { scenario: 1, name: 'write retries (transient failures)', value: inside.writes.retries, unit: 'count' },
+        { scenario: 1, name: 'receiver process CPU per delivery (answer + write)', value: inside.cpuMs / deliveries.length, unit: 'ms' },
         { scenario: 1, name: 'bare PreviewEnvironment apply p50 (same concurrency, no receiver)', value: r.p50, unit: 'ms' },
         { scenario: 1, name: 'bare PreviewEnvironment apply p99', value: r.p99, unit: 'ms' },
         { scenario: 1, name: 'webhook answer ÷ bare apply (p50)', value: ratio(s.p50, r.p50), unit: 'ratio', note: 'same run' },
@@ -143,10 +169,14 @@ export async function webhookIntake(env: BenchEnvironment, options: IntakeOption
         { scenario: 1, name: 'non-2xx answers', value: failed, unit: 'count' },
         { scenario: 1, name: 'PreviewEnvironment writes (audit log)', value: writes, unit: 'count' },
       ],
-      samples: { 'S1 webhook answer (client)': client, 'S1 webhook answer (receiver)': inside.durationsMs, 'S1 bare PreviewEnvironment apply': raw },
+      samples: {
+        'S1 webhook answer (client)': client, 'S1 webhook answer (receiver)': inside.durationsMs,
+        'S1 delivery → recorded (writer)': inside.writes.durationsMs, 'S1 bare PreviewEnvironment apply': raw,
+      },
       notes: [
         `${deliveries.length} pull_request.opened deliveries for distinct PRs, ${options.concurrency} concurrent, keep-alive HTTP/1.1 on loopback; receiver in its own process; built and signed beforehand in ${(buildMs / 1000).toFixed(1)} s.`,
         `Receiver results: ${Object.entries(inside.results).map(([k, v]) => `${k} × ${v}`).join(', ')}.`,
+        `Writes after the answer (EnvironmentWriter, 8 in flight): ${Object.entries(inside.writes.results).map(([k, v]) => `${k} × ${v}`).join(', ') || 'none'}; ${inside.writes.pending} still pending at the report.`,
         `Bare apply: the same count of PreviewEnvironment server-side applies from one KubeClient in the bench process at the same concurrency, right after the deliveries — the API server's share of the answer.`,
       ],
     };

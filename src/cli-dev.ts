@@ -136,6 +136,7 @@ export async function runDev(args: readonly string[], env: Readonly<Record<strin
 
     // 4. A pull request, and its webhook.
     const { delivery } = await repo.open({ files: { 'README.md': '# shop\n\nA change worth a preview.\n' }, author: 'alice', authorAssociation: 'MEMBER', title: 'Try preview-operator' });
+    // Answered 202 once queued: the PreviewEnvironment is written just after (the watch below shows it).
     const answer = await delivery.deliver(operator.webhookUrl);
     say(`pull request #1 opened by alice; webhook answered ${answer.status} ${answer.body}`);
 
@@ -166,13 +167,16 @@ async function watchEnvironment(client: KubeClient, name: string, say: (line: st
   const path = await client.pathOf({ ...previewEnvironmentKind, name });
   let last = '';
   let lastPhase: string | undefined;
+  // The webhook's write lands just after its answer: "gone" only once it has been seen.
+  let seen = false;
   let done = false;
   void stopped.then(() => (done = true));
   while (!done) {
     const env = await client.request<KubeObject & { status?: Phase }>({ path }).catch(() => undefined);
+    seen ||= env !== undefined;
     const status = env?.status ?? {};
     const resources = (status.resources ?? []).map((r) => `${r.kind}/${r.name} ${r.ready ? 'ready' : `not ready${r.message ? ` (${r.message})` : ''}`}`);
-    const line = env ? `environment ${name}: ${status.phase ?? 'Pending'}${status.namespace ? `, namespace ${status.namespace}` : ''}${status.url ? `, ${status.url}` : ''}` : `environment ${name}: gone`;
+    const line = env ? `environment ${name}: ${status.phase ?? 'Pending'}${status.namespace ? `, namespace ${status.namespace}` : ''}${status.url ? `, ${status.url}` : ''}` : `environment ${name}: ${seen ? 'gone' : 'not recorded yet'}`;
     const shown = [line, ...resources.map((r) => `  ${r}`)].join('\n');
     if (shown !== last) {
       say(shown);

@@ -1,8 +1,9 @@
 // `preview-operator run`: the operator process. Every replica serves webhooks (recording
 // desired state is safe from any replica); only the replica holding the Lease runs the
-// controllers and the resync. On SIGTERM it stops taking webhooks, drains in-flight work
-// within the deadline and releases the Lease; when it loses the Lease it exits non-zero so
-// Kubernetes restarts it as a fresh candidate (two leaders must never act at once).
+// controllers and the resync. On SIGTERM it stops taking webhooks, makes the writes of the
+// deliveries it already accepted, drains in-flight reconciles within the deadline and
+// releases the Lease; when it loses the Lease it exits non-zero so Kubernetes restarts it as
+// a fresh candidate (two leaders must never act at once).
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { OperatorConfig } from './config.js';
 import { registerAlgorithmController } from './controllers/algorithm-controller.js';
@@ -11,6 +12,7 @@ import { registerPreviewEnvironmentController } from './controllers/preview-envi
 import { KubeEnvironmentStore, previewEnvironmentKind } from './github/environment-store.js';
 import { ApprovalRevoker } from './github/approval-revoker.js';
 import { DeliveryDedupe } from './github/delivery-dedupe.js';
+import { EnvironmentWriter } from './github/environment-writer.js';
 import { createChecksGate } from './github/checks-gate.js';
 import { createLabelRemover } from './github/label-remover.js';
 import { createGitHubClients, type GitHubClients } from './github/octokit-factory.js';
@@ -57,7 +59,7 @@ export interface RunningOperator {
   readiness: Readiness;
   /** Resolves with the process exit code once the operator has stopped by itself (leadership lost: 1). */
   readonly done: Promise<number>;
-  /** Graceful stop: readiness off, webhooks closed (in-flight ones answered), reconciles drained, Lease released. */
+  /** Graceful stop: readiness off, webhooks closed (in-flight ones answered), their writes made, reconciles drained, Lease released. */
   stop(): Promise<number>;
 }
 
@@ -121,6 +123,7 @@ export async function startOperator(config: OperatorConfig, options: StartOperat
   if (enabled.has('algorithm')) {
     registerAlgorithmController(manager, {
       logger: logger.child({ controller: 'algorithm' }),
+      workers: config.workers.algorithm,
       ...(config.watchNamespace ? { namespace: config.watchNamespace } : {}),
       analysis: {
         intervalMs: config.canary.analysisIntervalMs,
@@ -134,7 +137,11 @@ export async function startOperator(config: OperatorConfig, options: StartOperat
     });
   }
   if (enabled.has('database')) {
-    registerDatabaseController(manager, { logger: logger.child({ controller: 'database' }), ...(config.watchNamespace ? { namespace: config.watchNamespace } : {}) });
+    registerDatabaseController(manager, {
+      logger: logger.child({ controller: 'database' }),
+      workers: config.workers.database,
+      ...(config.watchNamespace ? { namespace: config.watchNamespace } : {}),
+    });
   }
   if (enabled.has('preview-environment')) {
     if (!parts.reporter || !github) throw new Error('the preview-environment controller needs GitHub credentials');
@@ -143,6 +150,8 @@ export async function startOperator(config: OperatorConfig, options: StartOperat
       reporter: parts.reporter,
       repositories: parts.repositories,
       sandbox: parts.sandbox,
+      sandboxConcurrency: config.sandbox.concurrency,
+      workers: config.workers.previewEnvironment,
       domain: config.previews.domain,
       ingressClassName: config.previews.ingressClass,
       tlsIssuer: tls ? tls.issuer : false,
@@ -177,10 +186,15 @@ export async function startOperator(config: OperatorConfig, options: StartOperat
     }
   }
 
-  const webhook = enabled.has('webhook') && github
+  // Accepted deliveries' PreviewEnvironment writes, made after the answer (one queue per process).
+  const writer = enabled.has('webhook') && github
+    ? new EnvironmentWriter({ store: new KubeEnvironmentStore(client), observe: metrics.webhookWrite, logger: logger.child({ component: 'webhook-writer' }) })
+    : undefined;
+  if (writer) metrics.trackWebhookWrites(() => writer.pending);
+  const webhook = writer && github
     ? new WebhookReceiver({
       secret: config.webhook.secrets,
-      store: new KubeEnvironmentStore(client),
+      writer,
       policy: config.policy,
       approvals: new ApprovalRevoker({ removeLabel: createLabelRemover(github), logger: logger.child({ component: 'approvals' }) }),
       maxBodyBytes: config.webhook.maxBodyBytes,
@@ -224,6 +238,8 @@ export async function startOperator(config: OperatorConfig, options: StartOperat
       readiness.drain();
       listening = false;
       await server.close();
+      // Deliveries answered 202 are owed their write; what the deadline cuts off, the resync repairs.
+      await writer?.drain(config.drainTimeoutMs);
       await manager.stop();
       await metricsServer?.close();
       logger.info({ exitCode }, 'operator stopped');

@@ -30,10 +30,11 @@ test('a ratio of a missing or zero figure is NaN, not 0 or Infinity', () => {
   assert.ok(Number.isNaN(ratio(Number.NaN, 2)));
 });
 
-test('--scenarios picks a subset, --quick and --check switch on; anything else is refused', () => {
-  assert.deepEqual(parseBenchArgs(['--scenarios=7,1', '--quick']), { scenarios: [1, 7], quick: true, check: false, profile: true });
+test('--scenarios picks a subset, --quick, --check and --heap-snapshot switch on; anything else is refused', () => {
+  assert.deepEqual(parseBenchArgs(['--scenarios=7,1', '--quick']), { scenarios: [1, 7], quick: true, check: false, profile: true, heapSnapshot: false });
   assert.deepEqual(parseBenchArgs([]).scenarios, [1, 2, 3, 4, 5, 6, 7, 8]);
   assert.equal(parseBenchArgs(['--check', '--no-profile']).profile, false);
+  assert.equal(parseBenchArgs(['--heap-snapshot']).heapSnapshot, true);
   assert.throws(() => parseBenchArgs(['--scenarios=9']), /--scenarios/);
   assert.throws(() => parseBenchArgs(['--fast']), /unknown argument/);
 });

@@ -2,22 +2,25 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { createDelivery, webhookExample, type WebhookHook } from '../../test/github-emulator/webhook-delivery.js';
-import { TransientError } from '../kube/errors.js';
+import { InvalidError, TransientError } from '../kube/errors.js';
 import { resolvePolicyConfig } from '../policy/policy-validation.js';
 import { createServer } from '../server/create-server.js';
 import { startServer, type RunningServer } from '../server/start-server.js';
 import { ApprovalRevoker } from './approval-revoker.js';
 import type { EnvironmentStore } from './environment-store.js';
+import { EnvironmentWriter, type EnvironmentWrite } from './environment-writer.js';
 import type { PreviewEnvironmentSpec } from '../../constructs/api-types.js';
 import { environmentName } from './pull-request-environment-name.js';
 import { WebhookReceiver, type WebhookOutcome } from './webhook-receiver.js';
 
-// The store records calls: these tests are about the HTTP protocol and the decisions;
-// the writes themselves are tested against a real API server in test/integration.
+// The store records calls: these tests are about the HTTP protocol, the decisions and the
+// intents handed to the writer; the writes themselves are tested against a real API server
+// in test/integration.
 class RecordingStore implements EnvironmentStore {
   calls: Array<{ op: 'upsert'; name: string; spec: PreviewEnvironmentSpec } | { op: 'delete'; name: string }> = [];
-  failWith: Error | undefined;
-  hang = false;
+  /** Thrown by the next calls, one each. */
+  failures: Error[] = [];
+  hangMs = 0;
   async upsert(name: string, spec: PreviewEnvironmentSpec): Promise<void> {
     this.calls.push({ op: 'upsert', name, spec });
     await this.behave();
@@ -28,13 +31,16 @@ class RecordingStore implements EnvironmentStore {
     return 'deleted';
   }
   private async behave(): Promise<void> {
-    if (this.hang) await new Promise((r) => setTimeout(r, 1000));
-    if (this.failWith) throw this.failWith;
+    if (this.hangMs) await new Promise((r) => setTimeout(r, this.hangMs));
+    const failure = this.failures.shift();
+    if (failure) throw failure;
   }
 }
 
 const hook: WebhookHook = { secret: 'It\'s a Secret to Everybody', id: 1, targetType: 'repository', targetId: 2 };
 const store = new RecordingStore();
+const writes: EnvironmentWrite[] = [];
+const writer = new EnvironmentWriter({ store, initialDelayMs: 20, observe: (w) => writes.push(w) });
 const removed: unknown[][] = [];
 const approvals = new ApprovalRevoker({ removeLabel: async (...args) => { removed.push(args); } });
 const outcomes: WebhookOutcome[] = [];
@@ -44,10 +50,9 @@ let url: string;
 before(async () => {
   const receiver = new WebhookReceiver({
     secret: ['new-secret', hook.secret],
-    store, approvals,
+    writer, approvals,
     policy: resolvePolicyConfig(),
     maxBodyBytes: 64 * 1024,
-    writeTimeoutMs: 200,
     observe: (o) => outcomes.push(o),
   });
   running = await startServer(createServer({ webhook: receiver }));
@@ -56,13 +61,16 @@ before(async () => {
 
 after(async () => {
   await running.close();
+  await writer.idle();
   await approvals.close();
 });
 
-function reset(): void {
+async function reset(): Promise<void> {
+  await writer.idle();
   store.calls = [];
-  store.failWith = undefined;
-  store.hang = false;
+  store.failures = [];
+  store.hangMs = 0;
+  writes.length = 0;
   removed.length = 0;
 }
 
@@ -81,83 +89,93 @@ function makeFork(payload: Record<string, any>, labels: string[] = []): void {
 
 const exampleName = environmentName({ owner: 'Codertocat', name: 'Hello-World' }, 2);
 
-test('opened: one upsert of the spec, answered 200 with the environment name', async () => {
-  reset();
+test('opened: answered 202 accepted with the environment name and op, then one upsert of the spec', async () => {
+  await reset();
   const delivery = prDelivery('opened');
   const res = await delivery.deliver(url);
-  assert.equal(res.status, 200);
+  assert.equal(res.status, 202);
   const body = JSON.parse(res.body);
-  assert.deepEqual(body, { result: 'upserted', delivery: delivery.id, event: 'pull_request', action: 'opened', environment: exampleName });
+  assert.deepEqual(body, { result: 'accepted', delivery: delivery.id, event: 'pull_request', action: 'opened', environment: exampleName, op: 'upsert' });
+  await writer.idle();
   assert.equal(store.calls.length, 1);
   assert.equal(store.calls[0]!.op, 'upsert');
   assert.equal(store.calls[0]!.op === 'upsert' && store.calls[0]!.spec.pullRequest.headSha, 'ec26c3e57ca3a959ca5aad62de7213c562f8c821');
 });
 
-test('every used action makes exactly one write; closed deletes', async () => {
+test('every used action is accepted and makes exactly one write; closed deletes', async () => {
   const expected: Record<string, 'upsert' | 'delete'> = {
     opened: 'upsert', reopened: 'upsert', synchronize: 'upsert', ready_for_review: 'upsert',
     converted_to_draft: 'delete', labeled: 'upsert', unlabeled: 'upsert', closed: 'delete',
   };
   for (const [action, op] of Object.entries(expected)) {
-    reset();
+    await reset();
     const res = await prDelivery(action, (p) => { p.pull_request.draft = action === 'converted_to_draft'; }).deliver(url);
-    assert.equal(res.status, 200, action);
+    assert.equal(res.status, 202, action);
+    assert.deepEqual([JSON.parse(res.body).result, JSON.parse(res.body).op], ['accepted', op], action);
+    await writer.idle();
     assert.deepEqual(store.calls.map((c) => c.op), [op], action);
   }
 });
 
 test('edited: a base change rewrites the spec, a title edit does nothing', async () => {
-  reset();
+  await reset();
   const retarget = await prDelivery('edited', (p) => {
     p.pull_request.base.ref = 'release/2';
     p.changes = { base: { ref: { from: 'master' }, sha: { from: 'a'.repeat(40) } } };
   }).deliver(url);
-  assert.equal(retarget.status, 200);
+  assert.equal(retarget.status, 202);
+  await writer.idle();
   assert.equal(store.calls.length, 1);
   assert.equal(store.calls[0]!.op === 'upsert' && store.calls[0]!.spec.pullRequest.baseRef, 'release/2');
-  reset();
+  await reset();
   const title = await prDelivery('edited', (p) => { p.changes = { title: { from: 'old' } }; }).deliver(url);
   assert.equal(title.status, 202);
+  assert.equal(JSON.parse(title.body).result, 'unused');
+  await writer.idle();
   assert.deepEqual(store.calls, []);
 });
 
 test('a fork without approval: its environment is deleted (made sure not to exist)', async () => {
-  reset();
+  await reset();
   const res = await prDelivery('opened', (p) => makeFork(p)).deliver(url);
-  assert.equal(res.status, 200);
+  assert.equal(res.status, 202);
+  assert.equal(JSON.parse(res.body).op, 'delete');
   assert.match(JSON.parse(res.body).reason, /forks need a maintainer's approval/);
+  await writer.idle();
   assert.deepEqual(store.calls, [{ op: 'delete', name: exampleName }]);
 });
 
 test('a new push from an approved fork deletes the environment and removes the label after answering', async () => {
-  reset();
+  await reset();
   const res = await prDelivery('synchronize', (p) => makeFork(p, ['bug', 'preview-approved'])).deliver(url);
-  assert.equal(res.status, 200);
+  assert.equal(res.status, 202);
   const body = JSON.parse(res.body);
-  assert.equal(body.result, 'deleted');
+  assert.deepEqual([body.result, body.op], ['accepted', 'delete']);
   assert.equal(body.approvalRevoked, true);
+  await writer.idle();
   assert.deepEqual(store.calls, [{ op: 'delete', name: exampleName }]);
   await approvals.idle();
   assert.deepEqual(removed, [['Codertocat', 'Hello-World', 2, 'preview-approved']]);
-  reset();
+  await reset();
   const labeled = await prDelivery('labeled', (p) => makeFork(p, ['preview-approved'])).deliver(url);
-  assert.equal(JSON.parse(labeled.body).result, 'upserted', 'approving again brings it back');
+  assert.equal(JSON.parse(labeled.body).op, 'upsert', 'approving again brings it back');
   await approvals.idle();
   assert.deepEqual(removed, []);
 });
 
 test('a repeated delivery id is answered 200 with no effect', async () => {
-  reset();
+  await reset();
   const delivery = prDelivery('opened');
-  assert.equal((await delivery.deliver(url)).status, 200);
+  assert.equal((await delivery.deliver(url)).status, 202);
   const again = await delivery.deliver(url);
   assert.equal(again.status, 200);
   assert.equal(JSON.parse(again.body).result, 'duplicate');
+  await writer.idle();
   assert.equal(store.calls.length, 1);
 });
 
 test('protocol errors: 401, 415, 400, 413 — and no write', async () => {
-  reset();
+  await reset();
   const delivery = prDelivery('opened');
   const cases: Array<[string, Promise<{ status: number }>, number]> = [
     ['missing signature', delivery.deliver(url, { headers: { 'x-hub-signature-256': undefined } }), 401],
@@ -172,6 +190,7 @@ test('protocol errors: 401, 415, 400, 413 — and no write', async () => {
   const { signBody } = await import('../../test/github-emulator/webhook-delivery.js');
   const res = await delivery.deliver(url, { body: malformed, headers: { 'x-hub-signature-256': signBody(hook.secret, malformed).sha256, 'x-github-delivery': 'malformed-1' } });
   assert.equal(res.status, 400);
+  await writer.idle();
   assert.deepEqual(store.calls, []);
 });
 
@@ -184,7 +203,7 @@ test('a body over the limit without Content-Length (chunked) is refused as it gr
 });
 
 test('ping 200, events the operator does not use 202, other pull_request actions 202', async () => {
-  reset();
+  await reset();
   const ping = await createDelivery({ event: 'ping', payload: webhookExample('ping'), hook }).deliver(url);
   assert.equal(ping.status, 200);
   assert.equal(JSON.parse(ping.body).result, 'pong');
@@ -192,47 +211,75 @@ test('ping 200, events the operator does not use 202, other pull_request actions
   assert.equal(issues.status, 202);
   const assigned = await prDelivery('assigned').deliver(url);
   assert.equal(assigned.status, 202);
+  await writer.idle();
   assert.deepEqual(store.calls, []);
 });
 
-test('a failed write answers 503/500, and a redelivery of the same id is processed again', async () => {
-  reset();
-  store.failWith = new TransientError('connection refused', 0, 'ECONNREFUSED');
-  const delivery = prDelivery('opened');
-  const failed = await delivery.deliver(url);
-  assert.equal(failed.status, 503);
-  assert.doesNotMatch(failed.body, /connection refused/, 'cluster details stay in the log');
-  store.failWith = new Error('admission webhook said no');
-  assert.equal((await prDelivery('opened').deliver(url)).status, 500);
-  store.failWith = undefined;
-  const redelivered = await delivery.deliver(url);
-  assert.equal(redelivered.status, 200);
-  assert.equal(JSON.parse(redelivered.body).result, 'upserted');
+test('a payload it cannot read → 400, nothing queued, and the id stays free for a corrected redelivery', async () => {
+  await reset();
+  const { signBody } = await import('../../test/github-emulator/webhook-delivery.js');
+  const good = prDelivery('opened');
+  const broken = JSON.stringify({ ...good.payload, pull_request: { number: 'two' } });
+  const res = await good.deliver(url, { body: broken, headers: { 'x-hub-signature-256': signBody(hook.secret, broken).sha256 } });
+  assert.equal(res.status, 400);
+  assert.equal(JSON.parse(res.body).result, 'bad-request');
+  assert.equal(writer.pending, 0);
+  const redelivered = await good.deliver(url);
+  assert.equal(redelivered.status, 202, 'the same delivery id, now readable, is accepted');
+  await writer.idle();
+  assert.equal(store.calls.length, 1);
 });
 
-test('a cluster that does not answer in time gets 503 before GitHub gives up', async () => {
-  reset();
-  store.hang = true;
-  const started = Date.now();
+test('a cluster that does not answer does not delay the answer: 202 first, the write after', async () => {
+  await reset();
+  store.hangMs = 600;
+  const started = performance.now();
   const res = await prDelivery('opened').deliver(url);
-  assert.equal(res.status, 503);
-  assert.ok(Date.now() - started < 900, 'answered at the deadline, not when the write finished');
+  const answeredMs = performance.now() - started;
+  assert.equal(res.status, 202);
+  assert.ok(answeredMs < 400, `answered in ${answeredMs.toFixed(0)} ms, not after the 600 ms write`);
+  assert.equal(writer.pending, 1, 'the write is still under way');
+  assert.equal(writes.length, 0, 'nothing written yet');
+  await writer.idle();
+  assert.deepEqual(writes.map((w) => [w.result, w.attempts]), [['upserted', 1]]);
+  assert.ok(writes[0]!.durationMs >= 550, 'timed from submit to written');
+});
+
+test('a write the cluster fails transiently is retried after the answer until it lands', async () => {
+  await reset();
+  store.failures = [new TransientError('connection refused', 0, 'ECONNREFUSED'), new TransientError('etcd timeout', 504, 'Timeout')];
+  const res = await prDelivery('opened').deliver(url);
+  assert.equal(res.status, 202, 'the cluster\'s trouble is not GitHub\'s: no 503');
+  assert.doesNotMatch(res.body, /connection refused/, 'cluster details stay in the log');
+  await writer.idle();
+  assert.deepEqual(store.calls.map((c) => c.op), ['upsert', 'upsert', 'upsert']);
+  assert.deepEqual(writes.map((w) => [w.result, w.attempts]), [['upserted', 3]]);
+});
+
+test('a write the cluster refuses for good is not retried; the delivery was still accepted', async () => {
+  await reset();
+  store.failures = [new InvalidError('spec.pullRequest.headSha: Invalid value', 422, 'Invalid')];
+  const res = await prDelivery('opened').deliver(url);
+  assert.equal(res.status, 202);
+  await writer.idle();
+  assert.equal(store.calls.length, 1);
+  assert.deepEqual(writes.map((w) => [w.environment, w.result, w.attempts]), [[exampleName, 'failed', 1]]);
 });
 
 test('every request is observed with its result and duration', async () => {
-  reset();
+  await reset();
   outcomes.length = 0;
   const delivery = prDelivery('opened');
   await delivery.deliver(url);
   await delivery.deliver(url, { headers: { 'x-hub-signature-256': 'sha256=00' } });
   assert.deepEqual(outcomes.map((o) => [o.status, o.result, o.delivery, o.event]), [
-    [200, 'upserted', delivery.id, 'pull_request'],
+    [202, 'accepted', delivery.id, 'pull_request'],
     [401, 'unauthorized', delivery.id, 'pull_request'],
   ]);
   assert.ok(outcomes.every((o) => o.durationMs >= 0));
 });
 
 test('an empty secret is refused at construction', () => {
-  assert.throws(() => new WebhookReceiver({ secret: '', store, approvals, policy: resolvePolicyConfig() }), /secret/);
-  assert.throws(() => new WebhookReceiver({ secret: [], store, approvals, policy: resolvePolicyConfig() }), /secret/);
+  assert.throws(() => new WebhookReceiver({ secret: '', writer, approvals, policy: resolvePolicyConfig() }), /secret/);
+  assert.throws(() => new WebhookReceiver({ secret: [], writer, approvals, policy: resolvePolicyConfig() }), /secret/);
 });

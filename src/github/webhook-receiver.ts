@@ -2,17 +2,19 @@
 // read with a limit (413), its signature checked on the raw bytes (401), and only then is
 // anything parsed — content type (415), JSON (400), headers (400). A delivery id seen
 // before is answered 200 with no effect; `ping` 200; events the operator does not use 202.
-// None of these touch the cluster; a `pull_request` delivery makes one write.
+// None of these touch the cluster. A `pull_request` delivery that asks for a change is
+// answered 202 `accepted` as soon as its intent is queued: the EnvironmentWriter makes the
+// one write after the answer and retries it while the cluster is unavailable, and the resync
+// repairs a write lost with the process.
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import { isTransient } from '../kube/errors.js';
 import { silentLogger, type Logger } from '../kube/logger.js';
 import type { PolicyConfig } from '../policy/policy-config.js';
 import type { ApprovalRevoker } from './approval-revoker.js';
 import { DeliveryDedupe } from './delivery-dedupe.js';
-import type { EnvironmentStore } from './environment-store.js';
+import type { EnvironmentWriter } from './environment-writer.js';
 import { PayloadError, type PullRequestFactsOptions } from './pull-request-payload.js';
 import { BodyTooLargeError, defaultMaxBodyBytes, readWebhookBody } from './webhook-body.js';
-import { PullRequestEventHandler, WriteTimeoutError, type PullRequestResult } from './webhook-pull-request.js';
+import { PullRequestEventHandler, type PullRequestOutcome, type PullRequestResult } from './webhook-pull-request.js';
 import { signatureMatches } from './webhook-signature.js';
 
 export type WebhookResult =
@@ -30,6 +32,7 @@ export interface WebhookAnswer {
     event?: string;
     action?: string;
     environment?: string;
+    op?: PullRequestOutcome['op'];
     reason?: string;
     approvalRevoked?: boolean;
   };
@@ -49,7 +52,8 @@ export interface WebhookOutcome {
 export interface WebhookReceiverOptions {
   /** The webhook secret; several during a rotation (any of them verifies). */
   secret: string | readonly string[];
-  store: EnvironmentStore;
+  /** Where accepted deliveries' intents go; it writes them after the answer. */
+  writer: EnvironmentWriter;
   /** The policy, or a function returning the current one (reloads apply to the next delivery). */
   policy: PolicyConfig | (() => PolicyConfig);
   approvals: ApprovalRevoker;
@@ -57,8 +61,6 @@ export interface WebhookReceiverOptions {
   maxBodyBytes?: number;
   /** Remembers delivery ids (default: one hour, at most 10,000 ids). */
   dedupe?: DeliveryDedupe;
-  /** Deadline for the one cluster write (default 8 s; GitHub waits 10 s). */
-  writeTimeoutMs?: number;
   cloneUrl?: PullRequestFactsOptions['cloneUrl'];
   logger?: Logger;
   /** Called once per request after its answer is decided. */
@@ -82,11 +84,10 @@ export class WebhookReceiver {
     this.observe = options.observe ?? (() => {});
     const policy = options.policy;
     this.pullRequests = new PullRequestEventHandler({
-      store: options.store,
+      writer: options.writer,
       policy: typeof policy === 'function' ? policy : () => policy,
       approvals: options.approvals,
       cloneUrl: options.cloneUrl,
-      writeTimeoutMs: options.writeTimeoutMs,
     });
   }
 
@@ -107,12 +108,12 @@ export class WebhookReceiver {
   }
 
   /** Answers a delivery whose body has been read. */
-  async receive(request: { headers: IncomingHttpHeaders; body: Buffer }, started = performance.now()): Promise<WebhookAnswer> {
-    const answer = await this.answer(request.headers, request.body);
+  receive(request: { headers: IncomingHttpHeaders; body: Buffer }, started = performance.now()): WebhookAnswer {
+    const answer = this.answer(request.headers, request.body);
     return this.finish(answer, request.headers, started);
   }
 
-  private async answer(headers: IncomingHttpHeaders, body: Buffer): Promise<WebhookAnswer> {
+  private answer(headers: IncomingHttpHeaders, body: Buffer): WebhookAnswer {
     if (!signatureMatches(this.secrets, body, header(headers, 'x-hub-signature-256'))) {
       return reply(401, { result: 'unauthorized', reason: 'missing or invalid X-Hub-Signature-256' });
     }
@@ -140,17 +141,15 @@ export class WebhookReceiver {
     if (event !== 'pull_request' || !action) return reply(202, { result: 'unused', ...where, reason: `the operator does not use ${event} events` });
 
     try {
-      const outcome = await this.pullRequests.handle(action, payload as Record<string, unknown>);
-      return reply(outcome.result === 'unused' || outcome.result === 'ignored' ? 202 : 200, { ...where, ...outcome });
+      // 202 for every outcome: accepted (written after the answer), ignored and unused alike.
+      return reply(202, { ...where, ...this.pullRequests.handle(action, payload as Record<string, unknown>) });
     } catch (err) {
-      // Not done: a redelivery (GitHub's "Redeliver", or the resync) must be able to do it.
+      // Nothing was queued: a redelivery (GitHub's "Redeliver") must be able to do it.
       this.dedupe.release(delivery);
       if (err instanceof PayloadError) return reply(400, { result: 'bad-request', ...where, reason: err.message });
-      const transient = err instanceof WriteTimeoutError || isTransient(err);
-      this.logger.error({ ...where, err }, 'could not record the pull request in the cluster');
+      this.logger.error({ ...where, err }, 'could not handle the pull request delivery');
       // The details stay in the log: GitHub shows answers to every repository admin.
-      const reason = transient ? 'the cluster did not take the change in time; it will be picked up by the next resync' : 'the cluster refused the change';
-      return reply(transient ? 503 : 500, { result: 'failed', ...where, reason });
+      return reply(500, { result: 'failed', ...where, reason: 'the operator could not handle this delivery' });
     }
   }
 
@@ -164,7 +163,7 @@ export class WebhookReceiver {
       ...(action ? { action } : {}),
     };
     const level = answer.status >= 500 ? 'error' : answer.status >= 400 ? 'warn' : 'info';
-    this.logger[level]({ ...outcome, environment: answer.body.environment, reason: answer.body.reason }, 'webhook delivery');
+    this.logger[level]({ ...outcome, environment: answer.body.environment, op: answer.body.op, reason: answer.body.reason }, 'webhook delivery');
     this.observe(outcome);
     return answer;
   }

@@ -2,15 +2,18 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Router } from 'express';
 import { ApprovalRevoker } from '../github/approval-revoker.js';
+import { EnvironmentWriter } from '../github/environment-writer.js';
 import { WebhookReceiver } from '../github/webhook-receiver.js';
 import { resolvePolicyConfig } from '../policy/policy-validation.js';
 import { createServer } from './create-server.js';
 import { startServer } from './start-server.js';
 
-const noStore = {
-  upsert: async () => { throw new Error('not expected'); },
-  delete: async () => { throw new Error('not expected'); },
-};
+const noWrites = new EnvironmentWriter({
+  store: {
+    upsert: async () => { throw new Error('not expected'); },
+    delete: async () => { throw new Error('not expected'); },
+  },
+});
 
 test('GET /healthz answers 200 ok; an unhealthy check answers 503', async (t) => {
   const healthy = await startServer(createServer());
@@ -40,7 +43,7 @@ test('extra routers are mounted (how /readyz and /metrics get added)', async (t)
 
 test('the webhook path takes POST only; without a receiver it does not exist', async (t) => {
   const approvals = new ApprovalRevoker({ removeLabel: async () => {} });
-  const receiver = new WebhookReceiver({ secret: 'x', store: noStore, approvals, policy: resolvePolicyConfig() });
+  const receiver = new WebhookReceiver({ secret: 'x', writer: noWrites, approvals, policy: resolvePolicyConfig() });
   const running = await startServer(createServer({ webhook: receiver }));
   t.after(() => running.close());
   const get = await fetch(`${running.url}/api/github/webhooks`);

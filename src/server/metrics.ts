@@ -1,12 +1,14 @@
 // The operator's Prometheus metrics, on a registry of its own (never prom-client's global
 // one: two operators in one process — tests — must not share counters). Controllers report
-// through the runtime's ControllerMetrics interface; the webhook receiver through its
-// `observe` callback; GitHub through the rate-limit observer; gauges that describe the
-// cluster are computed at scrape time from an informer cache, so they are never stale.
+// through the runtime's ControllerMetrics interface; the webhook receiver and its
+// EnvironmentWriter through their `observe` callbacks; GitHub through the rate-limit observer;
+// gauges that describe the cluster or a queue are computed at scrape time from their source,
+// so they are never stale.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ControllerMetrics, ReconcileOutcome } from '../kube/controller.js';
 import type { KubeObject } from '../kube/kube-object.js';
 import type { RateLimitObserver } from '../github/octokit-rate-limit.js';
+import type { EnvironmentWrite } from '../github/environment-writer.js';
 import type { ResyncSummary } from '../github/resync.js';
 import type { WebhookOutcome } from '../github/webhook-receiver.js';
 
@@ -17,6 +19,8 @@ const convergenceBuckets = [0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1200];
 /** Reconciles: milliseconds (a no-op) to a minute (checkout, sandbox, apply). */
 const reconcileBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 const webhookBuckets = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** A webhook's write after the answer: tens of ms, to minutes while the API server is down and retries back off. */
+const webhookWriteBuckets = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 
 export interface OperatorMetricsOptions {
   /** Node's process metrics (CPU, memory, event loop lag, handles); default true. */
@@ -31,6 +35,9 @@ export class OperatorMetrics implements ControllerMetrics {
   private readonly queue: Gauge<'controller'>;
   private readonly webhooks: Counter<'event' | 'result' | 'status'>;
   private readonly webhookSeconds: Histogram<'event'>;
+  private readonly webhookWrites: Counter<'op' | 'result'>;
+  private readonly webhookWriteSeconds: Histogram<'op'>;
+  private pendingWritesSource: (() => number) | undefined;
   private readonly toApplied: Histogram<string>;
   private readonly toReady: Histogram<string>;
   private readonly githubRequests: Counter<'client' | 'resource'>;
@@ -66,6 +73,22 @@ export class OperatorMetrics implements ControllerMetrics {
     this.webhookSeconds = new Histogram({
       name: `${prefix}webhook_duration_seconds`, help: 'Time to answer a webhook delivery.',
       labelNames: ['event'], buckets: webhookBuckets, registers,
+    });
+    this.webhookWrites = new Counter({
+      name: `${prefix}webhook_writes_total`, help: 'PreviewEnvironment writes of accepted webhook deliveries, by op (upsert, delete) and result (upserted, deleted, absent, failed: refused for good).',
+      labelNames: ['op', 'result'], registers,
+    });
+    this.webhookWriteSeconds = new Histogram({
+      name: `${prefix}webhook_write_seconds`, help: 'From accepting a webhook delivery to its PreviewEnvironment write being made (retries included).',
+      labelNames: ['op'], buckets: webhookWriteBuckets, registers,
+    });
+    const pendingWrites = () => this.pendingWritesSource?.() ?? 0;
+    new Gauge({
+      name: `${prefix}webhook_writes_pending`, help: 'Accepted webhook deliveries whose PreviewEnvironment write is waiting, retrying or in flight.',
+      registers,
+      collect() {
+        this.set(pendingWrites());
+      },
     });
     this.toApplied = new Histogram({
       name: `${prefix}webhook_to_applied_seconds`, help: 'From a pull_request webhook to its environment\'s objects being applied.',
@@ -160,6 +183,17 @@ export class OperatorMetrics implements ControllerMetrics {
     this.webhooks.inc({ event, result: outcome.result, status: String(outcome.status) });
     this.webhookSeconds.observe({ event }, outcome.durationMs / 1000);
   };
+
+  /** The EnvironmentWriter's `observe` option. */
+  readonly webhookWrite = (write: EnvironmentWrite): void => {
+    this.webhookWrites.inc({ op: write.op, result: write.result });
+    if (write.result !== 'failed') this.webhookWriteSeconds.observe({ op: write.op }, write.durationMs / 1000);
+  };
+
+  /** Computes the pending-writes gauge from `pending` (e.g. the EnvironmentWriter's) at each scrape. */
+  trackWebhookWrites(pending: () => number): void {
+    this.pendingWritesSource = pending;
+  }
 
   /** The environment's objects were applied, `seconds` after the webhook that asked for them. */
   observeWebhookToApplied(seconds: number): void {

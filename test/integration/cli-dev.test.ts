@@ -34,12 +34,15 @@ test('dev on an existing cluster: demo pull request recorded, KUBECONFIG / webho
     const webhook = lines.find((l) => l.startsWith('webhook: '))!.slice('webhook: '.length);
     const metrics = lines.find((l) => l.startsWith('metrics: '))!.slice('metrics: '.length);
     assert.match(webhook, /^http:\/\/127\.0\.0\.1:\d+\/api\/github\/webhooks$/);
-    assert.match(out, /pull request #1 opened by alice; webhook answered 200 .*"result":"upserted"/);
-    // The demo's PreviewEnvironment is in the cluster, and the metrics counted the delivery.
-    const env = (await kubeRequest(cluster.kubeConfig, 'GET', `/apis/preview.alien6.io/v1alpha1/previewenvironments/${name}`)) as { spec: { repository: { owner: string; cloneUrl: string } } };
+    assert.match(out, /pull request #1 opened by alice; webhook answered 202 .*"result":"accepted".*"environment":"pr-1-shop-[^"]+","op":"upsert"/);
+    // The demo's PreviewEnvironment is written after the answer; the metrics counted the delivery and the write.
+    const env = await waitFor('the demo PreviewEnvironment', () =>
+      kubeRequest(cluster.kubeConfig, 'GET', `/apis/preview.alien6.io/v1alpha1/previewenvironments/${name}`) as Promise<{ spec: { repository: { owner: string; cloneUrl: string } } }>, { timeoutMs: 30_000 });
     assert.equal(env.spec.repository.owner, 'demo');
     assert.match(env.spec.repository.cloneUrl, /^file:\/\//);
-    assert.match(await (await fetch(metrics)).text(), /preview_operator_webhook_deliveries_total\{event="pull_request",result="upserted",status="200"\} 1/);
+    assert.match(await (await fetch(metrics)).text(), /preview_operator_webhook_deliveries_total\{event="pull_request",result="accepted",status="202"\} 1/);
+    await waitFor('the write counted', async () => /preview_operator_webhook_writes_total\{op="upsert",result="upserted"\} 1/.test(await (await fetch(metrics)).text()), { timeoutMs: 10_000 });
+    assert.match(await (await fetch(metrics)).text(), /^preview_operator_webhook_writes_pending 0$/m);
     assert.equal((await fetch(webhook)).status, 405);
 
     child.kill('SIGINT');

@@ -1,6 +1,6 @@
 // Issue 7 end to end: the real pieces assembled in one process against the shared cluster.
 // Signed deliveries from the GitHub emulator go over HTTP to the operator's webhook server,
-// which writes PreviewEnvironments; the PreviewEnvironment controller (with the Algorithm and
+// which accepts them (202) and has its EnvironmentWriter write PreviewEnvironments; the PreviewEnvironment controller (with the Algorithm and
 // Database controllers of each environment's namespace) builds them from the real bare git
 // repository and reports through the real GitHubReporter, as an App, to the emulator; the
 // resync repairs what a lost delivery left behind. Every test also fails on any request that
@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ApprovalRevoker } from '../../src/github/approval-revoker.js';
 import { environmentObject, previewEnvironmentKind, type EnvironmentStore } from '../../src/github/environment-store.js';
+import { EnvironmentWriter } from '../../src/github/environment-writer.js';
 import { createLabelRemover } from '../../src/github/label-remover.js';
 import { createGitHubClients, type GitHubClients } from '../../src/github/octokit-factory.js';
 import { environmentName } from '../../src/github/pull-request-environment-name.js';
@@ -38,6 +39,7 @@ let operator: PreviewOperator;
 let server: RunningServer;
 let webhookUrl: string;
 let approvals: ApprovalRevoker;
+let writer: EnvironmentWriter;
 const stopWorkloads: Array<() => Promise<void>> = [];
 
 /**
@@ -81,9 +83,10 @@ before(async () => {
   // The harness runs the controller with a RecordingReporter; here the real one reports.
   operator = await startPreviewOperator({ reporter: new GitHubReporter({ clients }), tlsIssuer: false, resyncPeriodMs: 2000 });
   approvals = new ApprovalRevoker({ removeLabel: createLabelRemover(clients), initialDelayMs: 50 });
+  writer = new EnvironmentWriter({ store: selectorStore() });
   const receiver = new WebhookReceiver({
     secret: repo.hook.secret,
-    store: selectorStore(),
+    writer,
     policy,
     approvals,
     cloneUrl: () => repo.cloneUrl,
@@ -95,6 +98,7 @@ before(async () => {
 
 after(async () => {
   await server?.close();
+  await writer?.idle();
   await approvals?.close();
   if (operator) {
     const { items } = await operator.admin.list(previewEnvironmentKind, { labelSelector: `${operator.selector.key}=${operator.selector.value}` });
@@ -110,9 +114,11 @@ after(async () => {
 const nameOf = (number: number) => environmentName(repo.repository, number);
 const urlOf = (number: number) => `http://api-pr-${number}.${previewDomain}`;
 
+/** Delivers; the answer (202 accepted) comes before the write, so this waits for the writer too. */
 async function deliver(change: PullRequestChange): Promise<Record<string, unknown>> {
   const res = await change.delivery.deliver(webhookUrl);
-  assert.equal(res.status, 200, res.body);
+  assert.equal(res.status, 202, res.body);
+  await writer.idle();
   return JSON.parse(res.body) as Record<string, unknown>;
 }
 
@@ -120,7 +126,7 @@ async function deliver(change: PullRequestChange): Promise<Record<string, unknow
 async function deliverOpening(number: number, change: PullRequestChange): Promise<void> {
   stopWorkloads.push(await startWorkloadControllers(operator, nameOf(number)));
   const body = await deliver(change);
-  assert.equal(body.result, 'upserted', JSON.stringify(body));
+  assert.deepEqual([body.result, body.op], ['accepted', 'upsert'], JSON.stringify(body));
 }
 
 function readyAt(number: number, sha: string) {
@@ -177,10 +183,10 @@ describe('a pull request from the repository itself', () => {
   it('two pushes → still one comment, edited to the latest SHA; a Deployment per SHA, the older inactive', async () => {
     const commentId = comments(1)[0]!.id;
     const second = await repo.push(1, { 'app.txt': 'v2\n' });
-    assert.equal((await deliver(second)).result, 'upserted');
+    assert.equal((await deliver(second)).op, 'upsert');
     await readyAt(1, second.pullRequest.head.sha);
     const third = await repo.push(1, { 'app.txt': 'v3\n' });
-    assert.equal((await deliver(third)).result, 'upserted');
+    assert.equal((await deliver(third)).op, 'upsert');
     const latest = third.pullRequest.head.sha;
     await readyAt(1, latest);
 
@@ -200,7 +206,7 @@ describe('a pull request from the repository itself', () => {
   });
 
   it('closed and merged → environment and namespace gone, the comment says destroyed, Deployments inactive', async () => {
-    assert.equal((await deliver(await repo.close(1, { merged: true }))).result, 'deleted');
+    assert.equal((await deliver(await repo.close(1, { merged: true }))).op, 'delete');
     await waitForGone(1);
     await waitForDestroyedReport(1);
   });
@@ -210,7 +216,7 @@ describe('a pull request from the repository itself', () => {
     await deliverOpening(2, change);
     await readyAt(2, change.pullRequest.head.sha);
     await waitFor('#2 reported', () => deploymentsOf(2).some((d) => latestState(d) === 'success') && comments(2).length === 1, { timeoutMs: 30_000 });
-    assert.equal((await deliver(await repo.close(2))).result, 'deleted');
+    assert.equal((await deliver(await repo.close(2))).op, 'delete');
     await waitForGone(2);
     await waitForDestroyedReport(2);
   });
@@ -264,16 +270,16 @@ describe('a pull request from a fork', () => {
     const change = await repo.open({ number: 5, fork: 'outsider', files: { 'x.txt': 'mine\n' } });
     stopWorkloads.push(await startWorkloadControllers(operator, nameOf(5)));
     const unlabeled = await deliver(change);
-    assert.equal(unlabeled.result, 'absent', JSON.stringify(unlabeled));
-    assert.equal(await getEnvironment(operator, nameOf(5)), undefined);
+    assert.equal(unlabeled.op, 'delete', JSON.stringify(unlabeled));
+    assert.equal(await getEnvironment(operator, nameOf(5)), undefined, 'no environment for the unapproved fork');
 
-    assert.equal((await deliver(await repo.label(5, policy.trust.approvalLabel))).result, 'upserted');
+    assert.equal((await deliver(await repo.label(5, policy.trust.approvalLabel))).op, 'upsert');
     const env = await readyAt(5, change.pullRequest.head.sha);
     assert.equal(env.spec.pullRequest.fork, true);
     await waitFor('#5 reported', () => comments(5).length === 1 && deploymentsOf(5).some((d) => latestState(d) === 'success'), { timeoutMs: 30_000 });
 
     const pushed = await deliver(await repo.push(5, { 'x.txt': 'mine, changed\n' }, { sender: 'outsider' }));
-    assert.equal(pushed.result, 'deleted', JSON.stringify(pushed));
+    assert.equal(pushed.op, 'delete', JSON.stringify(pushed));
     assert.equal(pushed.approvalRevoked, true);
     await approvals.idle();
     const labels = gh.pullRequest(repo.repository, 5).labels.map((l) => l.name);

@@ -117,7 +117,9 @@ async function openPullRequest(repo: PullRequestDriver, operator: OperatorProces
   payload.pull_request.base.repo.clone_url = repo.cloneUrl;
   const body = JSON.stringify(payload);
   const answer = await delivery.deliver(operator.webhookUrl(), { body, headers: { 'x-hub-signature-256': signBody(secret, body).sha256 } });
-  assert.equal(answer.status, 200, answer.body);
+  assert.equal(answer.status, 202, answer.body);
+  // Accepted: the PreviewEnvironment is written just after the answer.
+  await waitFor('the PreviewEnvironment written', () => kubeRequest(admin, 'GET', `/apis/preview.alien6.io/v1alpha1/previewenvironments/${name}`), { timeoutMs: 30_000 });
   // The label hands the environment to this test's operator (its selector).
   await kubeRequest(admin, 'PATCH', `/apis/preview.alien6.io/v1alpha1/previewenvironments/${name}`, { metadata: { labels: { [key]: value } } }, 'application/merge-patch+json');
   return name;
@@ -142,7 +144,7 @@ test('with the chart\'s token: webhook → Ready → PR closed → gone', async 
   assert.equal(await metricValue(operator.metricsUrl(), 'preview_operator_webhook_to_ready_seconds_count'), 1);
 
   const { delivery } = await repo.close(1);
-  assert.equal((await delivery.deliver(operator.webhookUrl())).status, 200);
+  assert.equal((await delivery.deliver(operator.webhookUrl())).status, 202);
   await waitFor('the environment and its namespace to be gone', async () => {
     for (const path of [`/apis/preview.alien6.io/v1alpha1/previewenvironments/${name}`, `/api/v1/namespaces/${name}`]) {
       try {

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ApprovalRevoker } from '../../src/github/approval-revoker.js';
 import { KubeEnvironmentStore } from '../../src/github/environment-store.js';
+import { EnvironmentWriter } from '../../src/github/environment-writer.js';
 import { createLabelRemover } from '../../src/github/label-remover.js';
 import { createGitHubClients, type GitHubClients } from '../../src/github/octokit-factory.js';
 import { environmentName } from '../../src/github/pull-request-environment-name.js';
@@ -261,10 +262,12 @@ describe('resync and untrusted pull requests', () => {
     // The webhook path as wired in production; GitHub keeps refusing to remove the label.
     gh.faults.inject({ route: 'issues/remove-label', repository: repo, times: 1000, fault: { kind: 'server-error', status: 500 } });
     const approvals = new ApprovalRevoker({ removeLabel: createLabelRemover(createGitHubClients({ auth: { type: 'token', token: gh.createToken('operator-labels') }, baseUrl: gh.url, retry: { enabled: false } })), attempts: 2, initialDelayMs: 10 });
-    const handler = new PullRequestEventHandler({ store: opts.store, policy: opts.policy, approvals });
+    const writer = new EnvironmentWriter({ store: opts.store });
+    const handler = new PullRequestEventHandler({ writer, policy: opts.policy, approvals });
 
     // A maintainer's label on the fork's commit 0x70: the `labeled` webhook deploys it.
-    assert.equal((await handler.handle('labeled', { pull_request: await prJson() })).result, 'upserted');
+    assert.equal(handler.handle('labeled', { pull_request: await prJson() }).op, 'upsert');
+    await writer.idle();
     await cacheShows(repo, [7]);
     const approved = await pass(opts);
     assert.deepEqual(approved.writes, [], 'the approved commit is what runs: the resync keeps it');
@@ -272,8 +275,9 @@ describe('resync and untrusted pull requests', () => {
 
     // A new push: the `synchronize` webhook deletes the environment and tries to remove the label, which fails.
     gh.updatePullRequest(repo, 7, (p) => { p.head.sha = sha(0x71); });
-    const sync = await handler.handle('synchronize', { pull_request: await prJson() });
-    assert.deepEqual([sync.result, sync.approvalRevoked], ['deleted', true]);
+    const sync = handler.handle('synchronize', { pull_request: await prJson() });
+    assert.deepEqual([sync.result, sync.op, sync.approvalRevoked], ['accepted', 'delete', true]);
+    await writer.idle();
     await approvals.idle();
     assert.equal(approvals.failures, 1);
     assert.deepEqual(gh.pullRequest(repo, 7).labels.map((l) => l.name), ['preview-approved'], 'the label is still on the pull request');
@@ -285,7 +289,8 @@ describe('resync and untrusted pull requests', () => {
     assert.match(resync.summary.message, /1 untrusted pull request\(s\) carry an approval label not confirmed for their head commit/);
 
     // Had the `synchronize` been lost too, the environment at the old commit goes instead of moving to the new one.
-    assert.equal((await handler.handle('labeled', { pull_request: { ...(await prJson() as object), head: { ...((await prJson()) as any).head, sha: sha(0x70) } } })).result, 'upserted');
+    assert.equal(handler.handle('labeled', { pull_request: { ...(await prJson() as object), head: { ...((await prJson()) as any).head, sha: sha(0x70) } } }).op, 'upsert');
+    await writer.idle();
     await waitFor('the environment at the approved commit', () => environmentsOf(repo)[0]?.spec.pullRequest.headSha === sha(0x70));
     const lostSync = await pass(opts);
     assert.deepEqual(lostSync.writes, [`delete ${environmentName(repo, 7)} 200`]);

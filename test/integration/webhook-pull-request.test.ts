@@ -1,11 +1,13 @@
 // The webhook receiver against the real API server: signed deliveries built by the GitHub
 // emulator's PR helpers (from GitHub's published examples) go over HTTP to the operator's
-// express app, which writes PreviewEnvironments as a fresh identity; the audit log shows
-// exactly which writes each delivery caused.
+// express app, which accepts them (202) and has its EnvironmentWriter write PreviewEnvironments
+// as a fresh identity; once the writer is idle, the audit log shows exactly which writes each
+// delivery caused.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ApprovalRevoker } from '../../src/github/approval-revoker.js';
 import { KubeEnvironmentStore, previewEnvironmentKind } from '../../src/github/environment-store.js';
+import { EnvironmentWriter } from '../../src/github/environment-writer.js';
 import { environmentName } from '../../src/github/pull-request-environment-name.js';
 import { WebhookReceiver } from '../../src/github/webhook-receiver.js';
 import { KubeClient } from '../../src/kube/client.js';
@@ -32,6 +34,7 @@ let webhookUrl: string;
 let repo: PullRequestDriver;
 const removedLabels: Array<[string, string, number, string]> = [];
 let approvals: ApprovalRevoker;
+let writer: EnvironmentWriter;
 const created = new Set<string>();
 
 before(async () => {
@@ -40,9 +43,10 @@ before(async () => {
   operatorClient = new KubeClient(me.kubeConfig);
   repo = await PullRequestDriver.create(gh, { owner: 'acme', name: uniqueName('shop') });
   approvals = new ApprovalRevoker({ removeLabel: async (...args) => { removedLabels.push(args); } });
+  writer = new EnvironmentWriter({ store: new KubeEnvironmentStore(operatorClient), logger: stderrLogger });
   const receiver = new WebhookReceiver({
     secret: repo.hook.secret,
-    store: new KubeEnvironmentStore(operatorClient),
+    writer,
     policy: resolvePolicyConfig(),
     approvals,
     // The controller will fetch from the real bare repository behind the emulator.
@@ -55,6 +59,7 @@ before(async () => {
 
 after(async () => {
   await server?.close();
+  await writer?.idle();
   await approvals?.close();
   for (const name of created) await admin.delete({ ...previewEnvironmentKind, name }).catch(() => {});
   operatorClient?.close();
@@ -77,10 +82,11 @@ async function environment(number: number): Promise<(KubeObject & { spec: any })
   }
 }
 
-/** Delivers and returns the answer with the writes the operator's identity made meanwhile. */
+/** Delivers and returns the answer with the writes the operator's identity made for it (the writer done). */
 async function deliver(change: { delivery: { deliver(url: string): Promise<{ status: number; body: string }> } }) {
   const mark = cluster.audit.mark();
   const res = await change.delivery.deliver(webhookUrl);
+  await writer.idle();
   await cluster.audit.settle();
   const writes = cluster.audit.writes(mark, { user: me.username });
   return { status: res.status, body: JSON.parse(res.body) as Record<string, unknown>, writes };
@@ -94,8 +100,8 @@ describe('a pull request from the repository itself', () => {
   it('opened → one server-side apply creates the PreviewEnvironment with the CRD spec', async () => {
     const change = await repo.open({ number: 11, files: { 'app.txt': 'v1\n' }, author: 'alice', authorAssociation: 'MEMBER', labels: ['backend'] });
     const { status, body, writes } = await deliver(change);
-    assert.equal(status, 200);
-    assert.equal(body.result, 'upserted');
+    assert.equal(status, 202);
+    assert.deepEqual([body.result, body.op], ['accepted', 'upsert']);
     assert.equal(body.environment, nameOf(11));
     assert.deepEqual(describeWrites(writes), [`patch previewenvironments/${nameOf(11)} 201`]);
     assert.match(writes[0]!.requestURI, /fieldManager=preview-operator/);
@@ -128,7 +134,7 @@ describe('a pull request from the repository itself', () => {
     const before = await environment(11);
     const change = await repo.push(11, { 'app.txt': 'v2\n' });
     const { status, writes } = await deliver(change);
-    assert.equal(status, 200);
+    assert.equal(status, 202);
     assert.deepEqual(describeWrites(writes), [`patch previewenvironments/${nameOf(11)} 200`]);
     const env = await environment(11);
     assert.equal(env?.spec.pullRequest.headSha, change.pullRequest.head.sha);
@@ -139,17 +145,18 @@ describe('a pull request from the repository itself', () => {
 
   it('converted to draft → deleted; ready for review → back', async () => {
     const draft = await deliver(await repo.convertToDraft(11));
-    assert.equal(draft.body.result, 'deleted');
+    assert.equal(draft.body.op, 'delete');
+    assert.deepEqual(describeWrites(draft.writes), [`delete previewenvironments/${nameOf(11)} 200`]);
     assert.equal(await environment(11), undefined);
     const ready = await deliver(await repo.readyForReview(11));
-    assert.equal(ready.body.result, 'upserted');
+    assert.equal(ready.body.op, 'upsert');
     assert.equal((await environment(11))?.spec.pullRequest.draft, false);
   });
 
   it('closed and merged → deleted', async () => {
     const { status, body, writes } = await deliver(await repo.close(11, { merged: true }));
-    assert.equal(status, 200);
-    assert.equal(body.result, 'deleted');
+    assert.equal(status, 202);
+    assert.deepEqual([body.result, body.op], ['accepted', 'delete']);
     assert.match(String(body.reason), /merged/);
     assert.deepEqual(describeWrites(writes), [`delete previewenvironments/${nameOf(11)} 200`]);
     assert.equal(await environment(11), undefined);
@@ -159,7 +166,7 @@ describe('a pull request from the repository itself', () => {
     await deliver(await repo.open({ number: 12, files: { 'b.txt': 'b\n' } }));
     assert.ok(await environment(12));
     const { body } = await deliver(await repo.close(12));
-    assert.equal(body.result, 'deleted');
+    assert.equal(body.op, 'delete');
     assert.match(String(body.reason), /closed/);
     assert.equal(await environment(12), undefined);
   });
@@ -169,16 +176,17 @@ describe('a pull request from a fork', () => {
   it('without the approval label → no PreviewEnvironment', async () => {
     const change = await repo.open({ number: 21, fork: 'outsider', files: { 'x.txt': 'mine\n' } });
     assert.equal(change.pullRequest.author_association, 'CONTRIBUTOR');
-    const { status, body } = await deliver(change);
-    assert.equal(status, 200);
-    assert.equal(body.result, 'absent');
+    const { status, body, writes } = await deliver(change);
+    assert.equal(status, 202);
+    assert.deepEqual([body.result, body.op], ['accepted', 'delete']);
     assert.match(String(body.reason), /approval/);
+    assert.deepEqual(describeWrites(writes), [`delete previewenvironments/${nameOf(21)} 404`], 'made sure it does not exist');
     assert.equal(await environment(21), undefined);
   });
 
   it('labeled with the approval label → created, marked as a fork', async () => {
     const { body } = await deliver(await repo.label(21, 'preview-approved'));
-    assert.equal(body.result, 'upserted');
+    assert.equal(body.op, 'upsert');
     const env = await environment(21);
     assert.equal(env?.spec.pullRequest.fork, true);
     assert.equal(env?.spec.pullRequest.author, 'outsider');
@@ -188,8 +196,8 @@ describe('a pull request from a fork', () => {
   it('a new push from the fork → deleted, and the approval label is removed on GitHub after the answer', async () => {
     const change = await repo.push(21, { 'x.txt': 'mine, changed\n' }, { sender: 'outsider' });
     const { status, body, writes } = await deliver(change);
-    assert.equal(status, 200);
-    assert.equal(body.result, 'deleted');
+    assert.equal(status, 202);
+    assert.equal(body.op, 'delete');
     assert.equal(body.approvalRevoked, true);
     assert.deepEqual(describeWrites(writes), [`delete previewenvironments/${nameOf(21)} 200`]);
     assert.equal(await environment(21), undefined);
@@ -200,7 +208,7 @@ describe('a pull request from a fork', () => {
   it('approved again → created at the new head SHA', async () => {
     await repo.unlabel(21, 'preview-approved');
     const { body } = await deliver(await repo.label(21, 'preview-approved'));
-    assert.equal(body.result, 'upserted');
+    assert.equal(body.op, 'upsert');
     assert.equal((await environment(21))?.spec.pullRequest.headSha, repo.pullRequest(21).head.sha);
   });
 });

@@ -1,0 +1,322 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { PreviewEnvironmentSpec } from '../../constructs/api-types.js';
+import { FakeClock } from '../kube/clock.js';
+import { ForbiddenError, InvalidError, TransientError } from '../kube/errors.js';
+import type { Logger } from '../kube/logger.js';
+import type { EnvironmentStore, UpsertOptions } from './environment-store.js';
+import { EnvironmentWriter, type EnvironmentIntent, type EnvironmentWrite } from './environment-writer.js';
+
+// The writer is a pure queue over the EnvironmentStore interface, so a scripted store stands
+// in for the cluster here; test/integration/webhook-write-behind.test.ts runs it against the
+// real API server.
+interface Call {
+  op: 'upsert' | 'delete';
+  name: string;
+  sha?: string;
+  deliveredAt?: Date;
+  settle(outcome: { error?: Error; result?: 'deleted' | 'absent' }): void;
+}
+
+class ScriptedStore implements EnvironmentStore {
+  readonly calls: Call[] = [];
+  readonly open: Call[] = [];
+  maxInFlight = 0;
+  /** Set when two writes for one name were ever in flight together. */
+  overlapped: string[] = [];
+
+  upsert(name: string, spec: PreviewEnvironmentSpec, options?: UpsertOptions): Promise<void> {
+    return this.begin({ op: 'upsert', name, sha: spec.pullRequest.headSha, deliveredAt: options?.deliveredAt }).then(() => {});
+  }
+
+  delete(name: string): Promise<'deleted' | 'absent'> {
+    return this.begin({ op: 'delete', name }).then((r) => r ?? 'deleted');
+  }
+
+  /** The oldest unsettled call for `name`. */
+  pending(name: string): Call {
+    const call = this.open.find((c) => c.name === name);
+    assert.ok(call, `a write for ${name} in flight`);
+    return call;
+  }
+
+  private begin(fields: Omit<Call, 'settle'>): Promise<'deleted' | 'absent' | undefined> {
+    if (this.open.some((c) => c.name === fields.name)) this.overlapped.push(fields.name);
+    return new Promise((resolve, reject) => {
+      const call: Call = {
+        ...fields,
+        settle: ({ error, result }) => {
+          this.open.splice(this.open.indexOf(call), 1);
+          if (error) reject(error);
+          else resolve(result);
+        },
+      };
+      this.calls.push(call);
+      this.open.push(call);
+      this.maxInFlight = Math.max(this.maxInFlight, this.open.length);
+    });
+  }
+}
+
+/** Lets the writer's promise callbacks run. */
+const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+function spec(sha: string): PreviewEnvironmentSpec {
+  return {
+    repository: { owner: 'acme', name: 'shop', cloneUrl: 'https://github.com/acme/shop.git' },
+    pullRequest: { number: 1, headSha: sha, headRef: 'feature', baseRef: 'main', author: 'alice', authorAssociation: 'MEMBER', labels: [], draft: false, fork: false },
+    ttl: '72h',
+  } as PreviewEnvironmentSpec;
+}
+
+const upsert = (sha: string, deliveredAt = new Date(0)): EnvironmentIntent => ({ op: 'upsert', spec: spec(sha), deliveredAt });
+
+class RecordingLogger implements Logger {
+  readonly lines: Array<{ level: string; fields: Record<string, unknown>; message?: string }> = [];
+  debug(fields: object, message?: string) { this.lines.push({ level: 'debug', fields: fields as Record<string, unknown>, message }); }
+  info(fields: object, message?: string) { this.lines.push({ level: 'info', fields: fields as Record<string, unknown>, message }); }
+  warn(fields: object, message?: string) { this.lines.push({ level: 'warn', fields: fields as Record<string, unknown>, message }); }
+  error(fields: object, message?: string) { this.lines.push({ level: 'error', fields: fields as Record<string, unknown>, message }); }
+}
+
+function setup(options: { concurrency?: number } = {}) {
+  const store = new ScriptedStore();
+  const clock = new FakeClock(1_000_000);
+  const writes: EnvironmentWrite[] = [];
+  const logger = new RecordingLogger();
+  // random 0: each retry waits exactly half the nominal delay, so the schedule is exact.
+  const writer = new EnvironmentWriter({ store, clock, logger, random: () => 0, observe: (w) => writes.push(w), ...options });
+  return { store, clock, writes, logger, writer };
+}
+
+describe('environment writer', () => {
+  it('submit returns before the write; the write starts at once when a slot is free', async () => {
+    const { store, writer, writes } = setup();
+    const deliveredAt = new Date('2026-01-01T00:00:00.000Z');
+    writer.submit('pr-1', upsert('a1', deliveredAt));
+    assert.equal(writer.pending, 1);
+    assert.deepEqual(store.calls.map((c) => [c.op, c.name, c.sha, c.deliveredAt]), [['upsert', 'pr-1', 'a1', deliveredAt]]);
+    assert.equal(writes.length, 0, 'nothing finished yet');
+    store.pending('pr-1').settle({});
+    await tick();
+    assert.equal(writer.pending, 0);
+    assert.deepEqual(writes.map((w) => [w.environment, w.op, w.result, w.attempts]), [['pr-1', 'upsert', 'upserted', 1]]);
+  });
+
+  it('writes for one environment run in order, never two at once', async () => {
+    const { store, writer, writes } = setup();
+    writer.submit('pr-1', upsert('a1'));
+    writer.submit('pr-1', upsert('a2'));
+    assert.deepEqual(store.calls.map((c) => c.sha), ['a1'], 'the second waits for the write in flight');
+    store.pending('pr-1').settle({});
+    await tick();
+    assert.deepEqual(store.calls.map((c) => c.sha), ['a1', 'a2'], 'then runs');
+    writer.submit('pr-1', { op: 'delete' });
+    store.pending('pr-1').settle({});
+    await tick();
+    store.pending('pr-1').settle({ result: 'deleted' });
+    await tick();
+    assert.deepEqual(store.calls.map((c) => `${c.op} ${c.sha ?? ''}`.trim()), ['upsert a1', 'upsert a2', 'delete']);
+    assert.deepEqual(store.overlapped, []);
+    assert.deepEqual(writes.map((w) => w.result), ['upserted', 'upserted', 'deleted']);
+  });
+
+  it('coalesces: an intent still waiting is replaced by a newer one, and only the newest is written', async () => {
+    const { store, writer, writes, logger } = setup();
+    writer.submit('pr-1', upsert('a1'));
+    writer.submit('pr-1', upsert('a2'));
+    writer.submit('pr-1', upsert('a3'));
+    writer.submit('pr-1', { op: 'delete' });
+    assert.equal(writer.pending, 2, 'one in flight, one waiting');
+    store.pending('pr-1').settle({});
+    await tick();
+    store.pending('pr-1').settle({ result: 'absent' });
+    await tick();
+    assert.deepEqual(store.calls.map((c) => `${c.op} ${c.sha ?? ''}`.trim()), ['upsert a1', 'delete'], 'a2 and a3 were never written');
+    assert.deepEqual(writes.map((w) => [w.op, w.result]), [['upsert', 'upserted'], ['delete', 'absent']]);
+    assert.equal(logger.lines.filter((l) => /replaced by a newer one/.test(l.message ?? '')).length, 2, 'each replaced intent is logged');
+  });
+
+  it('coalesces behind the concurrency bound too, keeping the first place in line', async () => {
+    const { store, writer } = setup({ concurrency: 1 });
+    writer.submit('pr-1', upsert('a1'));
+    writer.submit('pr-2', upsert('b1'));
+    writer.submit('pr-3', upsert('c1'));
+    writer.submit('pr-2', upsert('b2'));
+    store.pending('pr-1').settle({});
+    await tick();
+    store.pending('pr-2').settle({});
+    await tick();
+    store.pending('pr-3').settle({});
+    await tick();
+    assert.deepEqual(store.calls.map((c) => c.sha), ['a1', 'b2', 'c1']);
+  });
+
+  it('keeps at most `concurrency` writes in flight across environments', async () => {
+    const { store, writer, writes } = setup({ concurrency: 3 });
+    for (let i = 1; i <= 10; i++) writer.submit(`pr-${i}`, upsert(`s${i}`));
+    assert.equal(store.open.length, 3);
+    assert.equal(writer.pending, 10);
+    while (store.open.length > 0) {
+      store.open[0]!.settle({});
+      await tick();
+      assert.ok(store.open.length <= 3);
+    }
+    assert.equal(store.maxInFlight, 3);
+    assert.equal(writer.pending, 0);
+    assert.deepEqual(store.calls.map((c) => c.name), Array.from({ length: 10 }, (_, i) => `pr-${i + 1}`), 'first submitted, first written');
+    assert.equal(writes.length, 10);
+  });
+
+  it('retries a transient failure with exponential backoff, then succeeds; duration counts from submit', async () => {
+    const { store, writer, writes, clock, logger } = setup();
+    writer.submit('pr-1', upsert('a1'));
+    store.pending('pr-1').settle({ error: new TransientError('connection refused', 0, 'ECONNREFUSED') });
+    await tick();
+    assert.equal(store.calls.length, 1);
+    assert.equal(writer.pending, 1, 'still pending while it waits to retry');
+    clock.advance(99);
+    assert.equal(store.calls.length, 1, 'not before the delay (200 ms, jittered down to half at most)');
+    clock.advance(1);
+    assert.equal(store.calls.length, 2, 'retried after 100 ms');
+    store.pending('pr-1').settle({ error: new TransientError('etcd leader changed', 503, 'ServiceUnavailable') });
+    await tick();
+    clock.advance(199);
+    assert.equal(store.calls.length, 2);
+    clock.advance(1);
+    assert.equal(store.calls.length, 3, 'the delay doubled');
+    clock.advance(5);
+    store.pending('pr-1').settle({});
+    await tick();
+    assert.deepEqual(writes, [{ environment: 'pr-1', op: 'upsert', result: 'upserted', attempts: 3, durationMs: 305 }]);
+    assert.equal(writer.pending, 0);
+    assert.equal(logger.lines.filter((l) => l.level === 'warn' && l.fields.environment === 'pr-1').length, 2, 'each failed attempt is logged');
+  });
+
+  it('caps the retry delay and waits at least as long as a 429 asks', async () => {
+    const { store, writer, clock } = setup();
+    writer.submit('pr-1', upsert('a1'));
+    const tooMany = new TransientError('slow down', 429, 'TooManyRequests', { details: { retryAfterSeconds: 7 } });
+    store.pending('pr-1').settle({ error: tooMany });
+    await tick();
+    clock.advance(6999);
+    assert.equal(store.calls.length, 1);
+    clock.advance(1);
+    assert.equal(store.calls.length, 2);
+    // Attempt 10 would nominally wait 200 ms × 2^9 = 102 s: the cap is 30 s (15 s with this jitter).
+    for (let attempt = 2; attempt <= 10; attempt++) {
+      store.pending('pr-1').settle({ error: new TransientError('down', 0, 'ECONNREFUSED') });
+      await tick();
+      clock.advance(15_000);
+      assert.equal(store.calls.length, attempt + 1, `attempt ${attempt + 1} within the capped delay`);
+    }
+  });
+
+  it('a newer intent replaces one waiting to be retried, and runs at once', async () => {
+    const { store, writer, writes, clock } = setup();
+    writer.submit('pr-1', upsert('a1'));
+    store.pending('pr-1').settle({ error: new TransientError('down', 0, 'ECONNREFUSED') });
+    await tick();
+    writer.submit('pr-1', upsert('a2'));
+    assert.deepEqual(store.calls.map((c) => c.sha), ['a1', 'a2'], 'no wait for the old backoff');
+    store.pending('pr-1').settle({});
+    await tick();
+    clock.advance(60_000);
+    await tick();
+    assert.deepEqual(store.calls.map((c) => c.sha), ['a1', 'a2'], 'the replaced intent is never retried');
+    assert.deepEqual(writes.map((w) => [w.result, w.attempts]), [['upserted', 1]]);
+    assert.equal(clock.pending(), 0, 'its retry timer is gone');
+  });
+
+  it('a transient failure with a newer intent waiting is not retried: the newer one runs', async () => {
+    const { store, writer, clock } = setup();
+    writer.submit('pr-1', upsert('a1'));
+    writer.submit('pr-1', upsert('a2'));
+    store.pending('pr-1').settle({ error: new TransientError('down', 0, 'ECONNRESET') });
+    await tick();
+    assert.deepEqual(store.calls.map((c) => c.sha), ['a1', 'a2']);
+    store.pending('pr-1').settle({});
+    await tick();
+    clock.advance(60_000);
+    assert.deepEqual(store.calls.map((c) => c.sha), ['a1', 'a2']);
+    assert.equal(writer.pending, 0);
+  });
+
+  it('a permanent failure is not retried: logged at error with the environment, counted, observed as failed', async () => {
+    const { store, writer, writes, clock, logger } = setup();
+    writer.submit('pr-1', upsert('a1'));
+    writer.submit('pr-2', { op: 'delete' });
+    store.pending('pr-1').settle({ error: new InvalidError('spec.ttl: Invalid value', 422, 'Invalid') });
+    store.pending('pr-2').settle({ error: new ForbiddenError('cannot delete', 403, 'Forbidden') });
+    await tick();
+    clock.advance(120_000);
+    await tick();
+    assert.equal(store.calls.length, 2, 'no retry');
+    assert.equal(writer.pending, 0);
+    assert.equal(writer.failures, 2);
+    assert.deepEqual(writes.map((w) => [w.environment, w.op, w.result, w.attempts]), [['pr-1', 'upsert', 'failed', 1], ['pr-2', 'delete', 'failed', 1]]);
+    const errors = logger.lines.filter((l) => l.level === 'error');
+    assert.deepEqual(errors.map((l) => l.fields.environment), ['pr-1', 'pr-2']);
+    // A newer intent after a refusal is still written.
+    writer.submit('pr-1', upsert('a2'));
+    store.pending('pr-1').settle({});
+    await tick();
+    assert.equal(writes.at(-1)!.result, 'upserted');
+  });
+
+  it('idle resolves when nothing waits or is in flight, retries included', async () => {
+    const { store, writer, clock } = setup();
+    await writer.idle();
+    writer.submit('pr-1', upsert('a1'));
+    writer.submit('pr-1', upsert('a2'));
+    let idle = false;
+    void writer.idle().then(() => (idle = true));
+    store.pending('pr-1').settle({});
+    await tick();
+    assert.equal(idle, false, 'a2 still to write');
+    store.pending('pr-1').settle({ error: new TransientError('down', 0, 'ECONNREFUSED') });
+    await tick();
+    assert.equal(idle, false, 'a2 waits to be retried');
+    clock.advance(100);
+    store.pending('pr-1').settle({});
+    await tick();
+    assert.equal(idle, true);
+  });
+
+  it('drain resolves when idle, or at the deadline with the number left (and says so)', async () => {
+    const { store, writer, clock, logger } = setup();
+    assert.equal(await writer.drain(1000), 0);
+    writer.submit('pr-1', upsert('a1'));
+    const done = writer.drain(1000);
+    store.pending('pr-1').settle({});
+    assert.equal(await done, 0);
+
+    writer.submit('pr-2', upsert('b1'));
+    writer.submit('pr-2', upsert('b2'));
+    writer.submit('pr-3', upsert('c1'));
+    const drained = writer.drain(1000);
+    await tick();
+    clock.advance(1000);
+    assert.equal(await drained, 3, 'pr-2 in flight and waiting, pr-3 in flight');
+    assert.ok(logger.lines.some((l) => l.level === 'warn' && l.fields.left === 3 && /resync/.test(l.message ?? '')));
+    // It kept accepting: the rest is still written afterwards.
+    writer.submit('pr-4', upsert('d1'));
+    for (const name of ['pr-2', 'pr-3', 'pr-4']) store.pending(name).settle({});
+    await tick();
+    store.pending('pr-2').settle({});
+    await writer.idle();
+    assert.deepEqual(store.calls.map((c) => c.sha), ['a1', 'b1', 'c1', 'd1', 'b2']);
+  });
+
+  it('a throwing observer does not stop the queue', async () => {
+    const store = new ScriptedStore();
+    const writer = new EnvironmentWriter({ store, observe: () => { throw new Error('metrics broke'); } });
+    writer.submit('pr-1', upsert('a1'));
+    writer.submit('pr-1', upsert('a2'));
+    store.pending('pr-1').settle({});
+    await tick();
+    store.pending('pr-1').settle({});
+    await writer.idle();
+    assert.equal(store.calls.length, 2);
+  });
+});
