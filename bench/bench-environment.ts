@@ -15,7 +15,9 @@ export interface BenchEnvironment {
 }
 
 export async function startBenchEnvironment(log: (line: string) => void): Promise<BenchEnvironment> {
-  const cluster = await startCluster({ log });
+  // The burst's 200 environments request ~75 CPUs (an Algorithm and a Database each); one
+  // simulated node has 64, so with one node a quarter of the pods would stay Pending forever.
+  const cluster = await startCluster({ log, nodes: 4 });
   try {
     // cert-manager is not installed: previews are served over plain HTTP, as on a cluster without it.
     await installCrds(cluster.kubeConfig, operatorCrdFiles);
