@@ -84,6 +84,11 @@ export class GitRunner {
         baseDir,
         config,
         timeout: { block: this.options.timeoutMs },
+        // The answer is complete when git's output streams close. simple-git 4 also ends a
+        // command 50 ms after the process exits, with whatever output it has read by then:
+        // on a busy event loop that cut ls-tree and cat-file answers short (a configuration
+        // seen as missing or empty).
+        completion: { onClose: true, onExit: false },
         allowEnvironment: this.allowEnvironment,
         trimmed: false,
       }).env(this.env);

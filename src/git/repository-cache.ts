@@ -173,7 +173,8 @@ export class RepositoryCache {
   async readEntry(commit: CommitLocation, entry: TreeEntry): Promise<string> {
     const target = this.validate(commit);
     requireRegularFile(entry, target.sha, this.maxFileBytes);
-    const content = await this.locks.run(target.key, () => this.git.run(target.bareDir, ['cat-file', 'blob', entry.object]));
+    // Outside the lock: reading an object the commit pins is safe beside another SHA's fetch.
+    const content = await this.git.run(target.bareDir, ['cat-file', 'blob', entry.object]);
     // The tree gave the size: a shorter answer (of valid UTF-8) is a failed read, worth a retry, never the file.
     const bytes = Buffer.byteLength(content, 'utf8');
     if (bytes < entry.size && !content.includes('\uFFFD')) {

@@ -1,0 +1,22 @@
+import assert from 'node:assert/strict';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, test } from 'node:test';
+import { GitRunner } from './git-runner.js';
+
+const scratch = mkdtempSync(path.join(tmpdir(), 'git-runner-test-'));
+after(() => rmSync(scratch, { recursive: true, force: true }));
+
+test('an answer is the whole output, even when the last of it arrives well after git exits', async () => {
+  // A stand-in `git` (first on PATH; this file runs in a process of its own) that exits at once
+  // while the rest of its output is still on its way, as a busy event loop sees a real git.
+  const bin = path.join(scratch, 'bin');
+  mkdirSync(bin);
+  writeFileSync(path.join(bin, 'git'), '#!/bin/sh\necho first\n(sleep 0.3; echo last) &\nexit 0\n');
+  chmodSync(path.join(bin, 'git'), 0o755);
+  process.env.PATH = `${bin}:${process.env.PATH ?? ''}`;
+  const runner = new GitRunner({ maxConcurrentProcesses: 1, timeoutMs: 10_000, homeDir: path.join(scratch, 'home'), passEnvironment: [] });
+  assert.equal(await runner.run(scratch, ['ls-tree', 'HEAD']), 'first\nlast\n');
+  assert.deepEqual(Object.fromEntries(runner.started), { 'ls-tree': 1 });
+});
