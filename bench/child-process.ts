@@ -8,6 +8,7 @@ import { createWriteStream, existsSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { imageRuntime } from './image-runtime.js';
 
 export const repositoryRoot = fileURLToPath(new URL('../', import.meta.url));
 
@@ -106,16 +107,18 @@ export class JsonLines {
 }
 
 /**
- * Starts a compiled bench entry: `node --enable-source-maps .cache/bench-build/bench/<entry>.js`.
- * The entries must have been compiled first (run-bench does it once, bench-build.ts).
+ * Starts a compiled bench entry as the image starts the operator: `node <the ENTRYPOINT's node
+ * flags> .cache/bench-build/bench/<entry>.js` with the image's ENV (image-runtime.ts). The
+ * entries must have been compiled first (run-bench does it once, bench-build.ts).
  */
 export function startBenchChild(entry: BenchEntry, args: string[], env: Record<string, string>, options: { logFile?: string } = {}): JsonLineChild {
   const script = compiledEntryPath(entry);
   if (!existsSync(script)) throw new Error(`${path.relative(repositoryRoot, script)} does not exist: compile the bench entries first (npx tsc -p tsconfig.bench.json; npm run bench does it)`);
   const log = options.logFile ? createWriteStream(options.logFile, { flags: 'a' }) : undefined;
-  const child = spawn(process.execPath, ['--enable-source-maps', script, ...args], {
+  const image = imageRuntime(repositoryRoot);
+  const child = spawn(process.execPath, [...image.nodeFlags, script, ...args], {
     cwd: repositoryRoot,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', NODE_ENV: 'production', ...env },
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...image.env, ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   const lines = new JsonLines();

@@ -18,6 +18,7 @@ import { PullRequestDriver } from '../test/github-emulator/pull-requests.js';
 import type { WebhookDelivery } from '../test/github-emulator/webhook-delivery.js';
 import type { BenchEnvironment } from './bench-environment.js';
 import { benchDomain, benchPreviewYaml } from './bench-preview.js';
+import { imageRuntime } from './image-runtime.js';
 import { benchBuildDir, repositoryRoot, startBenchChild, type JsonLineChild } from './child-process.js';
 import { activityNote, burstActivityFigures, idleActivityFigures } from './controller-activity.js';
 import { summarizeCpuProfile, type CpuProfile } from './cpu-profile-summary.js';
@@ -304,8 +305,9 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
   const ready = await child.nextJson<{ benchOperator: { webhookUrl: string; metricsUrl: string; pid: number; workers: Record<string, number> } }>(120_000, (v) => v?.benchOperator !== undefined);
   const operator = { child, ...ready.benchOperator };
   const compiledEntry = path.relative(repositoryRoot, path.join(benchBuildDir, 'bench/operator-entry.js'));
+  const image = imageRuntime(repositoryRoot);
   const notes = [
-    `Operator: its own process (pid ${operator.pid}, src/cli-run.ts startOperator), compiled by tsc (tsconfig.bench.json) and run as \`node --enable-source-maps ${compiledEntry}\` with NODE_ENV=production — the image's way (dist/src/main.js), no tsx loader; controllers ${controllers.join(', ')} (workers: ${Object.entries(operator.workers).map(([k, v]) => `${k} ${v}`).join(', ')}, the defaults); leader election off; GitHub token auth with the throttle off (the emulator sets no secondary limits; GitHub's ≥1 s write spacing would dominate every figure); TLS off (no cert-manager); repositories over file://.`,
+    `Operator: its own process (pid ${operator.pid}, src/cli-run.ts startOperator), compiled by tsc (tsconfig.bench.json) and run as \`node ${image.nodeFlags.join(' ')} ${compiledEntry}\` with the image's ENV (${Object.entries(image.env).map(([k, v]) => `${k}=${v}`).join(' ')}) — the Dockerfile's way (dist/src/main.js), no tsx loader; controllers ${controllers.join(', ')} (workers: ${Object.entries(operator.workers).map(([k, v]) => `${k} ${v}`).join(', ')}, the defaults); leader election off; GitHub token auth with the throttle off (the emulator sets no secondary limits; GitHub's ≥1 s write spacing would dominate every figure); TLS off (no cert-manager); repositories over file://.`,
     ...(resyncAvailable ? [] : ['The resync is not running: src/github/resync.ts exports no runnable.']),
   ];
   log(`operator started (pid ${operator.pid}) at ${operator.webhookUrl}`);

@@ -13,10 +13,33 @@ test('an answer is the whole output, even when the last of it arrives well after
   // while the rest of its output is still on its way, as a busy event loop sees a real git.
   const bin = path.join(scratch, 'bin');
   mkdirSync(bin);
-  writeFileSync(path.join(bin, 'git'), '#!/bin/sh\necho first\n(sleep 0.3; echo last) &\nexit 0\n');
+  writeFileSync(path.join(bin, 'git'), '#!/bin/sh\necho first\n(sleep 0.5; echo last) &\nexit 0\n');
   chmodSync(path.join(bin, 'git'), 0o755);
-  process.env.PATH = `${bin}:${process.env.PATH ?? ''}`;
-  const runner = new GitRunner({ maxConcurrentProcesses: 1, timeoutMs: 10_000, homeDir: path.join(scratch, 'home'), passEnvironment: [] });
-  assert.equal(await runner.run(scratch, ['ls-tree', 'HEAD']), 'first\nlast\n');
-  assert.deepEqual(Object.fromEntries(runner.started), { 'ls-tree': 1 });
+  const savedPath = process.env.PATH;
+  process.env.PATH = `${bin}:${savedPath ?? ''}`;
+  try {
+    const runner = new GitRunner({ maxConcurrentProcesses: 1, timeoutMs: 10_000, homeDir: path.join(scratch, 'home'), passEnvironment: [] });
+    assert.equal(await runner.run(scratch, ['ls-tree', 'HEAD']), 'first\nlast\n');
+    assert.deepEqual(Object.fromEntries(runner.started), { 'ls-tree': 1 });
+  } finally {
+    process.env.PATH = savedPath;
+  }
+});
+
+test('a git whose helper keeps its output open (as after a kill for silence) still ends, after the grace period', async () => {
+  const bin = path.join(scratch, 'bin-held');
+  mkdirSync(bin);
+  writeFileSync(path.join(bin, 'git'), '#!/bin/sh\necho first\n(sleep 4; echo never) &\nexit 0\n');
+  chmodSync(path.join(bin, 'git'), 0o755);
+  const savedPath = process.env.PATH;
+  process.env.PATH = `${bin}:${savedPath ?? ''}`;
+  try {
+    const runner = new GitRunner({ maxConcurrentProcesses: 1, timeoutMs: 10_000, homeDir: path.join(scratch, 'home'), passEnvironment: [] });
+    const started = performance.now();
+    assert.equal(await runner.run(scratch, ['ls-tree', 'HEAD']), 'first\n');
+    const seconds = (performance.now() - started) / 1000;
+    assert.ok(seconds >= 1.9 && seconds < 3.9, `ended after ${seconds.toFixed(1)} s`);
+  } finally {
+    process.env.PATH = savedPath;
+  }
 });

@@ -30,6 +30,9 @@ export interface GitCommandOptions {
   config?: readonly string[];
 }
 
+/** How long after git exits its output may still be arriving (callers check what they can). */
+const exitGraceMs = 2000;
+
 export const defaultPassEnvironment = [
   'HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NO_PROXY', 'no_proxy', 'ALL_PROXY', 'all_proxy',
   'GIT_SSL_CAINFO', 'GIT_SSL_CAPATH', 'SSL_CERT_FILE', 'SSL_CERT_DIR',
@@ -85,10 +88,11 @@ export class GitRunner {
         config,
         timeout: { block: this.options.timeoutMs },
         // The answer is complete when git's output streams close. simple-git 4 also ends a
-        // command 50 ms after the process exits, with whatever output it has read by then:
-        // on a busy event loop that cut ls-tree and cat-file answers short (a configuration
-        // seen as missing or empty).
-        completion: { onClose: true, onExit: false },
+        // command 50 ms after the process exits, with whatever output it has read by then: on
+        // a busy event loop that cut ls-tree and cat-file answers short (a configuration seen
+        // as missing or empty). The exit still ends it after a grace period, because a git
+        // killed for silence can leave a helper (git-remote-https) holding the streams open.
+        completion: { onClose: true, onExit: exitGraceMs },
         allowEnvironment: this.allowEnvironment,
         trimmed: false,
       }).env(this.env);

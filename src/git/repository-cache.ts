@@ -152,6 +152,10 @@ export class RepositoryCache {
       await this.prepare(target);
       // --literal-pathspecs: each path is a name, never a glob or pathspec magic.
       const listing = await this.git.run(target.bareDir, ['--literal-pathspecs', 'ls-tree', '-z', '-l', target.sha, '--', ...files]);
+      // Every entry ends with NUL: anything else is an answer cut short, worth a retry.
+      if (listing !== '' && !listing.endsWith('\0')) {
+        throw new GitOperationError('git-failed', `the listing of ${target.sha.slice(0, 12)} ended mid-entry`);
+      }
       const entries = new Map<string, TreeEntry>();
       for (const line of listing.split('\0')) {
         const tab = line.indexOf('\t');

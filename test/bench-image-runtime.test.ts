@@ -1,0 +1,20 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { imageRuntime, parseImageRuntime } from '../bench/image-runtime.js';
+
+test('the bench runs the operator with the final stage\'s ENV and the ENTRYPOINT\'s node flags', () => {
+  const runtime = parseImageRuntime([
+    'FROM node:22 AS build', 'ENV BUILD_ONLY=1', 'RUN npm ci',
+    'FROM node:22-slim', 'ENV NODE_ENV=production MALLOC_ARENA_MAX=2', 'USER 1000:1000',
+    'ENTRYPOINT ["node", "--enable-source-maps", "--max-semi-space-size=8", "dist/src/main.js"]', 'CMD ["run"]',
+  ].join('\n'));
+  assert.deepEqual(runtime, { env: { NODE_ENV: 'production', MALLOC_ARENA_MAX: '2' }, nodeFlags: ['--enable-source-maps', '--max-semi-space-size=8'] });
+  assert.throws(() => parseImageRuntime('FROM scratch\nENTRYPOINT ["/bin/operator"]\n'), /does not start node/);
+});
+
+test('the repository\'s Dockerfile gives the production runtime', () => {
+  const runtime = imageRuntime(fileURLToPath(new URL('..', import.meta.url)));
+  assert.equal(runtime.env.NODE_ENV, 'production');
+  assert.ok(runtime.nodeFlags.includes('--enable-source-maps'));
+});
