@@ -1,5 +1,5 @@
 // The bench's child processes (the operator, the webhook receiver of scenario 1): started the
-// way the image starts the operator — tsc output under node, with source maps, NODE_ENV=production
+// way the image starts the operator — tsc output under node, with the Dockerfile's node flags and ENV
 // — never through tsx, whose loader thread and on-the-fly transpiling would be counted in the
 // child's memory and CPU. They talk JSON lines: the bench writes commands on stdin and waits for
 // the answer lines on stdout.

@@ -14,6 +14,7 @@ import { renderDistributionSvg } from './distribution-plot.js';
 import type { ScenarioResult } from './figures.js';
 import { renderMarkdownTable, renderTextTable } from './results-table.js';
 import { scenarioPlan } from './scenario-plan.js';
+import { imageRuntime } from './image-runtime.js';
 
 const args: BenchArgs = (() => {
   try {
@@ -70,12 +71,13 @@ process.stdout.write(`\n${table}\n`);
 const series = results.flatMap((r) => Object.entries(r.samples).map(([label, samples]) => ({ label, samples })));
 writeFileSync(path.join(outDir, 'latency.svg'), renderDistributionSvg(series, { title: `preview-operator bench ${stamp}` }));
 writeFileSync(path.join(outDir, 'results.json'), `${JSON.stringify({ startedAt: new Date(started).toISOString(), totalSeconds: totalS, compileSeconds, machine, args, results }, null, 2)}\n`);
+const image = imageRuntime(repositoryRoot);
 const md = [
   `# preview-operator bench, ${new Date(started).toISOString()}`,
   '',
   `Machine: ${machine}. Scenarios ${args.scenarios.join(', ')}${args.quick ? ' (quick)' : ''}; ${totalS.toFixed(0)} s in all.`,
   '',
-  `The bench's child processes (the operator; scenario 1's webhook receiver) ran compiled, as the image runs the operator: \`tsc -p ${benchTsconfig}\` (${compileSeconds.toFixed(1)} s, before the clock of any scenario), then \`node --enable-source-maps ${path.relative(repositoryRoot, benchBuildDir)}/bench/<entry>.js\` with NODE_ENV=production.`,
+  `The bench's child processes (the operator; scenario 1's webhook receiver) ran compiled, as the image runs the operator: \`tsc -p ${benchTsconfig}\` (${compileSeconds.toFixed(1)} s, before the clock of any scenario), then \`node ${image.nodeFlags.join(' ')} ${path.relative(repositoryRoot, benchBuildDir)}/bench/<entry>.js\` with the Dockerfile's ENV (${Object.entries(image.env).map(([k, v]) => `${k}=${v}`).join(' ')}).`,
   '',
   renderMarkdownTable(results, { check: true }),
   ...results.filter((r) => r.notes.length > 0 || r.error).flatMap((r) => [
