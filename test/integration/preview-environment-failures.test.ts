@@ -8,6 +8,10 @@ import { after, before, describe, it } from 'node:test';
 import { ReportError, type EnvironmentReport } from '../../src/github/reporter.js';
 import type { AuditEvent } from '../cluster/audit-log.js';
 import type { GitRepository } from '../support/git-repository.js';
+import { previewEnvironmentKind } from '../../src/github/environment-store.js';
+import { Informer } from '../../src/kube/informer.js';
+import { silentLogger } from '../../src/kube/logger.js';
+import type { EnvironmentObject } from '../../src/controllers/preview-environment.js';
 import { waitFor } from '../support/wait.js';
 import {
   applyEnvironment, namespaceExists, previewRepository, previewYaml, startPreviewOperator, waitForEnvironment,
@@ -222,8 +226,16 @@ describe('failures a repository can cause', () => {
       }
       return report(input);
     };
+    // Every version of the status, from a watch: the failed attempts and the recovery can all
+    // happen between two polls, and the retry count is back to 0 once the report succeeds.
+    const versions: EnvironmentObject[] = [];
+    const watch = new Informer<EnvironmentObject>(operator.admin, previewEnvironmentKind, { labelSelector: `${operator.selector.key}=${operator.selector.value}`, logger: silentLogger });
+    watch.addHandler({ onAdd: (e) => versions.push(e), onUpdate: (_, e) => versions.push(e) });
+    watch.start();
+    await watch.waitForSync();
     const name = await openEnvironment(30, { 'src/app.txt': 'outage\n' });
-    const retrying = await waitForEnvironment(operator, name, 'a retry counted', (e) => (e.status?.retryCount ?? 0) >= 1);
+    const retrying = await waitFor(`${name}: a retry counted`, async () => versions.find((e) => e.metadata.name === name && (e.status?.retryCount ?? 0) >= 1), { timeoutMs: 60_000, intervalMs: 50 })
+      .finally(() => watch.stop());
     assert.equal(retrying.status?.github?.commentId, 4242, 'the partial ids were persisted');
     assert.equal(condition(retrying, 'Reconciled')?.reason, 'ReportFailed');
     const recovered = await waitForEnvironment(operator, name, 'reported after the outage', (e) => e.status?.retryCount === 0 && e.status.github?.deploymentId !== undefined);
