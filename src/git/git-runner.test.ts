@@ -8,38 +8,37 @@ import { GitRunner } from './git-runner.js';
 const scratch = mkdtempSync(path.join(tmpdir(), 'git-runner-test-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
-test('an answer is the whole output, even when the last of it arrives well after git exits', async () => {
-  // A stand-in `git` (first on PATH; this file runs in a process of its own) that exits at once
-  // while the rest of its output is still on its way, as a busy event loop sees a real git.
-  const bin = path.join(scratch, 'bin');
+/**
+ * Runs `use` with a GitRunner whose `git` is a stand-in shell script (first on PATH; this file
+ * runs in a process of its own).
+ */
+async function withStandInGit<T>(name: string, script: string, use: (runner: GitRunner) => Promise<T>): Promise<T> {
+  const bin = path.join(scratch, name);
   mkdirSync(bin);
-  writeFileSync(path.join(bin, 'git'), '#!/bin/sh\necho first\n(sleep 0.5; echo last) &\nexit 0\n');
+  writeFileSync(path.join(bin, 'git'), `#!/bin/sh\n${script}`);
   chmodSync(path.join(bin, 'git'), 0o755);
   const savedPath = process.env.PATH;
   process.env.PATH = `${bin}:${savedPath ?? ''}`;
   try {
-    const runner = new GitRunner({ maxConcurrentProcesses: 1, timeoutMs: 10_000, homeDir: path.join(scratch, 'home'), passEnvironment: [] });
-    assert.equal(await runner.run(scratch, ['ls-tree', 'HEAD']), 'first\nlast\n');
-    assert.deepEqual(Object.fromEntries(runner.started), { 'ls-tree': 1 });
+    return await use(new GitRunner({ maxConcurrentProcesses: 1, timeoutMs: 10_000, homeDir: path.join(scratch, 'home'), passEnvironment: [] }));
   } finally {
     process.env.PATH = savedPath;
   }
+}
+
+test('an answer is the whole output, even when the last of it arrives well after git exits', async () => {
+  // It exits at once while the rest of its output is still on its way, as a busy event loop sees a real git.
+  await withStandInGit('late-output', 'echo first\n(sleep 0.5; echo last) &\nexit 0\n', async (runner) => {
+    assert.equal(await runner.run(scratch, ['ls-tree', 'HEAD']), 'first\nlast\n');
+    assert.deepEqual(Object.fromEntries(runner.started), { 'ls-tree': 1 });
+  });
 });
 
 test('a git whose helper keeps its output open (as after a kill for silence) still ends, after the grace period', async () => {
-  const bin = path.join(scratch, 'bin-held');
-  mkdirSync(bin);
-  writeFileSync(path.join(bin, 'git'), '#!/bin/sh\necho first\n(sleep 4; echo never) &\nexit 0\n');
-  chmodSync(path.join(bin, 'git'), 0o755);
-  const savedPath = process.env.PATH;
-  process.env.PATH = `${bin}:${savedPath ?? ''}`;
-  try {
-    const runner = new GitRunner({ maxConcurrentProcesses: 1, timeoutMs: 10_000, homeDir: path.join(scratch, 'home'), passEnvironment: [] });
+  await withStandInGit('held-output', 'echo first\n(sleep 4; echo never) &\nexit 0\n', async (runner) => {
     const started = performance.now();
     assert.equal(await runner.run(scratch, ['ls-tree', 'HEAD']), 'first\n');
     const seconds = (performance.now() - started) / 1000;
     assert.ok(seconds >= 1.9 && seconds < 3.9, `ended after ${seconds.toFixed(1)} s`);
-  } finally {
-    process.env.PATH = savedPath;
-  }
+  });
 });

@@ -9,21 +9,19 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ApprovalRevoker } from '../../src/github/approval-revoker.js';
 import { environmentObject, previewEnvironmentKind, type EnvironmentStore } from '../../src/github/environment-store.js';
-import { EnvironmentWriter } from '../../src/github/environment-writer.js';
+import type { EnvironmentWriter } from '../../src/github/environment-writer.js';
 import { createLabelRemover } from '../../src/github/label-remover.js';
 import { createGitHubClients, type GitHubClients } from '../../src/github/octokit-factory.js';
 import { environmentName } from '../../src/github/pull-request-environment-name.js';
 import { GitHubReporter } from '../../src/github/reporter-github.js';
 import { deploymentEnvironment } from '../../src/github/reporter.js';
 import { resyncOnce } from '../../src/github/resync.js';
-import { WebhookReceiver } from '../../src/github/webhook-receiver.js';
 import { NotFoundError, silentLogger, type KubeObject } from '../../src/kube/index.js';
-import { resolvePolicyConfig } from '../../src/policy/policy-validation.js';
-import { createServer } from '../../src/server/create-server.js';
-import { startServer, type RunningServer } from '../../src/server/start-server.js';
 import { startTestEmulator } from '../github-emulator/test-emulator.js';
 import { PullRequestDriver, type PullRequestChange } from '../github-emulator/pull-requests.js';
 import { uniqueName } from '../support/test-cluster.js';
+import { resolvePolicyConfig } from '../../src/policy/policy-validation.js';
+import { startWebhookEndpoint, type WebhookEndpoint } from '../support/webhook-endpoint.js';
 import { waitFor } from '../support/wait.js';
 import {
   getEnvironment, namespaceExists, previewDomain, previewYaml, startPreviewOperator, startWorkloadControllers,
@@ -36,7 +34,7 @@ const policy = resolvePolicyConfig();
 let repo: PullRequestDriver;
 let clients: GitHubClients;
 let operator: PreviewOperator;
-let server: RunningServer;
+let endpoint: WebhookEndpoint;
 let webhookUrl: string;
 let approvals: ApprovalRevoker;
 let writer: EnvironmentWriter;
@@ -83,23 +81,12 @@ before(async () => {
   // The harness runs the controller with a RecordingReporter; here the real one reports.
   operator = await startPreviewOperator({ reporter: new GitHubReporter({ clients }), tlsIssuer: false, resyncPeriodMs: 2000 });
   approvals = new ApprovalRevoker({ removeLabel: createLabelRemover(clients), initialDelayMs: 50 });
-  writer = new EnvironmentWriter({ store: selectorStore() });
-  const receiver = new WebhookReceiver({
-    secret: repo.hook.secret,
-    writer,
-    policy,
-    approvals,
-    cloneUrl: () => repo.cloneUrl,
-    logger: silentLogger,
-  });
-  server = await startServer(createServer({ webhook: receiver }));
-  webhookUrl = `${server.url}/api/github/webhooks`;
+  endpoint = await startWebhookEndpoint({ secret: repo.hook.secret, store: selectorStore(), approvals, policy, cloneUrl: () => repo.cloneUrl });
+  ({ url: webhookUrl, writer } = endpoint);
 });
 
 after(async () => {
-  await server?.close();
-  await writer?.idle();
-  await approvals?.close();
+  await endpoint?.close();
   if (operator) {
     const { items } = await operator.admin.list(previewEnvironmentKind, { labelSelector: `${operator.selector.key}=${operator.selector.value}` });
     for (const env of items) await operator.admin.delete({ ...previewEnvironmentKind, name: env.metadata.name! }).catch(() => {});

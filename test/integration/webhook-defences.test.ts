@@ -7,19 +7,17 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ApprovalRevoker } from '../../src/github/approval-revoker.js';
 import { KubeEnvironmentStore, previewEnvironmentKind } from '../../src/github/environment-store.js';
-import { EnvironmentWriter, type EnvironmentWrite } from '../../src/github/environment-writer.js';
+import type { EnvironmentWrite, EnvironmentWriter } from '../../src/github/environment-writer.js';
 import { environmentName } from '../../src/github/pull-request-environment-name.js';
-import { WebhookReceiver, type WebhookOutcome } from '../../src/github/webhook-receiver.js';
+import type { WebhookOutcome } from '../../src/github/webhook-receiver.js';
 import { KubeClient } from '../../src/kube/client.js';
 import type { KubeObject } from '../../src/kube/kube-object.js';
-import { resolvePolicyConfig } from '../../src/policy/policy-validation.js';
-import { createServer } from '../../src/server/create-server.js';
-import { startServer, type RunningServer } from '../../src/server/start-server.js';
 import { installCrds, operatorCrdFiles } from '../fixtures/crds/install-crds.js';
 import { startTestEmulator } from '../github-emulator/test-emulator.js';
 import { PullRequestDriver } from '../github-emulator/pull-requests.js';
 import { createDelivery, signBody, webhookExample, type WebhookDelivery } from '../github-emulator/webhook-delivery.js';
 import { newIdentity, testCluster, uniqueName, type Identity } from '../support/test-cluster.js';
+import { startWebhookEndpoint, type WebhookEndpoint } from '../support/webhook-endpoint.js';
 
 const cluster = await testCluster();
 const admin = new KubeClient(cluster.kubeConfig, { fieldManager: 'webhook-test-admin' });
@@ -27,7 +25,7 @@ const gh = await startTestEmulator();
 
 let me: Identity;
 let operatorClient: KubeClient;
-let server: RunningServer;
+let endpoint: WebhookEndpoint;
 let webhookUrl: string;
 let repo: PullRequestDriver;
 let approvals: ApprovalRevoker;
@@ -43,22 +41,18 @@ before(async () => {
   repo = await PullRequestDriver.create(gh, { owner: 'acme', name: uniqueName('api') });
   approvals = new ApprovalRevoker({ removeLabel: async () => {} });
   // Defaults throughout (25 MB limit, one-hour dedupe window): what an operator runs with.
-  writer = new EnvironmentWriter({ store: new KubeEnvironmentStore(operatorClient), observe: (w) => written.push(w) });
-  const receiver = new WebhookReceiver({
+  endpoint = await startWebhookEndpoint({
     secret: repo.hook.secret,
-    writer,
-    policy: resolvePolicyConfig(),
+    store: new KubeEnvironmentStore(operatorClient),
     approvals,
+    writer: { observe: (w) => written.push(w) },
     observe: (o) => outcomes.push(o),
   });
-  server = await startServer(createServer({ webhook: receiver }));
-  webhookUrl = `${server.url}/api/github/webhooks`;
+  ({ url: webhookUrl, writer } = endpoint);
 });
 
 after(async () => {
-  await server?.close();
-  await writer?.idle();
-  await approvals?.close();
+  await endpoint?.close();
   for (const name of created) await admin.delete({ ...previewEnvironmentKind, name }).catch(() => {});
   operatorClient?.close();
   admin.close();

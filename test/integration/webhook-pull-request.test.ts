@@ -7,21 +7,18 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ApprovalRevoker } from '../../src/github/approval-revoker.js';
 import { KubeEnvironmentStore, previewEnvironmentKind } from '../../src/github/environment-store.js';
-import { EnvironmentWriter } from '../../src/github/environment-writer.js';
+import type { EnvironmentWriter } from '../../src/github/environment-writer.js';
 import { environmentName } from '../../src/github/pull-request-environment-name.js';
-import { WebhookReceiver } from '../../src/github/webhook-receiver.js';
 import { KubeClient } from '../../src/kube/client.js';
 import { NotFoundError } from '../../src/kube/errors.js';
 import type { KubeObject } from '../../src/kube/kube-object.js';
 import { stderrLogger } from '../../src/kube/logger.js';
-import { resolvePolicyConfig } from '../../src/policy/policy-validation.js';
-import { createServer } from '../../src/server/create-server.js';
-import { startServer, type RunningServer } from '../../src/server/start-server.js';
 import { installCrds, operatorCrdFiles } from '../fixtures/crds/install-crds.js';
 import type { AuditEvent } from '../cluster/audit-log.js';
 import { startTestEmulator } from '../github-emulator/test-emulator.js';
 import { PullRequestDriver } from '../github-emulator/pull-requests.js';
 import { newIdentity, testCluster, uniqueName, type Identity } from '../support/test-cluster.js';
+import { startWebhookEndpoint, type WebhookEndpoint } from '../support/webhook-endpoint.js';
 
 const cluster = await testCluster();
 const admin = new KubeClient(cluster.kubeConfig, { fieldManager: 'webhook-test-admin' });
@@ -29,7 +26,7 @@ const gh = await startTestEmulator();
 
 let me: Identity;
 let operatorClient: KubeClient;
-let server: RunningServer;
+let endpoint: WebhookEndpoint;
 let webhookUrl: string;
 let repo: PullRequestDriver;
 const removedLabels: Array<[string, string, number, string]> = [];
@@ -43,24 +40,19 @@ before(async () => {
   operatorClient = new KubeClient(me.kubeConfig);
   repo = await PullRequestDriver.create(gh, { owner: 'acme', name: uniqueName('shop') });
   approvals = new ApprovalRevoker({ removeLabel: async (...args) => { removedLabels.push(args); } });
-  writer = new EnvironmentWriter({ store: new KubeEnvironmentStore(operatorClient), logger: stderrLogger });
-  const receiver = new WebhookReceiver({
+  endpoint = await startWebhookEndpoint({
     secret: repo.hook.secret,
-    writer,
-    policy: resolvePolicyConfig(),
+    store: new KubeEnvironmentStore(operatorClient),
     approvals,
     // The controller will fetch from the real bare repository behind the emulator.
     cloneUrl: () => repo.cloneUrl,
     logger: stderrLogger,
   });
-  server = await startServer(createServer({ webhook: receiver }));
-  webhookUrl = `${server.url}/api/github/webhooks`;
+  ({ url: webhookUrl, writer } = endpoint);
 });
 
 after(async () => {
-  await server?.close();
-  await writer?.idle();
-  await approvals?.close();
+  await endpoint?.close();
   for (const name of created) await admin.delete({ ...previewEnvironmentKind, name }).catch(() => {});
   operatorClient?.close();
   admin.close();

@@ -8,21 +8,18 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ApprovalRevoker } from '../../src/github/approval-revoker.js';
 import { KubeEnvironmentStore, previewEnvironmentKind } from '../../src/github/environment-store.js';
-import { EnvironmentWriter, type EnvironmentWrite } from '../../src/github/environment-writer.js';
+import type { EnvironmentWrite, EnvironmentWriter } from '../../src/github/environment-writer.js';
 import { environmentName } from '../../src/github/pull-request-environment-name.js';
-import { WebhookReceiver } from '../../src/github/webhook-receiver.js';
 import { KubeClient } from '../../src/kube/client.js';
 import { NotFoundError } from '../../src/kube/errors.js';
 import { Informer } from '../../src/kube/informer.js';
 import type { KubeObject } from '../../src/kube/kube-object.js';
 import { silentLogger } from '../../src/kube/logger.js';
-import { resolvePolicyConfig } from '../../src/policy/policy-validation.js';
-import { createServer } from '../../src/server/create-server.js';
-import { startServer, type RunningServer } from '../../src/server/start-server.js';
 import { installCrds, operatorCrdFiles } from '../fixtures/crds/install-crds.js';
 import { startTestEmulator } from '../github-emulator/test-emulator.js';
 import { PullRequestDriver, type PullRequestChange } from '../github-emulator/pull-requests.js';
 import { newIdentity, testCluster, uniqueName, type Identity } from '../support/test-cluster.js';
+import { startWebhookEndpoint, type WebhookEndpoint } from '../support/webhook-endpoint.js';
 import { waitFor } from '../support/wait.js';
 import { ApiServerGate } from '../support/api-server-gate.js';
 
@@ -36,8 +33,7 @@ let me: Identity;
 let gate: ApiServerGate;
 let operatorClient: KubeClient;
 let writer: EnvironmentWriter;
-let approvals: ApprovalRevoker;
-let server: RunningServer;
+let endpoint: WebhookEndpoint;
 let webhookUrl: string;
 let repo: PullRequestDriver;
 const written: EnvironmentWrite[] = [];
@@ -48,20 +44,20 @@ before(async () => {
   me = await newIdentity(cluster, 'write-behind');
   gate = await ApiServerGate.start(cluster.server);
   operatorClient = new KubeClient(gate.kubeConfigFor(me.kubeConfig));
-  // Short backoff so that the retry test takes a second, not half a minute.
-  writer = new EnvironmentWriter({ store: new KubeEnvironmentStore(operatorClient), initialDelayMs: 50, maxDelayMs: 400, observe: (w) => written.push(w) });
-  approvals = new ApprovalRevoker({ removeLabel: async () => {} });
   repo = await PullRequestDriver.create(gh, { owner: 'acme', name: uniqueName('intake') });
-  const receiver = new WebhookReceiver({ secret: repo.hook.secret, writer, policy: resolvePolicyConfig(), approvals });
-  server = await startServer(createServer({ webhook: receiver }));
-  webhookUrl = `${server.url}/api/github/webhooks`;
+  endpoint = await startWebhookEndpoint({
+    secret: repo.hook.secret,
+    store: new KubeEnvironmentStore(operatorClient),
+    approvals: new ApprovalRevoker({ removeLabel: async () => {} }),
+    // Short backoff so that the retry test takes a second, not half a minute.
+    writer: { initialDelayMs: 50, maxDelayMs: 400, observe: (w) => written.push(w) },
+  });
+  ({ url: webhookUrl, writer } = endpoint);
 });
 
 after(async () => {
   gate?.set('open');
-  await server?.close();
-  await writer?.idle();
-  await approvals?.close();
+  await endpoint?.close();
   for (const name of created) await admin.delete({ ...previewEnvironmentKind, name }).catch(() => {});
   operatorClient?.close();
   await gate?.close();
