@@ -10,7 +10,6 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { startCluster, type Cluster } from '../test/cluster/start-cluster.js';
 import { installCrds, operatorCrdFiles } from '../test/fixtures/crds/install-crds.js';
 import { GitHubEmulator } from '../test/github-emulator/emulator.js';
@@ -20,7 +19,7 @@ import { startOperator, type RunningOperator } from './cli-run.js';
 import { ConfigError, loadConfig } from './config.js';
 import { previewEnvironmentKind } from './github/environment-store.js';
 import { environmentName } from './github/pull-request-environment-name.js';
-import { KubeClient, loadKubeConfig } from './kube/client.js';
+import { KubeClient, loadKubeConfig, type KubeAccess } from './kube/client.js';
 import type { KubeObject } from './kube/kube-object.js';
 import { createLogger } from './logger.js';
 
@@ -40,7 +39,8 @@ function embeddedDefaults(ghUrl: string, appId: number, keyFile: string, secretF
     'github-api-url': ghUrl,
     'github-app-id': String(appId),
     'github-app-private-key-file': keyFile,
-    // The demo repository is served from disk.
+    // The demo repository is on disk: the emulator serves its `.preview/` over the API, and git
+    // checks it out from there (file://) to run its `.preview/main.ts`.
     'git-allowed-protocols': 'https,file',
     'preview-domain': 'preview.localhost',
     // No cert-manager (and no issuer) on the local control plane: plain HTTP, no Certificate.
@@ -72,12 +72,13 @@ export async function runDev(args: readonly string[], env: Readonly<Record<strin
 
   try {
     // 1. A cluster: the one KUBECONFIG names, or a local control plane.
-    let kubeConfig: KubeConfig;
+    let kubeConfig: KubeAccess;
     let kubeconfigPath: string;
     if (env.KUBECONFIG) {
-      kubeConfig = loadKubeConfig();
+      const loaded = loadKubeConfig({ env });
+      kubeConfig = loaded;
       kubeconfigPath = env.KUBECONFIG;
-      say(`cluster: ${kubeConfig.getCurrentCluster()?.server} (from KUBECONFIG)`);
+      say(`cluster: ${loaded.getCurrentCluster().server} (context ${loaded.getCurrentContext()}, from KUBECONFIG)`);
     } else {
       say('cluster: starting a local control plane (etcd, kube-apiserver, controller-manager, scheduler, a simulated node)…');
       const cluster: Cluster = await startCluster({ log: (line) => io.stderr(`  ${line}\n`) });
@@ -88,6 +89,8 @@ export async function runDev(args: readonly string[], env: Readonly<Record<strin
     }
     // Not cert-manager's Certificate: without cert-manager running no certificate would ever be
     // issued, and without its CRD the operator serves previews over plain HTTP, saying so.
+    // The test harness's installer is typed with client-node's KubeConfig but uses only what
+    // KubeAccess offers (the current cluster, applyToHTTPSOptions), so ours serves it too.
     await installCrds(kubeConfig, operatorCrdFiles);
     say('CRDs: PreviewEnvironment, Algorithm, Database installed');
 

@@ -28,7 +28,7 @@ export const controllerNames = ['algorithm', 'database', 'preview-environment', 
 export type ControllerName = (typeof controllerNames)[number];
 
 export const settings: readonly SettingSpec[] = [
-  setting('kubeconfig', 'file', 'Kubernetes', 'Kubeconfig file; unset: the in-cluster ServiceAccount.', undefined, 'KUBECONFIG'),
+  setting('kubeconfig', 'file', 'Kubernetes', 'Kubeconfig file, or several separated by ":" (merged as kubectl merges them); unset: the in-cluster ServiceAccount, then ~/.kube/config.', undefined, 'KUBECONFIG'),
   setting('context', 'string', 'Kubernetes', 'Context of the kubeconfig to use (default: its current context).'),
 
   setting('controllers', 'list', 'Process', `What this process runs, comma-separated: ${controllerNames.join(', ')}.`, controllerNames.join(',')),

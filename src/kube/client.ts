@@ -3,44 +3,17 @@
 // fields) and default to the wrong patch strategies, so writes go through here with
 // explicit content types, and kinds are resolved through discovery (CRDs included).
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import http, { type ClientRequest, type IncomingMessage } from 'node:http';
 import https from 'node:https';
-import os from 'node:os';
-import path from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { Discovery, resourcePath, type ResourceInfo } from './discovery.js';
 import { errorFromResponse, toKubeError, TransientError } from './errors.js';
+import type { KubeAccess } from './kube-config.js';
+import { parseProxyUrl, ProxyTunnelAgent } from './kube-config-proxy-tunnel.js';
 import type { KindRef, KubeObject, ObjectRef } from './kube-object.js';
 
-const serviceAccountDir = '/var/run/secrets/kubernetes.io/serviceaccount';
-
-/** Where to read credentials from; empty means: `KUBECONFIG`, else in-cluster, else `~/.kube/config`. */
-export interface KubeConfigSource {
-  /** An explicit kubeconfig file (wins over everything else). */
-  path?: string;
-  /** A context other than the file's current one. */
-  context?: string;
-}
-
-/** Loads a kubeconfig: explicit path, then `KUBECONFIG`, then the pod's service account, then `~/.kube/config`. */
-export function loadKubeConfig(source: KubeConfigSource = {}): KubeConfig {
-  const kc = new KubeConfig();
-  if (source.path) {
-    kc.loadFromFile(source.path);
-  } else if (process.env.KUBECONFIG) {
-    kc.loadFromDefault();
-  } else if (process.env.KUBERNETES_SERVICE_HOST && existsSync(path.join(serviceAccountDir, 'token'))) {
-    kc.loadFromCluster();
-  } else if (existsSync(path.join(os.homedir(), '.kube', 'config'))) {
-    kc.loadFromFile(path.join(os.homedir(), '.kube', 'config'));
-  } else {
-    throw new Error('no Kubernetes credentials: set KUBECONFIG, pass a kubeconfig path, or run in a pod with a service account');
-  }
-  if (source.context) kc.setCurrentContext(source.context);
-  if (!kc.getCurrentCluster()) throw new Error(`kubeconfig has no cluster for context "${kc.getCurrentContext()}"`);
-  return kc;
-}
+// The kubeconfig loader is part of the client's API (`import { KubeClient, loadKubeConfig } from './kube/client.js'`).
+export { loadKubeConfig, LoadedKubeConfig, type KubeAccess, type KubeConfigSource } from './kube-config.js';
+export { KubeConfigError } from './kube-config-error.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -123,7 +96,7 @@ export interface KubeClientOptions {
 /** The kubeconfig applied to a request, and the keep-alive agent for its TLS identity. */
 interface Credentials {
   options: https.RequestOptions;
-  agent: http.Agent | undefined;
+  agent: http.Agent;
   readAt: number;
 }
 
@@ -147,7 +120,7 @@ export class KubeClient {
   private agent: { fingerprint: string; agent: http.Agent } | undefined;
   private credentials: Credentials | undefined;
 
-  constructor(readonly kubeConfig: KubeConfig, options: KubeClientOptions = {}) {
+  constructor(readonly kubeConfig: KubeAccess, options: KubeClientOptions = {}) {
     this.fieldManager = options.fieldManager ?? 'preview-operator';
     this.userAgent = options.userAgent ?? 'preview-operator';
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
@@ -278,7 +251,8 @@ export class KubeClient {
       if (value !== undefined && value !== '') url.searchParams.set(key, String(value));
     }
     const isHttps = url.protocol === 'https:';
-    const { options: opts, agent } = await this.credentialsFor(isHttps, what);
+    const credentials = await this.credentialsFor(isHttps, cluster.proxyUrl, what);
+    const { options: opts, agent } = credentials;
     const body = req.body === undefined ? undefined : typeof req.body === 'string' ? req.body : JSON.stringify(req.body);
     const headers: http.OutgoingHttpHeaders = {
       ...(opts.headers as http.OutgoingHttpHeaders),
@@ -298,8 +272,12 @@ export class KubeClient {
         request.setTimeout(timeoutMs, () => request.destroy(new TransientError(`${what}: no answer within ${timeoutMs} ms`, 0, 'Timeout')));
       }
       request.once('response', (response) => {
-        // Rotated or expired credentials: read them again for the next request.
-        if (response.statusCode === 401) this.credentials = undefined;
+        // Rotated or expired credentials: read them again for the next request (once, not
+        // once per request that was in flight with them), and make an exec plugin run again.
+        if (response.statusCode === 401 && this.credentials === credentials) {
+          this.credentials = undefined;
+          this.kubeConfig.credentialsRejected?.(credentials.options);
+        }
         resolve({ request, response });
       });
       request.once('error', (err) => reject(toKubeError(err, what)));
@@ -308,25 +286,27 @@ export class KubeClient {
   }
 
   /** The kubeconfig's credentials as request options, read again after `credentialsTtlMs`. */
-  private async credentialsFor(isHttps: boolean, what: string): Promise<Credentials> {
+  private async credentialsFor(isHttps: boolean, proxyUrl: string | undefined, what: string): Promise<Credentials> {
     const now = Date.now();
     if (this.credentials && now - this.credentials.readAt < this.credentialsTtlMs) return this.credentials;
     const options: https.RequestOptions = { headers: {} };
+    let agent: http.Agent;
     try {
       await this.kubeConfig.applyToHTTPSOptions(options);
+      // Our own agent, never one the kubeconfig made: connections are kept alive and reused across credential reads.
+      agent = this.keepAliveAgent(options, isHttps, proxyUrl);
     } catch (err) {
       throw toKubeError(err, `${what}: credentials`);
     }
-    const proxied = Boolean(this.kubeConfig.getCurrentCluster()?.proxyUrl);
-    const agent = proxied ? (options.agent as http.Agent | undefined) : this.keepAliveAgent(options, isHttps);
     this.credentials = { options, agent, readAt: now };
     return this.credentials;
   }
 
-  /** One keep-alive agent per TLS identity, so requests reuse connections (the CA and client cert are re-read per request). */
-  private keepAliveAgent(opts: https.RequestOptions, isHttps: boolean): http.Agent {
+  /** One keep-alive agent per TLS identity (and proxy), so requests reuse connections while the CA and client cert stay the same. */
+  private keepAliveAgent(opts: https.RequestOptions, isHttps: boolean, proxyUrl: string | undefined): http.Agent {
     const fingerprint = createHash('sha256')
-      .update(String(isHttps))
+      .update(String(isHttps)).update('\0')
+      .update(proxyUrl ?? '').update('\0')
       .update(String(opts.ca ?? '')).update('\0')
       .update(String(opts.cert ?? '')).update('\0')
       .update(String(opts.key ?? '')).update('\0')
@@ -334,13 +314,7 @@ export class KubeClient {
       .digest('hex');
     if (this.agent?.fingerprint !== fingerprint) {
       this.agent?.agent.destroy();
-      const agent = isHttps
-        ? new https.Agent({
-          keepAlive: true, ca: opts.ca, cert: opts.cert, key: opts.key, pfx: opts.pfx, passphrase: opts.passphrase,
-          servername: opts.servername, ...(opts.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: opts.rejectUnauthorized }),
-        })
-        : new http.Agent({ keepAlive: true });
-      this.agent = { fingerprint, agent };
+      this.agent = { fingerprint, agent: newAgent(opts, isHttps, proxyUrl) };
     }
     return this.agent.agent;
   }
@@ -351,6 +325,22 @@ export class KubeClient {
     this.agent = undefined;
     this.credentials = undefined;
   }
+}
+
+/** A keep-alive agent with the kubeconfig's TLS options, tunnelling through `proxyUrl` when the cluster sets one. */
+function newAgent(opts: https.RequestOptions, isHttps: boolean, proxyUrl: string | undefined): http.Agent {
+  if (!isHttps) {
+    if (proxyUrl) throw new Error('proxy-url is supported for https:// servers only');
+    return new http.Agent({ keepAlive: true });
+  }
+  const tlsOptions: https.AgentOptions = {
+    keepAlive: true, ca: opts.ca, cert: opts.cert, key: opts.key, pfx: opts.pfx, passphrase: opts.passphrase,
+    servername: opts.servername, ...(opts.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: opts.rejectUnauthorized }),
+  };
+  if (!proxyUrl) return new https.Agent(tlsOptions);
+  const proxy = parseProxyUrl(proxyUrl);
+  if ('problem' in proxy) throw new Error(proxy.problem);
+  return new ProxyTunnelAgent(proxy.url, tlsOptions);
 }
 
 function readBody(response: IncomingMessage, what: string): Promise<string> {

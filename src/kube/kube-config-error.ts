@@ -1,0 +1,11 @@
+/**
+ * A kubeconfig the operator cannot use: unreadable, malformed, naming something it does not
+ * define, or asking for a feature the operator does not support. The message names the file,
+ * the entry and the field, so whoever wrote the kubeconfig can fix it without reading code.
+ */
+export class KubeConfigError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'KubeConfigError';
+  }
+}
