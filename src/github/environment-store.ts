@@ -26,6 +26,8 @@ export const environmentAnnotationKeys = {
 export interface UpsertOptions {
   /** The arrival of the webhook delivery this write records. */
   deliveredAt?: Date;
+  /** Finalizers the object carries from its first write (see `KubeEnvironmentStoreOptions`). */
+  finalizers?: readonly string[];
 }
 
 export interface EnvironmentStore {
@@ -49,17 +51,28 @@ export function environmentObject(name: string, spec: PreviewEnvironmentSpec, op
         [environmentAnnotationKeys.repository]: `${spec.repository.owner}/${spec.repository.name}`,
         ...(options.deliveredAt ? { [environmentAnnotationKeys.deliveredAt]: options.deliveredAt.toISOString() } : {}),
       },
+      ...(options.finalizers?.length ? { finalizers: [...options.finalizers] } : {}),
     },
     spec,
   };
 }
 
+export interface KubeEnvironmentStoreOptions {
+  /**
+   * Finalizers every written object carries: the PreviewEnvironment controller's, when it runs
+   * against this cluster, so a new environment's first reconcile starts rendering at once
+   * instead of writing its finalizer first. Leave empty where no controller would remove it
+   * (the object could then never be deleted).
+   */
+  finalizers?: readonly string[];
+}
+
 /** The store on a cluster, through the runtime's client (its field manager is the apply's). */
 export class KubeEnvironmentStore implements EnvironmentStore {
-  constructor(private readonly client: KubeClient) {}
+  constructor(private readonly client: KubeClient, private readonly options: KubeEnvironmentStoreOptions = {}) {}
 
   async upsert(name: string, spec: PreviewEnvironmentSpec, options?: UpsertOptions): Promise<void> {
-    await this.client.apply(environmentObject(name, spec, options));
+    await this.client.apply(environmentObject(name, spec, { finalizers: this.options.finalizers, ...options }));
   }
 
   async delete(name: string): Promise<'deleted' | 'absent'> {
