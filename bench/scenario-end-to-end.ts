@@ -9,7 +9,10 @@ import { Agent, request } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { PreviewFileSource } from '../src/git/preview-files.js';
 import { RepositoryCache } from '../src/git/repository-cache.js';
+import { createGitHubClients } from '../src/github/octokit-factory.js';
+import { GitHubPreviewFiles } from '../src/github/preview-files-api.js';
 import { configPath, mainPath } from '../src/controllers/preview-environment-rendering.js';
 import { Informer } from '../src/kube/informer.js';
 import type { KubeObject } from '../src/kube/kube-object.js';
@@ -27,6 +30,7 @@ import { memoryBreakdown, memoryFigures, memoryNote } from './operator-memory.js
 import { OperatorMemorySampler, sampleOperatorMemory } from './operator-memory-sampler.js';
 import { heapSnapshotOf } from './operator-heap-snapshot.js';
 import { OperatorMetricsRecorder, scrapeNote } from './operator-metrics-recorder.js';
+import { cpuBetween, cpuNote, cpuSnapshot } from './machine-cpu.js';
 import { processUsage } from './process-usage.js';
 import { baselineClient, baselineOnce, deleteNamespaces } from './scenario-apply-baseline.js';
 import type { counts as countsOf, StepContext, StepResult } from './scenario-plan.js';
@@ -245,20 +249,22 @@ function renderTimes(logFile: string, environments: readonly string[]): number[]
   return out;
 }
 
-/** Times RepositoryCache reading .preview/ at each PR's head the way the controller does (one warm-up first). */
-async function gitReadTimes(repo: PullRequestDriver, numbers: readonly number[], scratch: string): Promise<number[]> {
-  const cache = new RepositoryCache({ cacheDir: path.join(scratch, 'bench-checkouts'), allowedProtocols: ['file:'] });
+/**
+ * Times a source reading .preview/ at each PR's head the way the controller does (one warm-up
+ * first, so the unchanged preview.yaml is known as it is to a running operator).
+ */
+async function previewReadTimes(source: PreviewFileSource, repo: PullRequestDriver, numbers: readonly number[]): Promise<number[]> {
   const location = (sha: string) => ({ cloneUrl: repo.cloneUrl, owner: repo.repository.owner, repo: repo.repository.name, sha });
   const first = repo.pullRequest(numbers[0] ?? 1).head.sha;
-  await cache.readFile(location(first), '.preview/preview.yaml');
+  await source.readFile(location(first), configPath);
   const out: number[] = [];
   for (const number of numbers.slice(1)) {
     const sha = repo.pullRequest(number).head.sha;
     const t = performance.now();
     // As the controller reads them: one listing for both, then the configuration's content.
-    const files = await cache.listFiles(location(sha), [configPath, mainPath]);
+    const files = await source.listFiles(location(sha), [configPath, mainPath]);
     const config = files.get(configPath);
-    if (config) await cache.readEntry(location(sha), config);
+    if (config) await source.readEntry(location(sha), config);
     out.push(performance.now() - t);
   }
   return out;
@@ -352,18 +358,24 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
       }
       if (wanted.has(2)) {
         const { figures, samples } = stageFigures(2, singles, 'S2');
-        // Inside the operator: its "rendered" log line times checkout + render of each environment.
+        // Inside the operator: its "rendered" log line times reading .preview/ + render of each environment.
         const renderedMs = renderTimes(logFile, singles.map((t) => t.environment!));
         if (renderedMs.length > 0) {
           const r = summarize(renderedMs);
-          samples['S2 inside the operator: checkout + render'] = renderedMs;
-          figures.push({ scenario: 2, name: 'of written → applied: checkout + render inside the operator, median', value: r.p50, unit: 'ms' });
+          samples['S2 inside the operator: read .preview/ + render'] = renderedMs;
+          figures.push({ scenario: 2, name: 'of written → applied: read .preview/ + render inside the operator, median', value: r.p50, unit: 'ms' });
         }
-        // The same git reads the controller makes (.preview/preview.yaml and .preview/main.ts at the
-        // head SHA), timed in the bench on a warm cache of its own, after each PR: how much is git.
-        const gitMs = await gitReadTimes(single, singles.map((t) => t.number), scratch);
-        samples['S2 git reads of .preview at the head SHA (bench)'] = gitMs;
-        figures.push({ scenario: 2, name: 'of which git: fetch SHA + read 2 files (same calls, in the bench), median', value: summarize(gitMs).p50, unit: 'ms' });
+        // The reads the controller makes (.preview/ listed at the head SHA, preview.yaml read), timed
+        // in the bench after each PR with sources of its own: through GitHub's API, as the operator
+        // reads them (the operator reads ahead when the delivery is accepted, so its render rarely
+        // waits for them), and through git, as it did before (a shallow fetch of each SHA).
+        const numbers = singles.map((t) => t.number);
+        const apiMs = await previewReadTimes(new GitHubPreviewFiles({ clients: createGitHubClients({ auth: { type: 'token', token: gh.createToken('preview-bench-reader') }, baseUrl: gh.url, throttle: { enabled: false } }) }), single, numbers);
+        samples['S2 .preview/ reads at the head SHA through the API (bench)'] = apiMs;
+        figures.push({ scenario: 2, name: 'reading .preview/ through the API: listing + preview.yaml (same calls, in the bench), median', value: summarize(apiMs).p50, unit: 'ms' });
+        const gitMs = await previewReadTimes(new RepositoryCache({ cacheDir: path.join(scratch, 'bench-checkouts'), allowedProtocols: ['file:'] }), single, numbers);
+        samples['S2 .preview/ reads at the head SHA through git (bench)'] = gitMs;
+        figures.push({ scenario: 2, name: 'the same reads through git (fetch + ls-tree + cat-file), for comparison, median', value: summarize(gitMs).p50, unit: 'ms' });
         const applied = summarize(span(singles, 'sent', 'applied')).p50;
         const base = summarize(baselineMs).p50;
         if (wanted.has(3)) {
@@ -414,6 +426,8 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
       const auditMark = cluster.audit.mark();
       const ghMark = gh.mark();
       const usage0 = processUsage(operator.pid);
+      const cpuPids = () => ({ operator: operator.pid, ...cluster.pids(), 'bench (GitHub emulator, clients, cluster supervision)': process.pid });
+      const cpu0 = cpuSnapshot(cpuPids());
       let peakRss = usage0.rssMb;
       const sampler = setInterval(() => {
         try {
@@ -445,6 +459,7 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
       const readyByDeadline = burst.filter((t) => t.ready !== undefined).length;
       const where = burstConverged ? '' : await standing(env, new Set(burst.map((t) => t.environment!)));
       const usageReady = processUsage(operator.pid);
+      const cpuReady = cpuSnapshot(cpuPids());
       if (options.profile) {
         operator.child.send(`profile-stop ${profileFile}`);
         await operator.child.nextJson(60_000, (v) => v?.benchProfile === 'written');
@@ -458,6 +473,7 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
       const heapNote = options.heapSnapshot ? await heapSnapshotOf(operator.child, options.outDir, 'operator-burst', log) : undefined;
       await cluster.audit.settle();
       const writes = cluster.audit.writes(auditMark, { userAgent: operatorUserAgent });
+      const allWrites = cluster.audit.writes(auditMark);
       const requests = gh.requestsSince(ghMark);
       const count = burst.length;
       const { figures, samples } = stageFigures(4, burst, 'S4');
@@ -477,7 +493,9 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
         ...(burstConverged ? [] : [`Not all Ready after ${burstTimeout / 1000} s (${readyByDeadline} of ${count}); per-environment figures cover those that got there. At the deadline: ${where}.`]),
         // How the operator ran, beside the figures of its memory and CPU (scenario 2 may not be in the run).
         ...notes,
+        `Every API write from the first delivery until all comments were read (${allWrites.length}), by client: ${countBy(allWrites, (w) => w.user.username)}.`,
         `Operator API writes (${writes.length}) by verb/resource: ${countBy(writes, (w) => `${w.verb} ${w.objectRef?.resource ?? '?'}${w.objectRef?.subresource ? `/${w.objectRef.subresource}` : ''}`)}.`,
+        cpuNote(`from the first delivery to ${burstConverged ? 'all Ready' : 'the deadline'}`, cpuBetween(cpu0, cpuReady), (burstConverged ? allReadyMs : performance.now() - started) / 1000),
         `GitHub requests (${requests.length}) by operation: ${countBy(requests, (r) => `${r.method} ${r.operationId ?? r.path}${r.status === 304 ? ' (304)' : ''}`)}.`,
       ];
       if (options.profile) {

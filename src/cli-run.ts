@@ -4,11 +4,12 @@
 // deliveries it already accepted, drains in-flight reconciles within the deadline and
 // releases the Lease; when it loses the Lease it exits non-zero so Kubernetes restarts it as
 // a fresh candidate (two leaders must never act at once).
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { PreviewEnvironmentSpec } from '../constructs/api-types.js';
 import type { OperatorConfig } from './config.js';
 import { registerAlgorithmController } from './controllers/algorithm-controller.js';
 import { registerDatabaseController } from './controllers/database-controller.js';
-import { registerPreviewEnvironmentController } from './controllers/preview-environment.js';
+import { previewEnvironmentFinalizer, registerPreviewEnvironmentController } from './controllers/preview-environment.js';
+import { readAhead } from './controllers/preview-environment-rendering.js';
 import { KubeEnvironmentStore, previewEnvironmentKind } from './github/environment-store.js';
 import { ApprovalRevoker } from './github/approval-revoker.js';
 import { DeliveryDedupe } from './github/delivery-dedupe.js';
@@ -17,10 +18,11 @@ import { createChecksGate } from './github/checks-gate.js';
 import { createLabelRemover } from './github/label-remover.js';
 import { createGitHubClients, type GitHubClients } from './github/octokit-factory.js';
 import { GitHubReporter } from './github/reporter-github.js';
+import { GitHubPreviewFiles } from './github/preview-files-api.js';
 import { createResyncRunnable } from './github/resync.js';
 import { WebhookReceiver } from './github/webhook-receiver.js';
 import { RepositoryCache } from './git/repository-cache.js';
-import { KubeClient, loadKubeConfig } from './kube/client.js';
+import { KubeClient, loadKubeConfig, type KubeAccess } from './kube/client.js';
 import { Manager } from './kube/manager.js';
 import type { OperatorLogger } from './logger.js';
 import { createServer } from './server/create-server.js';
@@ -66,7 +68,7 @@ export interface RunningOperator {
 export interface StartOperatorOptions {
   logger: OperatorLogger;
   /** Credentials to use instead of the configured kubeconfig (the `dev` command's cluster). */
-  kubeConfig?: KubeConfig;
+  kubeConfig?: KubeAccess;
   /** Where repositories are cloned from instead of the payload's `clone_url` (the `dev` command's local repositories). */
   cloneUrl?: (repository: RepositoryFacts) => string;
 }
@@ -74,9 +76,8 @@ export interface StartOperatorOptions {
 export async function startOperator(config: OperatorConfig, options: StartOperatorOptions): Promise<RunningOperator> {
   const { logger } = options;
   const enabled = new Set(config.controllers);
-  // KUBECONFIG may list several files; client-node merges those itself when no path is given.
-  const kubeconfigPath = config.kube.kubeconfig && !config.kube.kubeconfig.includes(':') ? config.kube.kubeconfig : undefined;
-  const kubeConfig = options.kubeConfig ?? loadKubeConfig({ path: kubeconfigPath, context: config.kube.context });
+  // The kubeconfig setting is KUBECONFIG's value when no flag is given: one file, or a list merged as kubectl merges it.
+  const kubeConfig = options.kubeConfig ?? loadKubeConfig({ path: config.kube.kubeconfig, context: config.kube.context });
   const client = new KubeClient(kubeConfig);
   const metrics = new OperatorMetrics();
   const le = config.leaderElection;
@@ -143,12 +144,15 @@ export async function startOperator(config: OperatorConfig, options: StartOperat
       ...(config.watchNamespace ? { namespace: config.watchNamespace } : {}),
     });
   }
+  // `.preview/` through the contents API (no git process); git checks out only for `.preview/main.ts`.
+  const previewFiles = enabled.has('preview-environment') && github ? new GitHubPreviewFiles({ clients: github }) : undefined;
   if (enabled.has('preview-environment')) {
-    if (!parts.reporter || !github) throw new Error('the preview-environment controller needs GitHub credentials');
+    if (!parts.reporter || !github || !previewFiles) throw new Error('the preview-environment controller needs GitHub credentials');
     const tls = config.previews.tls;
     registerPreviewEnvironmentController(manager, {
       reporter: parts.reporter,
       repositories: parts.repositories,
+      previewFiles,
       sandbox: parts.sandbox,
       sandboxConcurrency: config.sandbox.concurrency,
       workers: config.workers.previewEnvironment,
@@ -167,6 +171,10 @@ export async function startOperator(config: OperatorConfig, options: StartOperat
     });
   }
 
+  // Written with the controller's finalizer (it runs on the leader), so a new environment's
+  // first reconcile renders at once instead of writing the finalizer first.
+  const environmentStore = new KubeEnvironmentStore(client, { finalizers: [previewEnvironmentFinalizer] });
+
   // The PreviewEnvironment cache: the resync's view, and the environment gauges.
   if (enabled.has('preview-environment') || enabled.has('webhook') || enabled.has('resync')) {
     const environments = manager.informer(previewEnvironmentKind);
@@ -174,7 +182,7 @@ export async function startOperator(config: OperatorConfig, options: StartOperat
     if (enabled.has('resync') && github) {
       manager.addRunnable(createResyncRunnable({
         clients: github,
-        store: new KubeEnvironmentStore(client),
+        store: environmentStore,
         environments,
         policy: () => config.policy,
         ...(options.cloneUrl ? { cloneUrl: options.cloneUrl } : {}),
@@ -188,7 +196,7 @@ export async function startOperator(config: OperatorConfig, options: StartOperat
 
   // Accepted deliveries' PreviewEnvironment writes, made after the answer (one queue per process).
   const writer = enabled.has('webhook') && github
-    ? new EnvironmentWriter({ store: new KubeEnvironmentStore(client), observe: metrics.webhookWrite, logger: logger.child({ component: 'webhook-writer' }) })
+    ? new EnvironmentWriter({ store: environmentStore, observe: metrics.webhookWrite, logger: logger.child({ component: 'webhook-writer' }) })
     : undefined;
   if (writer) metrics.trackWebhookWrites(() => writer.pending);
   const webhook = writer && github
@@ -202,6 +210,8 @@ export async function startOperator(config: OperatorConfig, options: StartOperat
       logger: logger.child({ component: 'webhook' }),
       observe: metrics.webhookDelivery,
       ...(options.cloneUrl ? { cloneUrl: options.cloneUrl } : {}),
+      // The leader renders: it reads `.preview/` while the environment is being written.
+      ...(previewFiles ? { onUpsert: (spec: PreviewEnvironmentSpec) => { if (manager.isLeader()) void readAhead(previewFiles, spec); } } : {}),
     })
     : undefined;
 

@@ -2,10 +2,13 @@
 // commit's for trusted pull requests, the base branch's plus the allowed values for untrusted
 // ones), how it is rendered (in-process, or the repository's `.preview/main.ts` in the sandbox
 // for trusted pull requests only), and the policy on the result. Everything a user can fix
-// comes back as a RenderFailure; transient failures (git unreachable, timeouts) throw.
+// comes back as a RenderFailure; transient failures (git or GitHub unreachable, timeouts) throw.
+// `.preview/` is read through a PreviewFileSource (GitHub's API in `run`, git in tests and
+// `synth`); git checks the commit out only when a trusted pull request's `main.ts` must run.
 import type { Manifest, PreviewConfig, PreviewEnvironmentSpec, PreviewIdentity } from '../../constructs/index.js';
 import { GitOperationError, InvalidGitInputError } from '../git/git-errors.js';
 import { formatPreviewConfigErrors, validatePreviewConfig, type PreviewConfigError } from '../git/preview-config-validation.js';
+import type { PreviewFileSource } from '../git/preview-files.js';
 import { requireRegularFile, type RepositoryCache } from '../git/repository-cache.js';
 import type { Semaphore } from '../git/semaphore.js';
 import { isTrusted } from '../policy/trust.js';
@@ -76,7 +79,10 @@ export interface RenderRequest {
 }
 
 export interface RenderDependencies {
+  /** Checkouts of a trusted pull request's commit for its `.preview/main.ts`. */
   repositories: RepositoryCache;
+  /** Where `.preview/` is read, every listing, file and branch lookup of a render (default `repositories`, i.e. git). */
+  files?: PreviewFileSource;
   sandbox: Sandbox;
   /**
    * Sandbox runs allowed at once, across every worker: each is a process of up to the
@@ -112,6 +118,22 @@ function configFailure(where: string, errors: PreviewConfigError[]): RenderOutco
     errors.map((e) => `${configPath}${e.path ? ` ${e.path}` : ''}${e.line ? ` (line ${e.line})` : ''}: ${e.message}`), { configErrors: errors });
 }
 
+/**
+ * Reads ahead what `renderEnvironment` reads first — the head commit's `.preview/` listing and
+ * its preview.yaml — for a source that keeps what it read (GitHubPreviewFiles): `run` starts it
+ * when a delivery is accepted, so the requests overlap the PreviewEnvironment's write and the
+ * reconcile finds them answered. Failures are left to the render, which meets and reports them.
+ */
+export async function readAhead(files: PreviewFileSource, spec: PreviewEnvironmentSpec): Promise<void> {
+  const head = { cloneUrl: spec.repository.cloneUrl, owner: spec.repository.owner, repo: spec.repository.name, sha: spec.pullRequest.headSha };
+  try {
+    const config = (await files.listFiles(head, [configPath, mainPath])).get(configPath);
+    if (config?.kind === 'file') await files.readEntry(head, config);
+  } catch {
+    // The render reads again and reports what it finds.
+  }
+}
+
 /** Renders the environment at its head commit; see the file comment for the rules. */
 export async function renderEnvironment(request: RenderRequest, deps: RenderDependencies): Promise<RenderOutcome> {
   try {
@@ -127,15 +149,16 @@ export async function renderEnvironment(request: RenderRequest, deps: RenderDepe
 
 async function render(request: RenderRequest, deps: RenderDependencies): Promise<RenderOutcome> {
   const { spec, name } = request;
+  const files = deps.files ?? deps.repositories;
   const sha = spec.pullRequest.headSha;
   const location = { cloneUrl: spec.repository.cloneUrl, owner: spec.repository.owner, repo: spec.repository.name, token: request.token };
   const head = { ...location, sha };
   const trusted = isTrusted(pullRequestFacts(spec), request.trust);
 
   // One listing for both files: the configuration is read, main.ts only looked for.
-  const headFiles = await deps.repositories.listFiles(head, [configPath, mainPath]);
+  const headFiles = await files.listFiles(head, [configPath, mainPath]);
   const headConfig = headFiles.get(configPath);
-  const headText = headConfig && (await deps.repositories.readEntry(head, headConfig));
+  const headText = headConfig && (await files.readEntry(head, headConfig));
   let config: PreviewConfig;
   let configSource: RenderedEnvironment['configSource'] = { from: 'head' };
   const notes: string[] = [];
@@ -146,8 +169,8 @@ async function render(request: RenderRequest, deps: RenderDependencies): Promise
     config = validation.config;
   } else {
     const branch = spec.pullRequest.baseRef;
-    const baseSha = await deps.repositories.resolveBranch(location, branch);
-    const baseText = await deps.repositories.readFile({ ...location, sha: baseSha }, configPath);
+    const baseSha = await files.resolveBranch(location, branch);
+    const baseText = await files.readFile({ ...location, sha: baseSha }, configPath);
     if (baseText === undefined) {
       return failure('ConfigMissing', `the base branch ${branch} has no ${configPath}; an untrusted pull request is previewed with the base branch's configuration`);
     }

@@ -39,6 +39,7 @@ import {
 } from '../../constructs/index.js';
 import { ReportError, type EnvironmentReport, type EnvironmentState, type ReportedGitHubIds, type Reporter } from '../github/reporter.js';
 import type { ChecksGate, ChecksVerdict } from '../github/checks-gate.js';
+import type { PreviewFileSource } from '../git/preview-files.js';
 import type { RepositoryCache } from '../git/repository-cache.js';
 import { expiresAt as expiryAfter } from '../policy/budgets.js';
 import { defaultPolicySettings, effectivePolicy, type EffectivePolicy, type PolicyConfig } from '../policy/policy-config.js';
@@ -47,6 +48,7 @@ import { Semaphore } from '../git/semaphore.js';
 import { Sandbox } from '../synth/sandbox.js';
 import type { PreviewRenderSettings } from '../synth/render-preview.js';
 import { certificateCondition, environmentReadiness } from './preview-environment-readiness.js';
+import { ProgressPacer } from './progress-pacer.js';
 import { renderEnvironment, type RenderFailure, type RenderFailureKind, type RenderOutcome } from './preview-environment-rendering.js';
 import { SlotLedger, type SlotEnvironment } from './preview-environment-slots.js';
 import { environmentAnnotationKeys } from '../github/environment-store.js';
@@ -84,8 +86,10 @@ const defaultChecksFailedPollMs = 5 * 60_000;
 export interface PreviewEnvironmentControllerOptions {
   /** Tells people about their environment (the GitHub reporter in production). */
   reporter: Reporter;
-  /** Checkouts of repositories at exact commits. */
+  /** Checkouts of repositories at exact commits (for `.preview/main.ts`; and `.preview/` itself unless `previewFiles` is given). */
   repositories: RepositoryCache;
+  /** Where `.preview/` is read (default `repositories`, i.e. git; `run` reads it through GitHub's API). */
+  previewFiles?: PreviewFileSource;
   /** Runs trusted repositories' `.preview/main.ts` (default: `new Sandbox()` with its default limits). */
   sandbox?: Sandbox;
   /** Environments are served at `<prefix>-pr-<n>.<domain>`. */
@@ -115,6 +119,12 @@ export interface PreviewEnvironmentControllerOptions {
   ingressController?: IngressControllerPeer;
   /** Where cluster DNS runs (default kube-dns in kube-system). */
   dns?: DnsPeer;
+  /**
+   * While an environment is deploying, how often its progress (the resources' readiness) is
+   * written to status and reported to GitHub again (default 10 s; 0: on every change). A new
+   * head SHA, readiness and every other change go out at once (progress-pacer.ts).
+   */
+  progressIntervalMs?: number;
   /** An installation token for git (default: none, for public or local repositories). */
   gitToken?: (repository: { owner: string; name: string }) => Promise<string | undefined>;
   /**
@@ -260,6 +270,7 @@ class PreviewEnvironmentReconciler implements Reconciler {
   private readonly allowedKinds: AllowedKinds;
   private readonly policy: PolicyConfig;
   private readonly slots = new SlotLedger();
+  private readonly progress: ProgressPacer;
   /** The last rendering per environment, keyed by uid, generation, head SHA and TLS mode. */
   private readonly renders = new Map<string, { key: string; outcome: RenderOutcome }>();
   /** The rendering whose leftovers were last pruned, per environment. */
@@ -269,6 +280,7 @@ class PreviewEnvironmentReconciler implements Reconciler {
   private readonly written = new Map<string, EnvironmentObject>();
 
   constructor(manager: Manager, private readonly options: PreviewEnvironmentControllerOptions, private readonly informers: Informers) {
+    this.progress = new ProgressPacer(options.progressIntervalMs ?? 10_000);
     this.client = manager.client;
     this.logger = options.logger ?? stderrLogger;
     this.clock = options.clock ?? systemClock;
@@ -449,6 +461,13 @@ class PreviewEnvironmentReconciler implements Reconciler {
 
     this.timeDelivery(current.env, now, redeployed, readiness.ready && (redeployed || previous.phase !== 'Ready'));
 
+    // More progress of a deploy already written and reported: again at the end of the interval.
+    const progressOnly = !readiness.ready && previous.phase === 'Deploying' && previous.deployedSha === rendered.sha;
+    const progressWait = progressOnly ? this.progress.wait(name, rendered.sha, now) : 0;
+    if (progressWait > 0) {
+      this.logger.debug({ environment: name, ms: timings, progressWait }, 'reconciled; progress written at the end of the interval');
+      return { requeueAfter: clampRequeue(Math.min(expiresAt.getTime() - this.clock.now(), progressWait)) };
+    }
     await this.settle(current, ctx, {
       phase: readiness.ready ? 'Ready' : 'Deploying',
       ready: readiness.ready
@@ -464,6 +483,8 @@ class PreviewEnvironmentReconciler implements Reconciler {
       reasons: rendered.notes,
     });
 
+    if (readiness.ready) this.progress.forget(name);
+    else this.progress.reported(name, rendered.sha, now);
     lap('status');
     this.logger.debug({ environment: name, phase: current.env.status?.phase, ms: timings }, 'reconciled');
     const waits = [expiresAt.getTime() - this.clock.now()];
@@ -497,7 +518,7 @@ class PreviewEnvironmentReconciler implements Reconciler {
     const token = await this.options.gitToken?.({ owner: env.spec.repository.owner, name: env.spec.repository.name });
     const outcome = await renderEnvironment(
       { name, spec: env.spec, settings, trust: policy.trust, allowedKinds: this.allowedKinds, token },
-      { repositories: this.options.repositories, sandbox: this.sandbox, sandboxRuns: this.sandboxRuns },
+      { repositories: this.options.repositories, files: this.options.previewFiles, sandbox: this.sandbox, sandboxRuns: this.sandboxRuns },
     );
     this.logger.info({
       environment: name, sha: env.spec.pullRequest.headSha, ms: Math.round(performance.now() - started),
@@ -781,6 +802,7 @@ class PreviewEnvironmentReconciler implements Reconciler {
     this.pruned.delete(name);
     this.slots.release(name);
     this.written.delete(name);
+    this.progress.forget(name);
   }
 }
 

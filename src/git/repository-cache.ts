@@ -19,6 +19,7 @@ import path from 'node:path';
 import { GitOperationError } from './git-errors.js';
 import { defaultPassEnvironment, GitRunner } from './git-runner.js';
 import { KeyedLock } from './keyed-lock.js';
+import type { PreviewFileSource } from './preview-files.js';
 import {
   validateBranch, validateCloneUrl, validateOwner, validateRepo, validateRepositoryPath, validateSha,
 } from './repository-coordinates.js';
@@ -77,7 +78,7 @@ interface ValidCommit {
 
 const pinPrefix = 'refs/preview-cache/';
 
-export class RepositoryCache {
+export class RepositoryCache implements PreviewFileSource {
   readonly cacheDir: string;
   private readonly git: GitRunner;
   private readonly locks = new KeyedLock();

@@ -15,6 +15,20 @@ export interface ConditionalRequestOptions {
   maxEntries: number;
 }
 
+/**
+ * GETs of git objects named by their SHA (blobs, trees, commits, contents at a commit): the
+ * answer can never change, so a revalidation would only cost a request, and their callers keep
+ * what they read by SHA already (GitHubPreviewFiles). Kept here, a blob of up to 1 MiB per entry
+ * would sit in memory twice.
+ */
+const sha = '[0-9a-f]{40}(?:[0-9a-f]{24})?';
+const contentAddressed = new RegExp(`/git/(?:blobs|trees|commits)/${sha}(?:$|[?])|/commits/${sha}(?:$|[?])|/contents/[^?]*[?](?:.*&)?ref=${sha}(?:$|&)`, 'i');
+
+/** Whether a GET's answer is fixed by the SHA in its URL (no conditional request, nothing cached). */
+export function isContentAddressed(url: string): boolean {
+  return contentAddressed.test(url);
+}
+
 interface CachedResponse {
   etag: string;
   response: { status: number; url: string; headers: Record<string, unknown>; data: unknown };
@@ -36,6 +50,7 @@ export function conditionalRequests(
     }
     // The representation depends on the URL and the media type asked for.
     const { url } = octokit.request.endpoint.parse(requestOptions);
+    if (isContentAddressed(url)) return request(requestOptions);
     const key = `${headers.accept ?? ''} ${url}`;
     const cached = cache.get(key);
     if (cached) headers['if-none-match'] = cached.etag;

@@ -3,6 +3,7 @@
 // Everything that can refuse a delivery (payload, policy, decision) runs before the intent is
 // queued, so a refused delivery never reaches the cluster. Removing a revoked approval on
 // GitHub is handed to the ApprovalRevoker, which also works after the answer.
+import type { PreviewEnvironmentSpec } from '../../constructs/api-types.js';
 import { effectivePolicy, type PolicyConfig } from '../policy/policy-config.js';
 import { revokesApproval, withoutApproval } from '../policy/trust.js';
 import type { ApprovalRevoker } from './approval-revoker.js';
@@ -34,6 +35,8 @@ export interface PullRequestHandlerOptions {
   policy: () => PolicyConfig;
   approvals: ApprovalRevoker;
   cloneUrl?: PullRequestFactsOptions['cloneUrl'];
+  /** Told of every spec queued for writing, after the intent is queued (`run`: reads `.preview/` ahead). */
+  onUpsert?: (spec: PreviewEnvironmentSpec) => void;
 }
 
 export class PullRequestEventHandler {
@@ -62,6 +65,7 @@ export class PullRequestEventHandler {
         return { result: 'ignored', reason: decision.reason, ...extra };
       case 'upsert':
         this.options.writer.submit(decision.name, { op: 'upsert', spec: decision.spec, deliveredAt: receivedAt });
+        this.options.onUpsert?.(decision.spec);
         return { result: 'accepted', environment: decision.name, op: 'upsert', ...extra };
       case 'delete': {
         this.options.writer.submit(decision.name, { op: 'delete' });

@@ -44,6 +44,7 @@ const writer = new EnvironmentWriter({ store, initialDelayMs: 20, observe: (w) =
 const removed: unknown[][] = [];
 const approvals = new ApprovalRevoker({ removeLabel: async (...args) => { removed.push(args); } });
 const outcomes: WebhookOutcome[] = [];
+const upserted: string[] = [];
 let running: RunningServer;
 let url: string;
 
@@ -54,6 +55,7 @@ before(async () => {
     policy: resolvePolicyConfig(),
     maxBodyBytes: 64 * 1024,
     observe: (o) => outcomes.push(o),
+    onUpsert: (spec) => upserted.push(`${spec.repository.name}#${spec.pullRequest.number}@${spec.pullRequest.headSha.slice(0, 7)}`),
   });
   running = await startServer(createServer({ webhook: receiver }));
   url = `${running.url}/api/github/webhooks`;
@@ -72,6 +74,7 @@ async function reset(): Promise<void> {
   store.hangMs = 0;
   writes.length = 0;
   removed.length = 0;
+  upserted.length = 0;
 }
 
 function prDelivery(action: string, adjust: (payload: Record<string, any>) => void = () => {}) {
@@ -115,6 +118,16 @@ test('every used action is accepted and makes exactly one write; closed deletes'
     await writer.idle();
     assert.deepEqual(store.calls.map((c) => c.op), [op], action);
   }
+});
+
+test('onUpsert hears of each queued spec (run reads .preview/ ahead), not of deletes or ignored deliveries', async () => {
+  await reset();
+  assert.equal((await prDelivery('synchronize').deliver(url)).status, 202);
+  assert.deepEqual(upserted, ['Hello-World#2@ec26c3e'], 'told as soon as it is queued, before the write');
+  assert.equal((await prDelivery('closed').deliver(url)).status, 202);
+  assert.equal((await prDelivery('opened', (p) => makeFork(p)).deliver(url)).status, 202);
+  assert.deepEqual(upserted, ['Hello-World#2@ec26c3e'], 'a delete is not');
+  await writer.idle();
 });
 
 test('edited: a base change rewrites the spec, a title edit does nothing', async () => {

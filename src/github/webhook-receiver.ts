@@ -14,7 +14,7 @@ import { DeliveryDedupe } from './delivery-dedupe.js';
 import type { EnvironmentWriter } from './environment-writer.js';
 import { PayloadError, type PullRequestFactsOptions } from './pull-request-payload.js';
 import { BodyTooLargeError, defaultMaxBodyBytes, readWebhookBody } from './webhook-body.js';
-import { PullRequestEventHandler, type PullRequestOutcome, type PullRequestResult } from './webhook-pull-request.js';
+import { PullRequestEventHandler, type PullRequestHandlerOptions, type PullRequestOutcome, type PullRequestResult } from './webhook-pull-request.js';
 import { signatureMatches } from './webhook-signature.js';
 
 export type WebhookResult =
@@ -62,6 +62,8 @@ export interface WebhookReceiverOptions {
   /** Remembers delivery ids (default: one hour, at most 10,000 ids). */
   dedupe?: DeliveryDedupe;
   cloneUrl?: PullRequestFactsOptions['cloneUrl'];
+  /** Told of every spec queued for writing (see PullRequestHandlerOptions). */
+  onUpsert?: PullRequestHandlerOptions['onUpsert'];
   logger?: Logger;
   /** Called once per request after its answer is decided. */
   observe?: (outcome: WebhookOutcome) => void;
@@ -88,6 +90,7 @@ export class WebhookReceiver {
       policy: typeof policy === 'function' ? policy : () => policy,
       approvals: options.approvals,
       cloneUrl: options.cloneUrl,
+      onUpsert: options.onUpsert,
     });
   }
 

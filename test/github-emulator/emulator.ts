@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { generateAppKeyPair, jwtIssuer, looksLikeJwt, verifyAppJwt } from './app-credentials.js';
 import { FaultInjector, type Fault } from './faults.js';
+import { GitObjectReader } from './git-objects.js';
 import { githubContract, type OpenApiContract, type OpenApiOperation } from './openapi-contract.js';
 import { RateLimits, type RateLimitOptions } from './rate-limits.js';
 import type { Urls } from './representations.js';
@@ -63,6 +64,8 @@ export interface RouteContext {
   identity: Identity;
   /** The repository of a `/repos/{owner}/{repo}/…` route, access already checked. */
   repo: RepositoryState;
+  /** The Accept header (media types such as `application/vnd.github.sha`). */
+  accept: string | undefined;
   urls: Urls;
   /** `http://127.0.0.1:port[/api/v3]` + the request's path, for Link headers. */
   selfUrl: string;
@@ -106,6 +109,8 @@ export class GitHubEmulator {
   private readonly apps = new Map<number, AppState>();
   private readonly installations = new Map<number, InstallationState>();
   private readonly tokens = new Map<string, TokenRecord>();
+  /** Readers of the repositories' git data, by lower-case full name. */
+  private readonly gitReaders = new Map<string, GitObjectReader>();
   private lastId = 1000;
   private seq = 0;
 
@@ -130,6 +135,9 @@ export class GitHubEmulator {
   }
 
   async close(): Promise<void> {
+    const readers = [...this.gitReaders.values()];
+    this.gitReaders.clear();
+    await Promise.all(readers.map((reader) => reader.close()));
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
@@ -194,6 +202,29 @@ export class GitHubEmulator {
       this.addRepository({ ...ref, defaultBranch: parent.defaultBranch, ownerType: 'User' }).parent = parent;
     }
     return ref;
+  }
+
+  /**
+   * Serves the repository's files (contents, blobs, commits, refs) from a real git repository
+   * (bare or not), as GitHub serves them from its own. Replaces an earlier one.
+   */
+  attachGitRepository(ref: RepositoryRef, gitDir: string): void {
+    const key = this.repository(ref).fullName.toLowerCase();
+    void this.gitReaders.get(key)?.close();
+    this.gitReaders.set(key, new GitObjectReader(gitDir));
+  }
+
+  /** Stops serving the repository's git data (before its directory is removed). */
+  async detachGitRepository(ref: RepositoryRef): Promise<void> {
+    const key = `${ref.owner}/${ref.name}`.toLowerCase();
+    const reader = this.gitReaders.get(key);
+    this.gitReaders.delete(key);
+    await reader?.close();
+  }
+
+  /** The reader of a repository's git data, if one is attached. */
+  gitObjects(repo: RepositoryState): GitObjectReader | undefined {
+    return this.gitReaders.get(repo.fullName.toLowerCase());
   }
 
   repository(ref: RepositoryRef): RepositoryState {
@@ -493,12 +524,13 @@ export class GitHubEmulator {
       'x-github-media-type': 'github.v3; format=json',
       'x-github-api-version-selected': '2022-11-28',
     };
-    const send = (status: number, body: unknown, extra: Record<string, string> = {}) => {
+    const send = (status: number, body: unknown, extra: Record<string, string> = {}, mediaType?: string) => {
       record.status = status;
       record.finishedAt = Date.now();
       this.requests.push(record);
-      const payload = body === undefined ? '' : JSON.stringify(body);
-      if (payload) headers['content-type'] = 'application/json; charset=utf-8';
+      // A media type other than JSON (e.g. the bare SHA of application/vnd.github.sha) is sent as text.
+      const payload = body === undefined ? '' : mediaType ? String(body) : JSON.stringify(body);
+      if (payload) headers['content-type'] = `${mediaType ?? 'application/json'}; charset=utf-8`;
       res.writeHead(status, { ...headers, ...extra });
       res.end(payload);
     };
@@ -600,9 +632,9 @@ export class GitHubEmulator {
           return;
         }
       }
-      const reply: Reply = route({
+      const reply: Reply = await route({
         gh: this, op, params: pathParams, query: url.searchParams, body, identity, repo: repo!, urls: this.urls,
-        selfUrl: `${this.url}${prefix}${path}`,
+        selfUrl: `${this.url}${prefix}${path}`, accept: req.headers.accept,
       });
 
       const replyBody = reply.body;
@@ -620,8 +652,8 @@ export class GitHubEmulator {
       }
       if (op.operationId !== 'rate-limit/get') this.rateLimits.consume(key);
       if (this.rateLimits.remaining(bucket) === 0) this.rateLimits.block(key, bucket.reset * 1000, 'x-ratelimit-remaining: 0');
-      this.checkResponse(op, reply.status, replyBody, violate);
-      send(reply.status, replyBody, { ...rateHeaders(), ...extra });
+      this.checkResponse(op, reply.status, replyBody, violate, reply.mediaType);
+      send(reply.status, replyBody, { ...rateHeaders(), ...extra }, reply.mediaType);
     } catch (err) {
       violate('unimplemented', `the emulator failed: ${(err as Error).stack ?? String(err)}`);
       send(500, { message: 'emulator failure', documentation_url: 'https://docs.github.com/rest', status: '500' });
@@ -630,8 +662,8 @@ export class GitHubEmulator {
     }
   }
 
-  private checkResponse(op: OpenApiOperation, status: number, body: unknown, violate: (kind: ViolationKind, message: string) => void): void {
-    for (const p of this.contract.checkResponse(op, status, body)) violate('response', p);
+  private checkResponse(op: OpenApiOperation, status: number, body: unknown, violate: (kind: ViolationKind, message: string) => void, mediaType?: string): void {
+    for (const p of this.contract.checkResponse(op, status, body, mediaType)) violate('response', p);
   }
 
 }

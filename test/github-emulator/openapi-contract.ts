@@ -262,7 +262,7 @@ export class OpenApiContract {
    * give on any route — 401, 403, 404, 422, 429, 5xx — are checked as `basic-error`),
    * or a body that does not match the listed schema.
    */
-  checkResponse(op: OpenApiOperation, status: number, body: unknown): string[] {
+  checkResponse(op: OpenApiOperation, status: number, body: unknown, mediaType = 'application/json'): string[] {
     const listed = op.statuses.includes(String(status));
     if (!listed) {
       if (status >= 400) {
@@ -271,7 +271,17 @@ export class OpenApiContract {
       }
       return [`status ${status} is not a response of ${op.operationId} (listed: ${op.statuses.join(', ')})`];
     }
-    const response = this.resolve((this.document.paths[op.path]![op.method.toLowerCase()] as { responses: Record<string, unknown> }).responses[String(status)] as { content?: Record<string, unknown>; $ref?: string });
+    const rawResponse = (this.document.paths[op.path]![op.method.toLowerCase()] as { responses: Record<string, { $ref?: string }> }).responses[String(status)]!;
+    const response = this.resolve(rawResponse as { content?: Record<string, unknown>; $ref?: string });
+    const schemaOf = (type: string) => (rawResponse.$ref
+      ? pointer(...refParts(rawResponse.$ref), 'content', type, 'schema')
+      : pointer('paths', op.path, op.method.toLowerCase(), 'responses', String(status), 'content', type, 'schema'));
+    if (mediaType !== 'application/json') {
+      // Another representation the client asked for (e.g. the bare SHA of a commit): its own schema.
+      if (!response?.content?.[mediaType]) return [`${op.operationId} ${status} has no ${mediaType} representation in the description`];
+      const error = this.checkValue(`${op.operationId}:${status}:${mediaType}`, schemaOf(mediaType), body);
+      return error ? [`response ${status} (${mediaType}) body: ${error}`] : [];
+    }
     const hasJson = !!response?.content?.['application/json'];
     if (!hasJson) {
       if (body === undefined || body === '') return [];
@@ -283,10 +293,7 @@ export class OpenApiContract {
       }
       return [`${op.operationId} ${status} has no body in the description, but one was sent`];
     }
-    const rawResponse = (this.document.paths[op.path]![op.method.toLowerCase()] as { responses: Record<string, { $ref?: string }> }).responses[String(status)]!;
-    const ref = rawResponse.$ref
-      ? pointer(...refParts(rawResponse.$ref), 'content', 'application/json', 'schema')
-      : pointer('paths', op.path, op.method.toLowerCase(), 'responses', String(status), 'content', 'application/json', 'schema');
+    const ref = schemaOf('application/json');
     const error = this.checkValue(`${op.operationId}:${status}`, ref, body);
     return error ? [`response ${status} body: ${error}`] : [];
   }

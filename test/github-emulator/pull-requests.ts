@@ -68,8 +68,10 @@ export class PullRequestDriver {
   }
 
   /**
-   * A repository both in the emulator and on disk (bare, served over file://). Call
-   * `cleanup()` when done.
+   * A repository both in the emulator and on disk (bare, served over file://); the emulator
+   * serves its files (contents, blobs, commits, refs) from that git repository. Call
+   * `cleanup()` when done. A fork gets no git data of its own: its pull requests' commits are
+   * in this repository (refs/pull/<n>/head), where the operator reads them, as on GitHub.
    */
   static async create(gh: GitHubEmulator, options: PullRequestDriverOptions = {}): Promise<PullRequestDriver> {
     const git = await createGitRepository({
@@ -80,6 +82,7 @@ export class PullRequestDriver {
     });
     const baseSha = await git.resolveRef(`refs/heads/${git.defaultBranch}`);
     gh.createRepository({ owner: git.owner, name: git.repo, defaultBranch: git.defaultBranch, defaultBranchSha: baseSha });
+    gh.attachGitRepository({ owner: git.owner, name: git.repo }, git.originPath);
     return new PullRequestDriver(gh, git, options);
   }
 
@@ -88,6 +91,7 @@ export class PullRequestDriver {
   }
 
   async cleanup(): Promise<void> {
+    await this.gh.detachGitRepository(this.repository);
     await this.git.cleanup();
   }
 

@@ -2,6 +2,7 @@
 // what GitHub documents (filters, defaults, side effects such as auto_inactive).
 import type { RouteContext } from './emulator.js';
 import { paginate } from './pagination.js';
+import { repositoryContentRoutes } from './repository-contents.js';
 import {
   appJson, checkRunJson, checkSuiteJson, combinedState, commitStatusJson, deploymentJson, deploymentStatusJson,
   installationJson, issueCommentJson, labelJson, pullRequestJson, pullRequestSimpleJson, repositoryJson,
@@ -16,9 +17,12 @@ export interface Reply {
   status: number;
   body?: unknown;
   headers?: Record<string, string>;
+  /** A media type other than JSON the body is sent as (text), e.g. `application/vnd.github.sha`. */
+  mediaType?: string;
 }
 
-export type RouteHandler = (ctx: RouteContext) => Reply;
+/** Synchronous for the emulator's own state; asynchronous where git data is read. */
+export type RouteHandler = (ctx: RouteContext) => Reply | Promise<Reply>;
 
 const docs = 'https://docs.github.com/rest';
 const error = (status: number, message: string, extra: Record<string, unknown> = {}): Reply =>
@@ -422,4 +426,5 @@ export const routes: Record<string, RouteHandler> = {
   'apps/create-installation-access-token': createInstallationToken,
   'apps/get-authenticated': getAuthenticatedApp,
   'rate-limit/get': getRateLimit,
+  ...repositoryContentRoutes,
 };

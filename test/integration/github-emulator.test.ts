@@ -2,6 +2,7 @@
 // follow GitHub's description or rules — otherwise the operator's GitHub tests prove nothing.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAppAuth } from '@octokit/auth-app';
@@ -305,5 +306,120 @@ describe('pull request helpers and webhook deliveries', () => {
       onProblems: (p) => problems.push(...p),
     });
     assert.ok(problems.some((p) => /webhook pull-request-opened: .*\/number must be integer/.test(p)), problems.join('\n'));
+  });
+});
+
+describe('repository contents, blobs, commits and refs from the real git repository', () => {
+  const token = gh.createToken('contents-reader');
+  const octokit = client(token);
+  const big = 'x'.repeat(1024 * 1024 + 1);
+
+  /** `git rev-parse` in the driver's bare repository. */
+  const revParse = (driver: PullRequestDriver, name: string) =>
+    execFileSync('git', ['--git-dir', driver.git.originPath, 'rev-parse', name], { encoding: 'utf8' }).trim();
+
+  /** A commit on top of `parent` whose tree adds a submodule (a gitlink) at `.preview/vendored`. */
+  function commitWithSubmodule(driver: PullRequestDriver, parent: string): string {
+    const git = (args: string[], input?: string) => execFileSync('git', ['--git-dir', driver.git.originPath, ...args], {
+      encoding: 'utf8', input, env: { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.invalid' },
+    }).trim();
+    const previewTree = git(['ls-tree', '-z', `${parent}:.preview`]).split('\0').filter(Boolean).map((l) => `${l}\n`).join('');
+    const withLink = git(['mktree'], `${previewTree}160000 commit ${'5'.repeat(40)}\tvendored\n`);
+    const root = git(['ls-tree', '-z', parent]).split('\0').filter(Boolean)
+      .map((l) => (l.endsWith('\t.preview') ? `040000 tree ${withLink}\t.preview` : l)).join('\n');
+    const modules = git(['hash-object', '-w', '--stdin'], '[submodule "vendored"]\n\tpath = .preview/vendored\n\turl = https://example.com/vendored.git\n');
+    const tree = git(['mktree'], `${root}\n100644 blob ${modules}\t.gitmodules\n`);
+    return git(['commit-tree', tree, '-p', parent, '-m', 'submodule']);
+  }
+
+  it('lists a directory at a SHA as GitHub does: types, sizes, blob ids, URLs; a submodule is a "file" without download URL', async (t) => {
+    const driver = await PullRequestDriver.create(gh, { owner: 'emu', initialFiles: { '.preview/preview.yaml': 'version: 1\n', '.preview/main.ts': 'export {};\n', '.preview/docs/a.md': 'a\n', '.preview/link.yaml': { symlinkTo: 'preview.yaml' } } });
+    t.after(() => driver.cleanup());
+    const main = revParse(driver, 'refs/heads/main');
+    const sha = commitWithSubmodule(driver, main);
+    const { data } = await octokit.rest.repos.getContent({ owner: 'emu', repo: driver.repository.name, path: '.preview', ref: sha });
+    assert.ok(Array.isArray(data));
+    const byName = new Map(data.map((d) => [d.name, d]));
+    assert.deepEqual([...byName.keys()].sort(), ['docs', 'link.yaml', 'main.ts', 'preview.yaml', 'vendored']);
+    assert.deepEqual(byName.get('preview.yaml'), {
+      ...byName.get('preview.yaml'), type: 'file', size: 11, path: '.preview/preview.yaml', sha: revParse(driver, `${sha}:.preview/preview.yaml`),
+    });
+    assert.equal(byName.get('docs')!.type, 'dir');
+    assert.equal(byName.get('docs')!.download_url, null);
+    assert.equal(byName.get('link.yaml')!.type, 'symlink');
+    assert.equal(byName.get('link.yaml')!.size, 'preview.yaml'.length);
+    assert.deepEqual([byName.get('vendored')!.type, byName.get('vendored')!.download_url, byName.get('vendored')!.sha], ['file', null, '5'.repeat(40)]);
+    assert.match(byName.get('main.ts')!.git_url!, new RegExp(`/repos/emu/${driver.repository.name}/git/blobs/[0-9a-f]{40}$`));
+
+    const submodule = await octokit.rest.repos.getContent({ owner: 'emu', repo: driver.repository.name, path: '.preview/vendored', ref: sha });
+    assert.deepEqual([(submodule.data as { type: string }).type, (submodule.data as { submodule_git_url: string }).submodule_git_url], ['submodule', 'https://example.com/vendored.git']);
+  });
+
+  it('answers a file with its base64 content (the default branch without ?ref), a symlink to a file with that file, a file over 1 MB with 403', async (t) => {
+    const driver = await PullRequestDriver.create(gh, { owner: 'emu', initialFiles: { '.preview/preview.yaml': 'version: 1 # é\n', '.preview/link.yaml': { symlinkTo: 'preview.yaml' }, '.preview/out': { symlinkTo: '../../etc/passwd' }, 'big.bin': big } });
+    t.after(() => driver.cleanup());
+    const repo = driver.repository.name;
+    const file = (await octokit.rest.repos.getContent({ owner: 'emu', repo, path: '.preview/preview.yaml' })).data as { type: string; encoding: string; content: string };
+    assert.deepEqual([file.type, file.encoding], ['file', 'base64']);
+    assert.equal(Buffer.from(file.content, 'base64').toString('utf8'), 'version: 1 # é\n');
+    const viaLink = (await octokit.rest.repos.getContent({ owner: 'emu', repo, path: '.preview/link.yaml' })).data as { type: string; path: string };
+    assert.deepEqual([viaLink.type, viaLink.path], ['file', '.preview/preview.yaml']);
+    const outside = (await octokit.rest.repos.getContent({ owner: 'emu', repo, path: '.preview/out' })).data as { type: string; target: string };
+    assert.deepEqual([outside.type, outside.target], ['symlink', '../../etc/passwd']);
+    await assert.rejects(octokit.rest.repos.getContent({ owner: 'emu', repo, path: 'big.bin' }), (err: { status: number; response: { data: { errors: { code: string }[] } } }) =>
+      err.status === 403 && err.response.data.errors[0]!.code === 'too_large');
+    const listing = (await octokit.rest.repos.getContent({ owner: 'emu', repo, path: '.preview', ref: 'main' })).data as { name: string }[];
+    assert.deepEqual(listing.map((d) => d.name).sort(), ['link.yaml', 'out', 'preview.yaml']);
+
+    const blobSha = revParse(driver, 'main:big.bin');
+    const blob = await octokit.rest.git.getBlob({ owner: 'emu', repo, file_sha: blobSha });
+    assert.deepEqual([blob.data.encoding, blob.data.size, blob.data.sha], ['base64', big.length, blobSha]);
+    assert.equal(Buffer.from(blob.data.content, 'base64').toString('utf8'), big);
+    await assert.rejects(octokit.rest.git.getBlob({ owner: 'emu', repo, file_sha: '0'.repeat(40) }), { status: 404 });
+  });
+
+  it('404 "No commit found for the ref" for an unknown ref, plain 404 for a missing path; 304 for an unchanged listing', async (t) => {
+    const driver = await PullRequestDriver.create(gh, { owner: 'emu', initialFiles: { '.preview/preview.yaml': 'version: 1\n' } });
+    t.after(() => driver.cleanup());
+    const repo = driver.repository.name;
+    await assert.rejects(octokit.rest.repos.getContent({ owner: 'emu', repo, path: '.preview', ref: 'f'.repeat(40) }), (err: { status: number; message: string }) =>
+      err.status === 404 && /No commit found for the ref f{40}/.test(err.message));
+    await assert.rejects(octokit.rest.repos.getContent({ owner: 'emu', repo, path: 'nothing/here', ref: 'main' }), (err: { status: number; message: string }) =>
+      err.status === 404 && err.message.startsWith('Not Found'));
+    const first = await octokit.rest.repos.getContent({ owner: 'emu', repo, path: '.preview', ref: 'main' });
+    await assert.rejects(octokit.request('GET /repos/{owner}/{repo}/contents/{path}', { owner: 'emu', repo, path: '.preview', ref: 'main', headers: { 'if-none-match': first.headers.etag! } }), { status: 304 });
+    gh.faults.inject({ route: 'repos/get-content', repository: driver.repository, fault: { kind: 'server-error', status: 502 } });
+    await assert.rejects(octokit.rest.repos.getContent({ owner: 'emu', repo, path: '.preview', ref: 'main' }), { status: 502 });
+    const logged = gh.requestsSince(0, { repository: driver.repository, operationId: 'repos/get-content' });
+    assert.deepEqual(logged.map((r) => r.status), [404, 404, 200, 304, 502]);
+  });
+
+  it('a commit by SHA or branch as JSON or as the bare SHA (application/vnd.github.sha); 422 for an unknown one; refs follow pushes', async (t) => {
+    const driver = await PullRequestDriver.create(gh, { owner: 'emu', initialFiles: { 'README.md': 'x\n' } });
+    t.after(() => driver.cleanup());
+    const repo = driver.repository.name;
+    const before = revParse(driver, 'refs/heads/main');
+    const commit = await octokit.rest.repos.getCommit({ owner: 'emu', repo, ref: 'main' });
+    assert.equal(commit.data.sha, before);
+    assert.equal(commit.data.commit.message, 'initial commit');
+    assert.deepEqual(commit.data.parents, []);
+    const bare = await octokit.request('GET /repos/{owner}/{repo}/commits/{ref}', { owner: 'emu', repo, ref: before, headers: { accept: 'application/vnd.github.sha' } });
+    assert.equal(bare.data, before);
+    await assert.rejects(octokit.request('GET /repos/{owner}/{repo}/commits/{ref}', { owner: 'emu', repo, ref: 'e'.repeat(40), headers: { accept: 'application/vnd.github.sha' } }), { status: 422 });
+
+    assert.equal((await octokit.rest.git.getRef({ owner: 'emu', repo, ref: 'heads/main' })).data.object.sha, before);
+    await assert.rejects(octokit.rest.git.getRef({ owner: 'emu', repo, ref: 'heads/nope' }), { status: 404 });
+    const after = await driver.git.commit('main', { 'README.md': 'y\n' });
+    const moved = await octokit.rest.git.getRef({ owner: 'emu', repo, ref: 'heads/main' });
+    assert.deepEqual([moved.data.ref, moved.data.object.type, moved.data.object.sha], ['refs/heads/main', 'commit', after]);
+    assert.equal((await octokit.rest.repos.getCommit({ owner: 'emu', repo, ref: 'main' })).data.parents[0]!.sha, before);
+  });
+
+  it('records a violation when a repository has no git data attached', async () => {
+    const bare = gh.createRepository({ owner: 'emu', name: 'no-git', defaultBranchSha: sha('0') });
+    await assert.rejects(octokit.rest.repos.getContent({ owner: bare.owner, repo: bare.name, path: '.preview' }), { status: 404 });
+    const found = gh.takeViolations();
+    assert.deepEqual(found.map((v) => v.kind), ['unimplemented']);
+    assert.match(found[0]!.message, /attachGitRepository/);
   });
 });

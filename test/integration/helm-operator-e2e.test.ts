@@ -1,9 +1,12 @@
 // The chart's RBAC is enough, proven by use: the operator process runs with the chart's
 // ServiceAccount token (not admin) and takes a pull request from its webhook to a Ready
 // environment and, once the PR is closed, back to nothing. The same with the ClusterRole
-// missing one verb fails with a message naming what was refused.
+// missing one verb fails with a message naming what was refused. The repository has no
+// `.preview/main.ts`, so its `.preview/` is read through GitHub's contents API and no git
+// process runs at all.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -139,6 +142,10 @@ test('with the chart\'s token: webhook → Ready → PR closed → gone', async 
   }, { timeoutMs: 180_000, intervalMs: 500 });
   assert.match(ready.status!.url!, /^http:\/\/reco-pr-1\.preview\.test/);
   assert.equal(gh.comments(repo.repository, 1).length, 1);
+  // `.preview/` came through the API: one listing and one blob; no fetch made a repository in the checkout cache.
+  const reads = gh.requestsSince(0, { repository: repo.repository }).filter((r) => r.operationId === 'repos/get-content' || r.operationId === 'git/get-blob');
+  assert.deepEqual(reads.map((r) => `${r.operationId} ${r.status}`), ['repos/get-content 200', 'git/get-blob 200']);
+  assert.equal(existsSync(path.join(dir, identity.namespace, 'checkouts', 'repositories')), false, 'no git process fetched the repository');
   // The delivery was timed to applied and to Ready, once each (the operator's histograms).
   assert.equal(await metricValue(operator.metricsUrl(), 'preview_operator_webhook_to_applied_seconds_count'), 1);
   assert.equal(await metricValue(operator.metricsUrl(), 'preview_operator_webhook_to_ready_seconds_count'), 1);

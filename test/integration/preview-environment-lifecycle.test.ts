@@ -48,6 +48,7 @@ describe('a PreviewEnvironment from creation to deletion', () => {
     name = `pr-${pr}-${repository.repo}`;
     stopWorkloads = await startWorkloadControllers(operator, name);
     const created = performance.now();
+    const auditMark = operator.cluster.audit.mark();
     await applyEnvironment(operator, { repository, pullRequest: pr, headSha });
 
     const deployed = await waitForEnvironment(operator, name, 'objects applied', (e) => e.status?.deployedSha === headSha);
@@ -92,6 +93,15 @@ describe('a PreviewEnvironment from creation to deletion', () => {
 
     const states = operator.reporter.statesFor(repo(), pr);
     assert.deepEqual(states, ['deploying', 'ready'], `reported states: ${states}`);
+    // Progress is paced (written and reported once per 10 s while deploying), however often the resources changed.
+    const deploying = operator.reporter.reportsFor(repo(), pr).filter((r) => r.input.state === 'deploying').length;
+    const allowed = 1 + Math.floor((readyAt - created) / 10_000);
+    assert.ok(deploying <= allowed, `${deploying} deploying reports in ${((readyAt - created) / 1000).toFixed(1)} s; at most ${allowed}`);
+    await operator.cluster.audit.settle();
+    const statusWrites = operator.cluster.audit.writes(auditMark, { user: operator.identity.username, resource: 'previewenvironments' })
+      .filter((w) => w.objectRef?.name === name && w.objectRef.subresource === 'status').length;
+    // Deploying (before rendering), applied, Ready — and the paced progress in between.
+    assert.ok(statusWrites <= allowed + 2, `${statusWrites} status writes; at most ${allowed + 2}`);
     const last = operator.reporter.lastFor(repo(), pr)!;
     assert.equal(last.input.url, `https://${host}`);
     assert.equal(last.input.deployedSha, headSha);
