@@ -493,7 +493,8 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
         ...(burstConverged ? [] : [`Not all Ready after ${burstTimeout / 1000} s (${readyByDeadline} of ${count}); per-environment figures cover those that got there. At the deadline: ${where}.`]),
         // How the operator ran, beside the figures of its memory and CPU (scenario 2 may not be in the run).
         ...notes,
-        `Every API write from the first delivery until all comments were read (${allWrites.length}), by client: ${countBy(allWrites, (w) => w.user.username)}.`,
+        `Every API write from the first delivery until all comments were read (${allWrites.length}), by client: ${countBy(allWrites, (w) => w.user.username)}; `
+          + `the controller-manager's by verb/resource: ${countBy(allWrites.filter((w) => w.user.username === 'system:kube-controller-manager'), (w) => `${w.verb} ${w.objectRef?.resource ?? '?'}${w.objectRef?.subresource ? `/${w.objectRef.subresource}` : ''}`)}.`,
         `Operator API writes (${writes.length}) by verb/resource: ${countBy(writes, (w) => `${w.verb} ${w.objectRef?.resource ?? '?'}${w.objectRef?.subresource ? `/${w.objectRef.subresource}` : ''}`)}.`,
         cpuNote(`from the first delivery to ${burstConverged ? 'all Ready' : 'the deadline'}`, cpuBetween(cpu0, cpuReady), (burstConverged ? allReadyMs : performance.now() - started) / 1000),
         `GitHub requests (${requests.length}) by operation: ${countBy(requests, (r) => `${r.method} ${r.operationId ?? r.path}${r.status === 304 ? ' (304)' : ''}`)}.`,

@@ -111,8 +111,3 @@ export function controllerReference(owner: KubeObject): OwnerReference {
     blockOwnerDeletion: true,
   };
 }
-
-/** A deep copy (objects are JSON, so a JSON round-trip is exact). */
-export function cloneObject<T>(obj: T): T {
-  return structuredClone(obj);
-}

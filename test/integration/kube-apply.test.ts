@@ -78,9 +78,13 @@ describe('apply', () => {
     const group = `${uniqueName('g')}.kube-test.io`;
     const applier = new Applier(client);
     const set = objectSet(ns, group);
+    const asGiven = structuredClone(set);
 
     let mark = cluster.audit.mark();
     const first = await applier.apply(set, { ownership });
+    // Callers keep and re-apply their rendering: the applier adds labels, the hash and folds
+    // the Secret's stringData on its own copies only.
+    assert.deepEqual(set, asGiven, 'the objects given are left as they were');
     assert.deepEqual(first.map((r) => `${r.ref.kind} ${r.action}`), [
       'Namespace created', 'CustomResourceDefinition created', 'ServiceAccount created', 'Secret created', 'ConfigMap created',
       'Service created', 'Deployment created', 'Widget created',
