@@ -1,6 +1,6 @@
 // A process's own resource use, read from /proc (Linux): peak resident memory (VmHWM) and CPU
 // seconds (utime + stime), so figures are the operator's and not the benchmark's.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 
 export interface ProcessUsage {
   /** Peak resident set size so far, MB. */
@@ -30,4 +30,17 @@ export function parseProcessUsage(statusText: string, statText: string): Process
 
 export function processUsage(pid: number): ProcessUsage {
   return parseProcessUsage(readFileSync(`/proc/${pid}/status`, 'utf8'), readFileSync(`/proc/${pid}/stat`, 'utf8'));
+}
+
+/**
+ * Resets a process's peak RSS (VmHWM) to its current RSS (`5` to /proc/<pid>/clear_refs, Linux
+ * ≥ 4.0), so a later VmHWM is the peak of what happened since. False if the kernel refused.
+ */
+export function resetPeakRss(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
 }

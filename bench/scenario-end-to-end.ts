@@ -31,7 +31,7 @@ import { OperatorMemorySampler, sampleOperatorMemory } from './operator-memory-s
 import { heapSnapshotOf } from './operator-heap-snapshot.js';
 import { OperatorMetricsRecorder, scrapeNote } from './operator-metrics-recorder.js';
 import { cpuBetween, cpuNote, cpuSnapshot } from './machine-cpu.js';
-import { processUsage } from './process-usage.js';
+import { processUsage, resetPeakRss } from './process-usage.js';
 import { baselineClient, baselineOnce, deleteNamespaces } from './scenario-apply-baseline.js';
 import type { counts as countsOf, StepContext, StepResult } from './scenario-plan.js';
 import { ratio, summarize } from './stats.js';
@@ -425,6 +425,8 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
       }
       const auditMark = cluster.audit.mark();
       const ghMark = gh.mark();
+      // The burst's own peak: VmHWM from here on (the earlier scenarios' peak is left out).
+      const peakReset = resetPeakRss(operator.pid);
       const usage0 = processUsage(operator.pid);
       const cpuPids = () => ({ operator: operator.pid, ...cluster.pids(), 'bench (GitHub emulator, clients, cluster supervision)': process.pid });
       const cpu0 = cpuSnapshot(cpuPids());
@@ -481,8 +483,9 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
         { scenario: 4, name: `all ${count} Ready (from the first delivery)`, value: allReadyMs / 1000, unit: 's', target: { op: '<=', value: 60, text: '≤ 60 s on 2 cores' } },
         { scenario: 4, name: `Ready within the ${burstTimeout / 1000} s the bench waits`, value: readyByDeadline, unit: 'count' },
         { scenario: 4, name: `all ${count} comments say ready`, value: allCommentedMs / 1000, unit: 's' },
-        { scenario: 4, name: 'operator peak RSS (VmHWM, process lifetime)', value: usage1.peakRssMb, unit: 'MB', target: { op: '<=', value: 250, text: '≤ 250 MB' } },
+        { scenario: 4, name: peakReset ? `operator peak RSS, first delivery → all Ready (VmHWM${options.profile ? '; CPU profiler attached' : ''})` : 'operator peak RSS (VmHWM, process lifetime: the kernel refused a reset)', value: usageReady.peakRssMb, unit: 'MB', target: { op: '<=', value: 250, text: '≤ 250 MB' } },
         { scenario: 4, name: 'operator peak RSS during the burst (sampled 5/s)', value: peakRss, unit: 'MB' },
+        { scenario: 4, name: `operator peak RSS, first delivery → all comments${options.profile ? ', writing the CPU profile included' : ''} (VmHWM)`, value: usage1.peakRssMb, unit: 'MB' },
         { scenario: 4, name: 'operator CPU seconds, burst → all Ready', value: usageReady.cpuSeconds - usage0.cpuSeconds, unit: 's' },
         { scenario: 4, name: 'operator CPU seconds, burst → all comments', value: usage1.cpuSeconds - usage0.cpuSeconds, unit: 's' },
         { scenario: 4, name: 'API writes per environment (audit log)', value: writes.length / count, unit: 'count' },

@@ -377,15 +377,24 @@ class PreviewEnvironmentReconciler implements Reconciler {
       await this.settle(current, ctx, { phase: 'Pending', ready: { status: 'False', reason: 'NamespaceTerminating', message }, reasons: [message] });
       return { requeueAfter: this.options.namespacePollMs ?? 2000 };
     }
-    if (!holdsPhase(env.status?.phase)) {
-      // Claim the slot in status before the long part, so other replicas of the decision see it.
-      await this.settle(current, ctx, {
-        phase: 'Deploying',
-        ready: { status: 'False', reason: 'Rendering', message: `rendering ${env.spec.pullRequest.headSha.slice(0, 12)}` },
-        reasons: [],
-        report: false,
-      });
-    }
+    // Claim the slot in status before the long part, so other replicas of the decision see it.
+    // The write overlaps the rendering and the apply; every later status write waits for it.
+    const claim = holdsPhase(env.status?.phase) ? Promise.resolve() : this.settle(current, ctx, {
+      phase: 'Deploying',
+      ready: { status: 'False', reason: 'Rendering', message: `rendering ${env.spec.pullRequest.headSha.slice(0, 12)}` },
+      reasons: [],
+      report: false,
+    });
+    claim.catch(() => {});
+    // A failure before the claim is awaited must not write status (the retry count) beside it.
+    const claimFirst = async <T>(work: () => Promise<T>): Promise<T> => {
+      try {
+        return await work();
+      } catch (err) {
+        await claim.catch(() => {});
+        throw err;
+      }
+    };
 
     const timings: Record<string, number> = {};
     let mark = performance.now();
@@ -394,8 +403,9 @@ class PreviewEnvironmentReconciler implements Reconciler {
       timings[step] = Math.round(t - mark);
       mark = t;
     };
-    const outcome = await rendering;
+    const outcome = await claimFirst(() => rendering);
     if (!outcome.ok) {
+      await claim;
       const result = await this.fail(current, ctx, outcome.failure, this.expiry(current.env, configTtl, policy, true));
       if (outcome.failure.kind !== 'SourceUnavailable') return result;
       return { requeueAfter: Math.min(result.requeueAfter ?? sourceRetryMs, sourceRetryMs) };
@@ -403,9 +413,12 @@ class PreviewEnvironmentReconciler implements Reconciler {
     const rendered = outcome.rendered;
 
     const unserved: string[] = [];
-    for (const obj of rendered.objects) if (!(await this.client.discovery.has(obj))) unserved.push(`${obj.kind} (${obj.apiVersion})`);
+    await claimFirst(async () => {
+      for (const obj of rendered.objects) if (!(await this.client.discovery.has(obj))) unserved.push(`${obj.kind} (${obj.apiVersion})`);
+    });
     if (unserved.length > 0) {
       const kinds = [...new Set(unserved)];
+      await claim;
       return this.fail(current, ctx, {
         kind: 'ApplyRejected',
         message: `the cluster does not serve ${kinds.join(', ')}; nothing was applied`,
@@ -421,10 +434,14 @@ class PreviewEnvironmentReconciler implements Reconciler {
       // In a namespace created just now nothing can exist yet: no read before each apply.
       await this.applier.apply(rendered.objects, { ownership, fresh: namespaceApplied?.action === 'created' });
     } catch (err) {
+      // The retry count and the failure are status writes too: after the claim's.
+      await claim.catch(() => {});
       const rejected = describeRejection(err);
       if (!rejected) throw err;
+      await claim;
       return this.fail(current, ctx, rejected, this.expiry(current.env, rendered.config.ttl, policy, true));
     }
+    await claim;
 
     const renderKey = this.renders.get(name)?.key ?? '';
     lap('apply');
