@@ -89,8 +89,6 @@ export async function runDev(args: readonly string[], env: Readonly<Record<strin
     }
     // Not cert-manager's Certificate: without cert-manager running no certificate would ever be
     // issued, and without its CRD the operator serves previews over plain HTTP, saying so.
-    // The test harness's installer is typed with client-node's KubeConfig but uses only what
-    // KubeAccess offers (the current cluster, applyToHTTPSOptions), so ours serves it too.
     await installCrds(kubeConfig, operatorCrdFiles);
     say('CRDs: PreviewEnvironment, Algorithm, Database installed');
 

@@ -233,6 +233,8 @@ interface Informers {
 /** The freshest copy of the object this reconcile has seen (after its own writes). */
 interface Current {
   env: EnvironmentObject;
+  /** A status write still in flight (the Deploying claim): every later status write starts after it. */
+  pendingStatus?: Promise<unknown>;
 }
 
 type Phase = NonNullable<PreviewEnvironmentStatus['phase']>;
@@ -355,14 +357,6 @@ class PreviewEnvironmentReconciler implements Reconciler {
       if (verdict.state !== 'passed') return this.holdForChecks(current, ctx, verdict, expiry);
     }
 
-    // Rendering (mostly the checkout) changes nothing in the cluster: start it now, so that it
-    // overlaps the status write below. Awaited there, or left to the memo when this reconcile
-    // ends early.
-    const tlsWanted = this.options.tlsIssuer !== false;
-    const certManagerInstalled = tlsWanted && (await this.client.discovery.has(certificateKind));
-    const rendering = this.render(env, certManagerInstalled, policy);
-    rendering.catch(() => {});
-
     const liveNamespace = await this.liveNamespace(name);
     if (liveNamespace && !isControlledBy(liveNamespace, env)) {
       return this.fail(current, ctx, {
@@ -377,8 +371,16 @@ class PreviewEnvironmentReconciler implements Reconciler {
       await this.settle(current, ctx, { phase: 'Pending', ready: { status: 'False', reason: 'NamespaceTerminating', message }, reasons: [message] });
       return { requeueAfter: this.options.namespacePollMs ?? 2000 };
     }
+
+    // Rendering (reading .preview/, at most a checkout) changes nothing in the cluster: started
+    // now, it overlaps the claim's status write below.
+    const tlsWanted = this.options.tlsIssuer !== false;
+    const certManagerInstalled = tlsWanted && (await this.client.discovery.has(certificateKind));
+    const rendering = this.render(env, certManagerInstalled, policy);
+    rendering.catch(() => {});
+
     // Claim the slot in status before the long part, so other replicas of the decision see it.
-    // The write overlaps the rendering and the apply; every later status write waits for it.
+    // The write overlaps the rendering and the apply; later status writes wait for it (settle).
     const claim = holdsPhase(env.status?.phase) ? Promise.resolve() : this.settle(current, ctx, {
       phase: 'Deploying',
       ready: { status: 'False', reason: 'Rendering', message: `rendering ${env.spec.pullRequest.headSha.slice(0, 12)}` },
@@ -386,15 +388,7 @@ class PreviewEnvironmentReconciler implements Reconciler {
       report: false,
     });
     claim.catch(() => {});
-    // A failure before the claim is awaited must not write status (the retry count) beside it.
-    const claimFirst = async <T>(work: () => Promise<T>): Promise<T> => {
-      try {
-        return await work();
-      } catch (err) {
-        await claim.catch(() => {});
-        throw err;
-      }
-    };
+    current.pendingStatus = claim;
 
     const timings: Record<string, number> = {};
     let mark = performance.now();
@@ -403,9 +397,8 @@ class PreviewEnvironmentReconciler implements Reconciler {
       timings[step] = Math.round(t - mark);
       mark = t;
     };
-    const outcome = await claimFirst(() => rendering);
+    const outcome = await rendering;
     if (!outcome.ok) {
-      await claim;
       const result = await this.fail(current, ctx, outcome.failure, this.expiry(current.env, configTtl, policy, true));
       if (outcome.failure.kind !== 'SourceUnavailable') return result;
       return { requeueAfter: Math.min(result.requeueAfter ?? sourceRetryMs, sourceRetryMs) };
@@ -413,12 +406,9 @@ class PreviewEnvironmentReconciler implements Reconciler {
     const rendered = outcome.rendered;
 
     const unserved: string[] = [];
-    await claimFirst(async () => {
-      for (const obj of rendered.objects) if (!(await this.client.discovery.has(obj))) unserved.push(`${obj.kind} (${obj.apiVersion})`);
-    });
+    for (const obj of rendered.objects) if (!(await this.client.discovery.has(obj))) unserved.push(`${obj.kind} (${obj.apiVersion})`);
     if (unserved.length > 0) {
       const kinds = [...new Set(unserved)];
-      await claim;
       return this.fail(current, ctx, {
         kind: 'ApplyRejected',
         message: `the cluster does not serve ${kinds.join(', ')}; nothing was applied`,
@@ -434,13 +424,11 @@ class PreviewEnvironmentReconciler implements Reconciler {
       // In a namespace created just now nothing can exist yet: no read before each apply.
       await this.applier.apply(rendered.objects, { ownership, fresh: namespaceApplied?.action === 'created' });
     } catch (err) {
-      // The retry count and the failure are status writes too: after the claim's.
-      await claim.catch(() => {});
       const rejected = describeRejection(err);
       if (!rejected) throw err;
-      await claim;
       return this.fail(current, ctx, rejected, this.expiry(current.env, rendered.config.ttl, policy, true));
     }
+    // A claim that failed (a conflict) fails this reconcile here, before anything is pruned.
     await claim;
 
     const renderKey = this.renders.get(name)?.key ?? '';
@@ -668,6 +656,7 @@ class PreviewEnvironmentReconciler implements Reconciler {
    * events and the report always tell the same story.
    */
   private async settle(current: Current, ctx: ReconcileContext, outcome: Outcome): Promise<void> {
+    await current.pendingStatus?.catch(() => {});
     const env = current.env;
     const previous = env.status ?? {};
     const now = new Date(this.clock.now());
@@ -740,6 +729,7 @@ class PreviewEnvironmentReconciler implements Reconciler {
 
   private async recordRetry(current: Current, ctx: ReconcileContext, err: unknown): Promise<void> {
     if (err instanceof ReportFailed) return; // already recorded with the partial ids
+    await current.pendingStatus?.catch(() => {});
     const env = current.env;
     const now = new Date(this.clock.now());
     const message = err instanceof Error ? err.message : String(err);

@@ -74,6 +74,17 @@ interface HttpError {
   response?: { headers?: Record<string, unknown> };
 }
 
+/** GitHub's primary or secondary rate limit (403 or 429 saying so), as opposed to a refusal. */
+export function isRateLimited(err: unknown): boolean {
+  if (err instanceof GitHubRateLimitedError) return true;
+  const e = err as HttpError | undefined;
+  if (e?.status === 429) return true;
+  if (e?.status !== 403) return false;
+  return e.response?.headers?.['x-ratelimit-remaining'] === '0'
+    || e.response?.headers?.['retry-after'] !== undefined
+    || /\brate limit\b/i.test(e.message ?? '');
+}
+
 const isSecondaryLimit = (error: HttpError) =>
   (error.status === 403 || error.status === 429) && /\bsecondary rate\b/i.test(error.message ?? '');
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { GitOperationError } from '../git/git-errors.js';
-import { GitHubRateLimitedError } from './octokit-rate-limit.js';
-import { gitHubApiFailure, httpStatus, isRateLimited } from './preview-files-api-errors.js';
+import { GitHubRateLimitedError, isRateLimited } from './octokit-rate-limit.js';
+import { gitHubApiFailure, httpStatus } from './preview-files-api-errors.js';
 
 /** What Octokit throws: a RequestError with the status, and the response when one came. */
 function requestError(message: string, status: number, response?: { headers: Record<string, string> }): Error {

@@ -5,12 +5,11 @@
 // not map, so the reconcile throws and is retried with backoff. Messages name the GitHub API,
 // never a credential.
 import { GitOperationError } from '../git/git-errors.js';
-import { GitHubRateLimitedError } from './octokit-rate-limit.js';
+import { isRateLimited } from './octokit-rate-limit.js';
 
 interface HttpFailure {
   status?: number;
-  message?: string;
-  response?: { headers?: Record<string, unknown> };
+  response?: unknown;
 }
 
 /** The HTTP status GitHub answered with, or undefined when no answer came (network, abort). */
@@ -19,18 +18,6 @@ export function httpStatus(err: unknown): number | undefined {
   // Octokit reports a request that got no answer as status 500 without a response.
   if (!failure || typeof failure.status !== 'number' || !failure.response) return undefined;
   return failure.status;
-}
-
-/** GitHub's primary or secondary rate limit (403 or 429 saying so), as opposed to a refusal. */
-export function isRateLimited(err: unknown): boolean {
-  if (err instanceof GitHubRateLimitedError) return true;
-  const status = httpStatus(err);
-  if (status === 429) return true;
-  if (status !== 403) return false;
-  const failure = err as HttpFailure;
-  return failure.response?.headers?.['x-ratelimit-remaining'] === '0'
-    || failure.response?.headers?.['retry-after'] !== undefined
-    || /\brate limit\b/i.test(failure.message ?? '');
 }
 
 /**

@@ -17,7 +17,7 @@ import { effectivePolicy, type PolicyConfig } from '../policy/policy-config.js';
 import type { PullRequestFacts } from '../policy/pull-request-facts.js';
 import { environmentObject, type EnvironmentStore } from './environment-store.js';
 import type { GitHubClient, GitHubClients, RepositoryName } from './octokit-factory.js';
-import { GitHubRateLimitedError } from './octokit-rate-limit.js';
+import { isRateLimited } from './octokit-rate-limit.js';
 import { decide } from './pull-request-decision.js';
 import { pullRequestFacts, type PullRequestFactsOptions } from './pull-request-payload.js';
 import { resyncApproval } from './resync-approval.js';
@@ -105,13 +105,6 @@ const repositoryKey = (r: RepositoryName) => `${r.owner}/${r.name}`.toLowerCase(
  */
 const lastEtags = new WeakMap<GitHubClient, Map<string, string>>();
 
-function isRateLimit(err: unknown): boolean {
-  if (err instanceof GitHubRateLimitedError) return true;
-  const e = err as { status?: number; message?: string; response?: { headers?: Record<string, unknown> } };
-  if (e.status === 429) return true;
-  return e.status === 403 && (e.response?.headers?.['x-ratelimit-remaining'] === '0' || /rate limit/i.test(e.message ?? ''));
-}
-
 function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
@@ -169,7 +162,7 @@ export async function resyncOnce(options: ResyncOptions): Promise<ResyncSummary>
   const deletions: DeletionCandidate[] = [];
 
   const fail = (repository: string, operation: string, err: unknown, pullRequest?: number) => {
-    const rateLimited = isRateLimit(err);
+    const rateLimited = isRateLimited(err);
     if (rateLimited) summary.rateLimited = true;
     summary.errors.push({ repository, ...(pullRequest !== undefined ? { pullRequest } : {}), operation, message: errorMessage(err), rateLimited });
     logger.warn({ repository, pullRequest, operation, err, rateLimited }, 'resync: a request to GitHub or the cluster failed');

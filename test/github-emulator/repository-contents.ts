@@ -11,13 +11,9 @@
 import path from 'node:path';
 import type { RouteContext } from './emulator.js';
 import type { GitObjectReader, GitTreeItem } from './git-objects.js';
-import type { Reply, RouteHandler } from './routes.js';
-
-const docs = 'https://docs.github.com/rest';
-const error = (status: number, message: string, extra: Record<string, unknown> = {}): Reply =>
-  ({ status, body: { message, documentation_url: docs, status: String(status), ...extra } });
-const notFound = () => error(404, 'Not Found');
-const nodeId = (kind: string, id: string) => Buffer.from(`${kind}:${id}`).toString('base64');
+import { error, notFound, type Reply } from './replies.js';
+import { nodeId } from './representations.js';
+import type { RouteHandler } from './routes.js';
 
 /** The contents API serves files up to this size (larger: the raw media type or the blob endpoint). */
 const contentsMaxBytes = 1024 * 1024;

@@ -11,7 +11,8 @@ export interface Urls {
   web: string;
 }
 
-const nodeId = (kind: string, id: number) => Buffer.from(`${kind}:${id}`).toString('base64');
+/** GitHub's global node id: base64 of `<Kind>:<id>`. */
+export const nodeId = (kind: string, id: number | string) => Buffer.from(`${kind}:${id}`).toString('base64');
 
 export function userJson(u: Account, urls: Urls) {
   // Bots are `slug[bot]`: GitHub escapes the brackets in URLs (`/users/slug%5Bbot%5D`).

@@ -2,6 +2,7 @@
 // what GitHub documents (filters, defaults, side effects such as auto_inactive).
 import type { RouteContext } from './emulator.js';
 import { paginate } from './pagination.js';
+import { error, notFound, type Reply } from './replies.js';
 import { repositoryContentRoutes } from './repository-contents.js';
 import {
   appJson, checkRunJson, checkSuiteJson, combinedState, commitStatusJson, deploymentJson, deploymentStatusJson,
@@ -13,21 +14,11 @@ import {
   type DeploymentStatusValue, type RepositoryState,
 } from './state.js';
 
-export interface Reply {
-  status: number;
-  body?: unknown;
-  headers?: Record<string, string>;
-  /** A media type other than JSON the body is sent as (text), e.g. `application/vnd.github.sha`. */
-  mediaType?: string;
-}
+export type { Reply } from './replies.js';
 
 /** Synchronous for the emulator's own state; asynchronous where git data is read. */
 export type RouteHandler = (ctx: RouteContext) => Reply | Promise<Reply>;
 
-const docs = 'https://docs.github.com/rest';
-const error = (status: number, message: string, extra: Record<string, unknown> = {}): Reply =>
-  ({ status, body: { message, documentation_url: docs, status: String(status), ...extra } });
-const notFound = () => error(404, 'Not Found');
 
 function page<T>(ctx: RouteContext, items: T[], render: (item: T) => unknown): Reply {
   const p = paginate(items, ctx.query, ctx.selfUrl);
