@@ -436,6 +436,7 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
           peakRss = Math.max(peakRss, processUsage(operator.pid).rssMb);
         } catch { /* exited */ }
       }, 200);
+      stopDiagnostics = () => clearInterval(sampler); // widened below once the others run
       // Diagnostics of the burst: the operator's memory every 2 s (the breakdown of the highest
       // RSS) and its /metrics — now, every second (queue depths), and at all Ready.
       const metrics = await OperatorMetricsRecorder.start(operator.metricsUrl, { tickMs: 1000 });
@@ -474,8 +475,9 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
       // Last: writing the snapshot blocks the operator for seconds and raises its RSS.
       const heapNote = options.heapSnapshot ? await heapSnapshotOf(operator.child, options.outDir, 'operator-burst', log) : undefined;
       await cluster.audit.settle();
-      const writes = cluster.audit.writes(auditMark, { userAgent: operatorUserAgent });
+      // The log read once: every write, and the operator's among them.
       const allWrites = cluster.audit.writes(auditMark);
+      const writes = allWrites.filter((w) => (w.userAgent ?? '').startsWith(operatorUserAgent));
       const requests = gh.requestsSince(ghMark);
       const count = burst.length;
       const { figures, samples } = stageFigures(4, burst, 'S4');

@@ -249,8 +249,8 @@ export async function startOperator(config: OperatorConfig, options: StartOperat
       listening = false;
       await server.close();
       // Deliveries answered 202 are owed their write; what the deadline cuts off, the resync repairs.
-      await writer?.drain(config.drainTimeoutMs);
-      await manager.stop();
+      // Both within one deadline (together, not one after the other: the pod's grace period is one).
+      await Promise.all([writer?.drain(config.drainTimeoutMs), manager.stop()]);
       await metricsServer?.close();
       logger.info({ exitCode }, 'operator stopped');
       return exitCode;

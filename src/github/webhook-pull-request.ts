@@ -65,7 +65,11 @@ export class PullRequestEventHandler {
         return { result: 'ignored', reason: decision.reason, ...extra };
       case 'upsert':
         this.options.writer.submit(decision.name, { op: 'upsert', spec: decision.spec, deliveredAt: receivedAt });
-        this.options.onUpsert?.(decision.spec);
+        try {
+          this.options.onUpsert?.(decision.spec);
+        } catch {
+          // A hint (reading ahead) only: the intent is queued, and the delivery stays accepted.
+        }
         return { result: 'accepted', environment: decision.name, op: 'upsert', ...extra };
       case 'delete': {
         this.options.writer.submit(decision.name, { op: 'delete' });

@@ -97,7 +97,8 @@ export interface KubeClientOptions {
 interface Credentials {
   options: https.RequestOptions;
   agent: http.Agent;
-  readAt: number;
+  /** Read again from then on: `credentialsTtlMs` after reading, or when they expire if sooner. */
+  freshUntil: number;
 }
 
 /** An open streaming response (a watch). */
@@ -288,7 +289,7 @@ export class KubeClient {
   /** The kubeconfig's credentials as request options, read again after `credentialsTtlMs`. */
   private async credentialsFor(isHttps: boolean, proxyUrl: string | undefined, what: string): Promise<Credentials> {
     const now = Date.now();
-    if (this.credentials && now - this.credentials.readAt < this.credentialsTtlMs) return this.credentials;
+    if (this.credentials && now < this.credentials.freshUntil) return this.credentials;
     const options: https.RequestOptions = { headers: {} };
     let agent: http.Agent;
     try {
@@ -298,7 +299,8 @@ export class KubeClient {
     } catch (err) {
       throw toKubeError(err, `${what}: credentials`);
     }
-    this.credentials = { options, agent, readAt: now };
+    const expiresAt = this.kubeConfig.credentialsExpireAt?.(options) ?? Number.POSITIVE_INFINITY;
+    this.credentials = { options, agent, freshUntil: Math.min(now + this.credentialsTtlMs, expiresAt) };
     return this.credentials;
   }
 

@@ -25,6 +25,8 @@ export interface KubeAccess {
   applyToHTTPSOptions(options: https.RequestOptions): Promise<void>;
   /** The API server answered 401 to a request made with `options`: credentials from an exec plugin are fetched again. */
   credentialsRejected?(options: https.RequestOptions): void;
+  /** When the credentials applied to `options` expire (epoch ms; an exec plugin's), so they are not used after. */
+  credentialsExpireAt?(options: https.RequestOptions): number | undefined;
 }
 
 /** Where to read credentials from; empty means: `KUBECONFIG`, else in-cluster, else `~/.kube/config`. */
@@ -161,6 +163,10 @@ export class LoadedKubeConfig implements KubeAccess {
       if (as.groups.length > 0) headers['Impersonate-Group'] = as.groups;
       for (const [k, values] of Object.entries(as.extra)) headers[`Impersonate-Extra-${encodeURIComponent(k)}`] = values;
     }
+  }
+
+  credentialsExpireAt(options: https.RequestOptions): number | undefined {
+    return this.execCredentialOf.get(options)?.expiresAt;
   }
 
   credentialsRejected(options: https.RequestOptions): void {

@@ -173,6 +173,9 @@ interface CommandResult {
   tooLarge: boolean;
 }
 
+/** How long after the plugin exits its output may still arrive (from a grandchild) before the pipes are closed. */
+const exitGraceMs = 2000;
+
 /** Runs the plugin with no stdin, collecting its output; kills it after `timeoutMs`. */
 function runCommand(command: string, args: readonly string[], env: Record<string, string>, timeoutMs: number): Promise<CommandResult> {
   return new Promise((resolve) => {
@@ -183,15 +186,22 @@ function runCommand(command: string, args: readonly string[], env: Record<string
     let timedOut = false;
     let tooLarge = false;
     let spawnError: NodeJS.ErrnoException | undefined;
+    // A killed plugin (often a shell around aws or gcloud) may leave a grandchild holding the
+    // pipes: close our ends too, or 'close' would never come and every request would wait.
+    const kill = () => {
+      child.kill('SIGKILL');
+      child.stdout.destroy();
+      child.stderr.destroy();
+    };
     const timer = setTimeout(() => {
       timedOut = true;
-      child.kill('SIGKILL');
+      kill();
     }, timeoutMs);
     child.stdout.on('data', (chunk: Buffer) => {
       outBytes += chunk.length;
       if (outBytes > maxStdoutBytes) {
         tooLarge = true;
-        child.kill('SIGKILL');
+        kill();
       } else {
         out.push(chunk);
       }
@@ -202,9 +212,18 @@ function runCommand(command: string, args: readonly string[], env: Record<string
       if (err.length > 64) err.splice(0, err.length - 32);
     });
     child.once('error', (e) => (spawnError = e));
+    // Exited, but a grandchild still holds the pipes: what it wrote by now is the answer (as git-runner's grace).
+    let exitGrace: NodeJS.Timeout | undefined;
+    child.once('exit', () => {
+      exitGrace = setTimeout(() => {
+        child.stdout.destroy();
+        child.stderr.destroy();
+      }, exitGraceMs);
+    });
     // 'close' comes after 'exit' and after the pipes are drained, and also after a spawn error.
     child.once('close', (exitCode, signal) => {
       clearTimeout(timer);
+      clearTimeout(exitGrace);
       resolve({
         stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'),
         exitCode, signal, spawnError, timedOut, tooLarge,

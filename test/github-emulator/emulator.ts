@@ -141,11 +141,12 @@ export class GitHubEmulator {
   }
 
   async close(): Promise<void> {
+    // The server first: a request still in flight must not find its git reader closed.
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
     const readers = [...this.gitReaders.values()];
     this.gitReaders.clear();
     await Promise.all(readers.map((reader) => reader.close()));
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
   newId(): number {

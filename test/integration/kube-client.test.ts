@@ -51,6 +51,35 @@ describe('kubeconfig', () => {
     }
   });
 
+  it('credentials that expire (an exec plugin\'s) are read again when they do, not only after the TTL', async () => {
+    const me = await newIdentity(cluster, 'kube-client-expiry');
+    class ExpiringKubeConfig extends KubeConfig {
+      reads = 0;
+      override async applyToHTTPSOptions(options: Parameters<KubeConfig['applyToHTTPSOptions']>[0]): Promise<void> {
+        this.reads++;
+        return super.applyToHTTPSOptions(options);
+      }
+      /** Each application is good for 2 s, as a plugin's short-lived token. */
+      credentialsExpireAt(): number {
+        return Date.now() + 2000;
+      }
+    }
+    const kc = new ExpiringKubeConfig();
+    kc.loadFromString(me.kubeConfig.exportConfig());
+    // A TTL far longer than the test: only the expiry can make the client read them again.
+    const expiring = new KubeClient(kc, { credentialsTtlMs: 600_000 });
+    try {
+      await expiring.get({ apiVersion: 'v1', kind: 'Namespace', name: ns });
+      await expiring.get({ apiVersion: 'v1', kind: 'Namespace', name: ns });
+      assert.equal(kc.reads, 1, 'kept while they are valid');
+      await new Promise((r) => setTimeout(r, 2200));
+      await expiring.get({ apiVersion: 'v1', kind: 'Namespace', name: ns });
+      assert.equal(kc.reads, 2, 'read again once they expired');
+    } finally {
+      expiring.close();
+    }
+  });
+
   it('loads an explicit path, or KUBECONFIG', async () => {
     assert.equal(loadKubeConfig({ path: cluster.kubeconfigPath }).getCurrentCluster()?.server, cluster.server);
     const saved = process.env.KUBECONFIG;
