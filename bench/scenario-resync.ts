@@ -3,6 +3,7 @@
 // GitHub requests, how many were 304, cluster writes, time. Both passes are reported.
 import { randomBytes } from 'node:crypto';
 import { KubeEnvironmentStore, previewEnvironmentKind } from '../src/github/environment-store.js';
+import { EnvironmentWriter } from '../src/github/environment-writer.js';
 import { createGitHubClients } from '../src/github/octokit-factory.js';
 import { resyncOnce, type ResyncOptions } from '../src/github/resync.js';
 import { KubeClient } from '../src/kube/client.js';
@@ -30,7 +31,7 @@ export async function resyncUnchanged(env: BenchEnvironment, options: { pullRequ
   const clients = createGitHubClients({ auth: { type: 'token', token: gh.createToken(`${owner}-operator`) }, baseUrl: gh.url, throttle: { enabled: false } });
   const resync: ResyncOptions = {
     clients,
-    store: new KubeEnvironmentStore(client),
+    writer: new EnvironmentWriter({ store: new KubeEnvironmentStore(client) }),
     environments: { list: mine },
     policy: () => resolvePolicyConfig({ repositories: { [`${owner}/monorepo`]: {} } }),
     logger: silentLogger,

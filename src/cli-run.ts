@@ -175,14 +175,20 @@ export async function startOperator(config: OperatorConfig, options: StartOperat
   // first reconcile renders at once instead of writing the finalizer first.
   const environmentStore = new KubeEnvironmentStore(client, { finalizers: [previewEnvironmentFinalizer] });
 
+  // Accepted deliveries' PreviewEnvironment writes, made after the answer, and the resync's,
+  // ordered with them (one queue per process).
+  const writer = (enabled.has('webhook') || enabled.has('resync')) && github
+    ? new EnvironmentWriter({ store: environmentStore, observe: metrics.webhookWrite, logger: logger.child({ component: 'environment-writer' }) })
+    : undefined;
+
   // The PreviewEnvironment cache: the resync's view, and the environment gauges.
   if (enabled.has('preview-environment') || enabled.has('webhook') || enabled.has('resync')) {
     const environments = manager.informer(previewEnvironmentKind);
     metrics.trackEnvironments(() => environments.list());
-    if (enabled.has('resync') && github) {
+    if (enabled.has('resync') && github && writer) {
       manager.addRunnable(createResyncRunnable({
         clients: github,
-        store: environmentStore,
+        writer,
         environments,
         policy: () => config.policy,
         ...(options.cloneUrl ? { cloneUrl: options.cloneUrl } : {}),
@@ -194,12 +200,8 @@ export async function startOperator(config: OperatorConfig, options: StartOperat
     }
   }
 
-  // Accepted deliveries' PreviewEnvironment writes, made after the answer (one queue per process).
-  const writer = enabled.has('webhook') && github
-    ? new EnvironmentWriter({ store: environmentStore, observe: metrics.webhookWrite, logger: logger.child({ component: 'webhook-writer' }) })
-    : undefined;
   if (writer) metrics.trackWebhookWrites(() => writer.pending);
-  const webhook = writer && github
+  const webhook = writer && github && enabled.has('webhook')
     ? new WebhookReceiver({
       secret: config.webhook.secrets,
       writer,

@@ -188,7 +188,7 @@ describe('environment writer', () => {
     clock.advance(5);
     store.pending('pr-1').settle({});
     await tick();
-    assert.deepEqual(writes, [{ environment: 'pr-1', op: 'upsert', result: 'upserted', attempts: 3, durationMs: 305 }]);
+    assert.deepEqual(writes, [{ environment: 'pr-1', source: 'webhook', op: 'upsert', result: 'upserted', attempts: 3, durationMs: 305 }]);
     assert.equal(writer.pending, 0);
     assert.equal(logger.lines.filter((l) => l.level === 'warn' && l.fields.environment === 'pr-1').length, 2, 'each failed attempt is logged');
   });
@@ -306,6 +306,89 @@ describe('environment writer', () => {
     store.pending('pr-2').settle({});
     await writer.idle();
     assert.deepEqual(store.calls.map((c) => c.sha), ['a1', 'b1', 'c1', 'd1', 'b2']);
+  });
+
+  it('write (the resync): resolves with the result once written, and the write is observed as the resync\'s', async () => {
+    const { store, writer, writes, clock } = setup();
+    const done = writer.write('pr-1', { op: 'upsert', spec: spec('r1') }, clock.now());
+    store.pending('pr-1').settle({});
+    assert.equal(await done, 'upserted');
+    const deleted = writer.write('pr-2', { op: 'delete' }, clock.now());
+    store.pending('pr-2').settle({ result: 'absent' });
+    assert.equal(await deleted, 'absent');
+    assert.deepEqual(writes.map((w) => [w.environment, w.source, w.result]), [['pr-1', 'resync', 'upserted'], ['pr-2', 'resync', 'absent']]);
+  });
+
+  it('a resync write read before a delivery arrived is dropped, even once the delivery\'s write is done', async () => {
+    const { store, writer, clock } = setup();
+    const listedAt = clock.now();
+    clock.advance(50);
+    writer.submit('pr-1', upsert('webhook-newer'));
+    store.pending('pr-1').settle({});
+    await writer.idle();
+    assert.equal(await writer.write('pr-1', { op: 'upsert', spec: spec('listing-older') }, listedAt), 'superseded');
+    assert.equal(await writer.write('pr-1', { op: 'delete' }, listedAt), 'superseded');
+    assert.deepEqual(store.calls.map((c) => c.sha ?? c.op), ['webhook-newer'], 'the older listing wrote nothing');
+    // Another environment, or a listing read after the delivery, is written.
+    const later = writer.write('pr-1', { op: 'upsert', spec: spec('listing-newer') }, clock.now());
+    store.pending('pr-1').settle({});
+    assert.equal(await later, 'upserted');
+  });
+
+  it('a resync write replaces an older delivery\'s write waiting for its retry; the stale one is never made', async () => {
+    const { store, writer, clock, writes } = setup();
+    writer.submit('pr-1', upsert('webhook-stale'));
+    store.pending('pr-1').settle({ error: new TransientError('down', 0, 'ECONNREFUSED') });
+    await tick();
+    clock.advance(10);
+    const done = writer.write('pr-1', { op: 'upsert', spec: spec('listing') }, clock.now());
+    store.pending('pr-1').settle({});
+    assert.equal(await done, 'upserted');
+    clock.advance(60_000);
+    await tick();
+    assert.deepEqual(store.calls.map((c) => c.sha), ['webhook-stale', 'listing'], 'no retry of the stale write after the listing\'s');
+    assert.deepEqual(writes.map((w) => [w.source, w.result]), [['resync', 'upserted']]);
+  });
+
+  it('a resync write waiting behind a newer delivery resolves as superseded; a refusal or a first transient failure rejects', async () => {
+    const { store, writer, clock } = setup();
+    writer.submit('pr-1', upsert('a1'));
+    const queued = writer.write('pr-1', { op: 'upsert', spec: spec('r1') }, clock.now());
+    writer.submit('pr-1', upsert('a2'));
+    assert.equal(await queued, 'superseded');
+    store.pending('pr-1').settle({});
+    await tick();
+    store.pending('pr-1').settle({});
+    await writer.idle();
+    assert.deepEqual(store.calls.map((c) => c.sha), ['a1', 'a2']);
+
+    const refused = writer.write('pr-2', { op: 'upsert', spec: spec('r2') }, clock.now());
+    store.pending('pr-2').settle({ error: new InvalidError('spec.ttl: Invalid value', 422, 'Invalid') });
+    await assert.rejects(refused, InvalidError);
+    const flaky = writer.write('pr-3', { op: 'upsert', spec: spec('r3') }, clock.now());
+    store.pending('pr-3').settle({ error: new TransientError('down', 0, 'ECONNREFUSED') });
+    await assert.rejects(flaky, TransientError);
+    clock.advance(100);
+    store.pending('pr-3').settle({});
+    await writer.idle();
+    assert.deepEqual(store.calls.map((c) => c.sha).slice(-2), ['r3', 'r3'], 'the writer retried it all the same');
+  });
+
+  it('forgets observations older than its memory', async () => {
+    const store = new ScriptedStore();
+    const clock = new FakeClock(1_000_000);
+    const writer = new EnvironmentWriter({ store, clock, observationMemoryMs: 1000 });
+    const listedAt = clock.now();
+    writer.submit('pr-1', upsert('a1'));
+    store.pending('pr-1').settle({});
+    await writer.idle();
+    clock.advance(5000);
+    writer.submit('pr-2', upsert('b1')); // any submit sweeps what is older than the memory
+    store.pending('pr-2').settle({});
+    await writer.idle();
+    const done = writer.write('pr-1', { op: 'upsert', spec: spec('r1') }, listedAt);
+    store.pending('pr-1').settle({});
+    assert.equal(await done, 'upserted', 'nothing newer remembered for pr-1 any more');
   });
 
   it('a throwing observer does not stop the queue', async () => {

@@ -17,6 +17,10 @@
 // - A slow write is never abandoned for the next one, which would make two writes for one name
 //   concurrent: the store's own request timeout (KubeClient: 30 s) turns a hang into a
 //   transient error.
+// - The resync writes through here too (`write`), with the time its listing was read: an intent
+//   submitted after that (a delivery that arrived during the pass) is newer than what the
+//   listing says, so the resync's is dropped; the resync's replaces an older intent still
+//   waiting (say, a delivery's write backing off). Either order leaves the newest state written.
 // Every outcome is logged; `observe` sees every finished write.
 import type { PreviewEnvironmentSpec } from '../../constructs/api-types.js';
 import { systemClock, type Clock, type TimerHandle } from '../kube/clock.js';
@@ -29,16 +33,21 @@ export type EnvironmentIntent =
   | {
     op: 'upsert';
     spec: PreviewEnvironmentSpec;
-    /** When the delivery that asked for it arrived (stamped on the object for webhook → applied timing). */
-    deliveredAt: Date;
+    /** When the delivery that asked for it arrived (stamped on the object for webhook → applied timing); none for the resync's. */
+    deliveredAt?: Date;
   }
   | { op: 'delete' };
 
 export type EnvironmentWriteResult = 'upserted' | 'deleted' | 'absent' | 'failed';
 
+/** How a `write` ended for its caller: made, or dropped for a newer intent (`superseded`). */
+export type EnvironmentWriteOutcome = Exclude<EnvironmentWriteResult, 'failed'> | 'superseded';
+
 /** One finished write: written, or refused for good. */
 export interface EnvironmentWrite {
   environment: string;
+  /** `webhook`: submitted by a delivery (`submit`); `resync`: by the resync (`write`). */
+  source: 'webhook' | 'resync';
   op: EnvironmentIntent['op'];
   result: EnvironmentWriteResult;
   /** Attempts made, retries included. */
@@ -61,12 +70,19 @@ export interface EnvironmentWriterOptions {
   clock?: Clock;
   /** The jitter's source, in [0, 1) (default Math.random). */
   random?: () => number;
+  /** How long the newest observation per environment is remembered, against older `write`s (default 1 h: longer than any resync pass). */
+  observationMemoryMs?: number;
 }
 
 interface Queued {
   intent: EnvironmentIntent;
   submittedAt: number;
   attempts: number;
+  /** When the state this intent describes was seen: a delivery's arrival, a listing's read. */
+  observedAt: number;
+  source: EnvironmentWrite['source'];
+  /** For `write`: told once how the intent ended (written, refused, replaced, or its first transient failure). */
+  settle?: (outcome: EnvironmentWriteOutcome | Error) => void;
 }
 
 export class EnvironmentWriter {
@@ -85,6 +101,9 @@ export class EnvironmentWriter {
   /** name → the retry timer of its waiting intent. */
   private readonly backingOff = new Map<string, TimerHandle>();
   private readonly inFlight = new Map<string, Queued>();
+  /** name → the newest `observedAt` submitted, oldest first (re-inserted on every update), kept `observationMemoryMs`. */
+  private readonly observed = new Map<string, number>();
+  private readonly observationMemoryMs: number;
   private idleWaiters: (() => void)[] = [];
   /** Writes refused for good (for alerts; the metrics count them through `observe`). */
   failures = 0;
@@ -98,16 +117,44 @@ export class EnvironmentWriter {
     this.logger = options.logger ?? silentLogger;
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? Math.random;
+    this.observationMemoryMs = options.observationMemoryMs ?? 3_600_000;
     if (!(this.concurrency >= 1)) throw new RangeError('concurrency must be at least 1');
   }
 
-  /** Queues the environment's desired state and returns at once. */
+  /** Queues the environment's desired state, as observed now, and returns at once. */
   submit(name: string, intent: EnvironmentIntent): void {
+    const now = this.clock.now();
+    this.enqueue(name, { intent, submittedAt: now, attempts: 0, observedAt: now, source: 'webhook' });
+  }
+
+  /**
+   * Queues a desired state observed at `observedAt` (the resync: when its listing was read),
+   * unless a newer one was submitted for `name` since; resolves when it is written
+   * (`upserted`, `deleted`, `absent`) or dropped for a newer intent (`superseded`). Rejects
+   * with the error when the cluster refuses it, or when it fails transiently the first time:
+   * the writer keeps retrying it, but the caller need not wait for the cluster to come back.
+   */
+  write(name: string, intent: EnvironmentIntent, observedAt: number): Promise<EnvironmentWriteOutcome> {
+    const newest = this.observed.get(name);
+    if (newest !== undefined && newest > observedAt) {
+      this.logger.info({ environment: name, op: intent.op }, 'PreviewEnvironment write dropped: a newer one was submitted after its state was read');
+      return Promise.resolve('superseded');
+    }
+    return new Promise((resolve, reject) => {
+      const settle = (outcome: EnvironmentWriteOutcome | Error) => (outcome instanceof Error ? reject(outcome) : resolve(outcome));
+      this.enqueue(name, { intent, submittedAt: this.clock.now(), attempts: 0, observedAt, source: 'resync', settle });
+    });
+  }
+
+  private enqueue(name: string, queued: Queued): void {
+    const { intent } = queued;
+    this.remember(name, queued.observedAt);
     const replaced = this.waiting.get(name);
     if (replaced) {
       this.logger.info({ environment: name, op: replaced.intent.op, by: intent.op, attempts: replaced.attempts }, 'PreviewEnvironment write replaced by a newer one before it was made');
+      this.settle(replaced, 'superseded');
     }
-    this.waiting.set(name, { intent, submittedAt: this.clock.now(), attempts: 0 });
+    this.waiting.set(name, queued);
     // A newer intent is new work: it does not inherit the replaced one's backoff.
     const timer = this.backingOff.get(name);
     if (timer !== undefined) {
@@ -163,13 +210,13 @@ export class EnvironmentWriter {
   private start(name: string, queued: Queued): void {
     this.inFlight.set(name, queued);
     queued.attempts += 1;
-    this.write(name, queued.intent).then(
+    this.makeWrite(name, queued.intent).then(
       (result) => this.written(name, queued, result),
       (err: unknown) => this.failed(name, queued, err),
     );
   }
 
-  private async write(name: string, intent: EnvironmentIntent): Promise<'upserted' | 'deleted' | 'absent'> {
+  private async makeWrite(name: string, intent: EnvironmentIntent): Promise<'upserted' | 'deleted' | 'absent'> {
     if (intent.op === 'delete') return this.store.delete(name);
     await this.store.upsert(name, intent.spec, { deliveredAt: intent.deliveredAt });
     return 'upserted';
@@ -180,6 +227,7 @@ export class EnvironmentWriter {
     const write = this.outcome(name, queued, result);
     this.logger.info({ ...write }, 'PreviewEnvironment written');
     this.report(write);
+    this.settle(queued, result);
     this.pump();
   }
 
@@ -191,9 +239,12 @@ export class EnvironmentWriter {
       const write = this.outcome(name, queued, 'failed');
       this.logger.error({ ...write, err }, 'the cluster refused the PreviewEnvironment write; not retried (the resync will try again)');
       this.report(write);
+      this.settle(queued, toKubeError(err));
     } else if (this.waiting.has(name)) {
       this.logger.info({ ...where, err }, 'PreviewEnvironment write failed; a newer one replaces it');
+      this.settle(queued, 'superseded');
     } else {
+      this.settle(queued, toKubeError(err));
       const delayMs = this.retryDelay(queued.attempts, err);
       this.logger.warn({ ...where, err, retryInMs: delayMs }, 'PreviewEnvironment write failed; retrying');
       this.waiting.set(name, queued);
@@ -206,6 +257,25 @@ export class EnvironmentWriter {
     this.pump();
   }
 
+  /** Tells a `write` caller how its intent ended, once. */
+  private settle(queued: Queued, outcome: EnvironmentWriteOutcome | Error): void {
+    const settle = queued.settle;
+    queued.settle = undefined;
+    settle?.(outcome);
+  }
+
+  /** Records the newest observation for `name`, and forgets those older than the memory. */
+  private remember(name: string, observedAt: number): void {
+    const newest = Math.max(observedAt, this.observed.get(name) ?? observedAt);
+    this.observed.delete(name);
+    this.observed.set(name, newest);
+    const cutoff = this.clock.now() - this.observationMemoryMs;
+    for (const [key, at] of this.observed) {
+      if (at >= cutoff) break;
+      this.observed.delete(key);
+    }
+  }
+
   /** The write for `name` is over: a newer intent that waited for it may start. */
   private finish(name: string): void {
     this.inFlight.delete(name);
@@ -213,7 +283,7 @@ export class EnvironmentWriter {
   }
 
   private outcome(name: string, queued: Queued, result: EnvironmentWriteResult): EnvironmentWrite {
-    return { environment: name, op: queued.intent.op, result, attempts: queued.attempts, durationMs: this.clock.now() - queued.submittedAt };
+    return { environment: name, source: queued.source, op: queued.intent.op, result, attempts: queued.attempts, durationMs: this.clock.now() - queued.submittedAt };
   }
 
   private report(write: EnvironmentWrite): void {

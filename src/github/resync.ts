@@ -9,13 +9,19 @@
 // a listed pull request the decision removes, and (2) for a pull request missing from the
 // listing, its own GET saying closed (or 404); never after a listing error, an incomplete
 // pagination or a rate limit anywhere in the pass; and at most `maxDeletionsPerPass` per pass.
+//
+// Writes go through the webhook's EnvironmentWriter, stamped with the time the repository's
+// listing was read: a delivery that arrived after it (the listing is already older) wins, and
+// a delivery's write still waiting for a retry loses to the newer listing. Either way the
+// newest state of the pull request is what stays, not whichever write happened to come last.
 import type { PreviewEnvironmentSpec } from '../../constructs/api-types.js';
 import type { KubeObject } from '../kube/kube-object.js';
 import { silentLogger, type Logger } from '../kube/logger.js';
 import type { Runnable } from '../kube/manager.js';
 import { effectivePolicy, type PolicyConfig } from '../policy/policy-config.js';
 import type { PullRequestFacts } from '../policy/pull-request-facts.js';
-import { environmentObject, type EnvironmentStore } from './environment-store.js';
+import { environmentObject } from './environment-store.js';
+import type { EnvironmentWriter } from './environment-writer.js';
 import type { GitHubClient, GitHubClients, RepositoryName } from './octokit-factory.js';
 import { isRateLimited } from './octokit-rate-limit.js';
 import { decide } from './pull-request-decision.js';
@@ -32,7 +38,8 @@ export interface EnvironmentCache {
 
 export interface ResyncOptions {
   clients: GitHubClients;
-  store: EnvironmentStore;
+  /** Where the writes go: the webhook's writer, so the two are ordered (see above). */
+  writer: Pick<EnvironmentWriter, 'write'>;
   environments: EnvironmentCache;
   policy: () => PolicyConfig;
   cloneUrl?: PullRequestFactsOptions['cloneUrl'];
@@ -70,6 +77,8 @@ export interface ResyncSummary {
   deleted: string[];
   /** Environments already as the decision wants them. */
   unchanged: number;
+  /** Writes dropped because a webhook delivery newer than the listing asked for another. */
+  superseded: number;
   /** Pull requests the decision ignores (facts the CRD cannot express). */
   ignored: number;
   /** Untrusted pull requests whose approval label was not taken into account (see resync-approval.ts). */
@@ -95,6 +104,8 @@ interface DeletionCandidate {
   repository: string;
   number: number;
   reason: string;
+  /** When the facts behind it were read (the listing's start). */
+  observedAt: number;
 }
 
 const repositoryKey = (r: RepositoryName) => `${r.owner}/${r.name}`.toLowerCase();
@@ -146,7 +157,7 @@ export async function resyncOnce(options: ResyncOptions): Promise<ResyncSummary>
   const config = options.policy();
   const summary: ResyncSummary = {
     startedAt: new Date(started).toISOString(), durationMs: 0, repositories: 0, listedRepositories: 0, pullRequestsSeen: 0,
-    requests: 0, notModified: 0, created: [], updated: [], deleted: [], unchanged: 0, ignored: 0, unconfirmedApprovals: 0,
+    requests: 0, notModified: 0, created: [], updated: [], deleted: [], unchanged: 0, superseded: 0, ignored: 0, unconfirmedApprovals: 0,
     skippedDeletions: [], deletionCapReached: false, rateLimited: false, errors: [], message: '',
   };
 
@@ -180,7 +191,7 @@ export async function resyncOnce(options: ResyncOptions): Promise<ResyncSummary>
     if (remember) seen.set(response.url, etag);
   };
 
-  async function apply(pr: PullRequestFacts, existing: CachedEnvironment | undefined, fullName: string, deletions: DeletionCandidate[]): Promise<void> {
+  async function apply(pr: PullRequestFacts, existing: CachedEnvironment | undefined, fullName: string, deletions: DeletionCandidate[], observedAt: number): Promise<void> {
     const policy = effectivePolicy(config, pr.repository);
     const approval = resyncApproval(pr, policy.trust, existing?.headSha);
     if (approval.unconfirmed) summary.unconfirmedApprovals += 1;
@@ -190,7 +201,7 @@ export async function resyncOnce(options: ResyncOptions): Promise<ResyncSummary>
       return;
     }
     if (decision.action === 'delete') {
-      if (existing) deletions.push({ name: existing.name, repository: fullName, number: pr.number, reason: decision.reason });
+      if (existing) deletions.push({ name: existing.name, repository: fullName, number: pr.number, reason: decision.reason, observedAt });
       return;
     }
     if (existing && carriesDesired(existing.object, environmentObject(decision.name, decision.spec))) {
@@ -198,8 +209,9 @@ export async function resyncOnce(options: ResyncOptions): Promise<ResyncSummary>
       return;
     }
     try {
-      await options.store.upsert(decision.name, decision.spec);
-      (existing ? summary.updated : summary.created).push(decision.name);
+      const outcome = await options.writer.write(decision.name, { op: 'upsert', spec: decision.spec }, observedAt);
+      if (outcome === 'superseded') summary.superseded += 1;
+      else (existing ? summary.updated : summary.created).push(decision.name);
     } catch (err) {
       fail(fullName, 'upsert', err, pr.number);
     }
@@ -219,6 +231,8 @@ export async function resyncOnce(options: ResyncOptions): Promise<ResyncSummary>
     // Deletions of this repository join the pass's only once its listing is complete.
     const candidates: DeletionCandidate[] = [];
     let complete = true;
+    // Everything this pass learns of the repository is at least as old as the listing's start.
+    const observedAt = Date.now();
     try {
       const pages = client.paginate.iterator(client.rest.pulls.list, { owner: repository.owner, repo: repository.name, state: 'open', per_page: 100 });
       for await (const page of pages) {
@@ -236,7 +250,7 @@ export async function resyncOnce(options: ResyncOptions): Promise<ResyncSummary>
           if (facts.state !== 'open') continue;
           listed.add(facts.number);
           summary.pullRequestsSeen += 1;
-          await apply(facts, environments.get(facts.number), fullName, candidates);
+          await apply(facts, environments.get(facts.number), fullName, candidates, observedAt);
         }
       }
     } catch (err) {
@@ -255,13 +269,13 @@ export async function resyncOnce(options: ResyncOptions): Promise<ResyncSummary>
         const facts = pullRequestFacts(response.data, { cloneUrl: options.cloneUrl });
         if (facts.state === 'open') {
           // Opened or reopened while the listing was read: decide on it like a listed one.
-          await apply(facts, environment, fullName, candidates);
+          await apply(facts, environment, fullName, candidates, observedAt);
         } else {
-          candidates.push({ name: environment.name, repository: fullName, number: environment.number, reason: facts.merged ? 'the pull request was merged' : 'the pull request was closed' });
+          candidates.push({ name: environment.name, repository: fullName, number: environment.number, reason: facts.merged ? 'the pull request was merged' : 'the pull request was closed', observedAt });
         }
       } catch (err) {
         if ((err as { status?: number }).status === 404) {
-          candidates.push({ name: environment.name, repository: fullName, number: environment.number, reason: 'the pull request no longer exists (404)' });
+          candidates.push({ name: environment.name, repository: fullName, number: environment.number, reason: 'the pull request no longer exists (404)', observedAt });
         } else {
           fail(fullName, 'get', err, environment.number);
         }
@@ -280,8 +294,12 @@ export async function resyncOnce(options: ResyncOptions): Promise<ResyncSummary>
       continue;
     }
     try {
-      const result = await options.store.delete(candidate.name);
-      if (result === 'deleted') summary.deleted.push(candidate.name);
+      const outcome = await options.writer.write(candidate.name, { op: 'delete' }, candidate.observedAt);
+      if (outcome === 'superseded') {
+        summary.superseded += 1;
+        continue;
+      }
+      if (outcome === 'deleted') summary.deleted.push(candidate.name);
       logger.info({ environment: candidate.name, repository: candidate.repository, pullRequest: candidate.number, reason: candidate.reason }, 'resync: environment deleted');
     } catch (err) {
       fail(candidate.repository, 'delete', err, candidate.number);
@@ -301,6 +319,7 @@ function summaryMessage(s: ResyncSummary, maxDeletions: number): string {
     `resync: ${s.listedRepositories}/${s.repositories} repositories listed, ${s.pullRequestsSeen} open pull requests, ${s.requests} requests (${s.notModified} not modified)`,
     `${s.created.length} created, ${s.updated.length} updated, ${s.deleted.length} deleted`,
   ];
+  if (s.superseded > 0) parts.push(`${s.superseded} write(s) left to newer webhook deliveries`);
   if (s.deletionCapReached) {
     parts.push(`deletion cap reached: ${s.skippedDeletions.length} more environment(s) of closed pull requests wait for the next pass (maxDeletionsPerPass ${maxDeletions}): ${s.skippedDeletions.slice(0, 5).join(', ')}${s.skippedDeletions.length > 5 ? ', …' : ''}`);
   }

@@ -16,10 +16,12 @@ test('controller, webhook, GitHub and environment metrics appear in the expositi
   metrics.queueDepth('algorithm', 4);
   metrics.webhookDelivery({ status: 202, result: 'accepted', event: 'pull_request', durationMs: 3 });
   metrics.webhookDelivery({ status: 401, result: 'unauthorized', durationMs: 1 });
-  metrics.webhookWrite({ environment: 'pr-1-shop-abc', op: 'upsert', result: 'upserted', attempts: 1, durationMs: 40 });
-  metrics.webhookWrite({ environment: 'pr-1-shop-abc', op: 'upsert', result: 'upserted', attempts: 3, durationMs: 700 });
-  metrics.webhookWrite({ environment: 'pr-2-shop-def', op: 'delete', result: 'absent', attempts: 1, durationMs: 20 });
-  metrics.webhookWrite({ environment: 'pr-3-shop-123', op: 'upsert', result: 'failed', attempts: 1, durationMs: 15 });
+  metrics.webhookWrite({ source: 'webhook', environment: 'pr-1-shop-abc', op: 'upsert', result: 'upserted', attempts: 1, durationMs: 40 });
+  metrics.webhookWrite({ source: 'webhook', environment: 'pr-1-shop-abc', op: 'upsert', result: 'upserted', attempts: 3, durationMs: 700 });
+  metrics.webhookWrite({ source: 'webhook', environment: 'pr-2-shop-def', op: 'delete', result: 'absent', attempts: 1, durationMs: 20 });
+  metrics.webhookWrite({ source: 'webhook', environment: 'pr-3-shop-123', op: 'upsert', result: 'failed', attempts: 1, durationMs: 15 });
+  // The resync's writes share the writer, not the webhook's series.
+  metrics.webhookWrite({ source: 'resync', environment: 'pr-4-shop-456', op: 'upsert', result: 'upserted', attempts: 1, durationMs: 9 });
   let pendingWrites = 7;
   metrics.trackWebhookWrites(() => pendingWrites);
   metrics.observeWebhookToApplied(4.2);

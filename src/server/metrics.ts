@@ -84,7 +84,7 @@ export class OperatorMetrics implements ControllerMetrics {
     });
     const pendingWrites = () => this.pendingWritesSource?.() ?? 0;
     new Gauge({
-      name: `${prefix}webhook_writes_pending`, help: 'Accepted webhook deliveries whose PreviewEnvironment write is waiting, retrying or in flight.',
+      name: `${prefix}webhook_writes_pending`, help: "PreviewEnvironment writes waiting, retrying or in flight: accepted webhook deliveries' and the resync's.",
       registers,
       collect() {
         this.set(pendingWrites());
@@ -186,6 +186,7 @@ export class OperatorMetrics implements ControllerMetrics {
 
   /** The EnvironmentWriter's `observe` option. */
   readonly webhookWrite = (write: EnvironmentWrite): void => {
+    if (write.source !== 'webhook') return; // the resync's writes share the writer, not these series
     this.webhookWrites.inc({ op: write.op, result: write.result });
     if (write.result !== 'failed') this.webhookWriteSeconds.observe({ op: write.op }, write.durationMs / 1000);
   };

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ApprovalRevoker } from '../../src/github/approval-revoker.js';
 import { environmentObject, previewEnvironmentKind, type EnvironmentStore } from '../../src/github/environment-store.js';
-import type { EnvironmentWriter } from '../../src/github/environment-writer.js';
+import { EnvironmentWriter } from '../../src/github/environment-writer.js';
 import { createLabelRemover } from '../../src/github/label-remover.js';
 import { createGitHubClients, type GitHubClients } from '../../src/github/octokit-factory.js';
 import { environmentName } from '../../src/github/pull-request-environment-name.js';
@@ -216,7 +216,7 @@ describe('the resync', () => {
     const resyncClients = createGitHubClients({ auth: { type: 'token', token: gh.createToken(uniqueName('resync')) }, baseUrl: gh.url, retry: { enabled: false } });
     return resyncOnce({
       clients: resyncClients,
-      store: selectorStore(),
+      writer: new EnvironmentWriter({ store: selectorStore() }),
       environments: { list: () => items.filter((e) => e.metadata.deletionTimestamp === undefined) },
       policy: () => policy,
       cloneUrl: () => repo.cloneUrl,

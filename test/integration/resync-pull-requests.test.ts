@@ -4,6 +4,7 @@
 // untrusted commit whose approval it cannot confirm. The audit log shows every write the
 // operator's identity made; the emulator checks every request against GitHub's OpenAPI.
 import assert from 'node:assert/strict';
+import type { PreviewEnvironmentSpec } from '../../constructs/api-types.js';
 import { after, before, describe, it } from 'node:test';
 import { ApprovalRevoker } from '../../src/github/approval-revoker.js';
 import { KubeEnvironmentStore } from '../../src/github/environment-store.js';
@@ -68,7 +69,7 @@ const numbersOf = (repo: RepositoryRef) => environmentsOf(repo).map((e) => e.spe
 function options(clients: GitHubClients, repositories: RepositoryRef[], extra: Partial<ResyncOptions> = {}): ResyncOptions {
   return {
     clients,
-    store: new KubeEnvironmentStore(operatorClient),
+    writer: new EnvironmentWriter({ store: new KubeEnvironmentStore(operatorClient) }),
     // This test's repositories only: earlier tests' environments stay in the cluster.
     environments: { list: () => mine().filter((e) => repositories.some((r) => r.name === e.spec.repository.name)) },
     policy: () => resolvePolicyConfig({ repositories: Object.fromEntries(repositories.map((r) => [`${r.owner}/${r.name}`, {}])) }),
@@ -118,6 +119,32 @@ describe('resync', () => {
     const third = await pass(opts);
     assert.deepEqual(third.writes, [`patch ${environmentName(repo, 2)} 200`]);
     assert.deepEqual(third.summary.updated, [environmentName(repo, 2)]);
+  });
+
+  it('a delivery that arrives while a pass reads the listing wins over the listing, which is older', async () => {
+    const repo = newRepository([1]);
+    const writer = new EnvironmentWriter({ store: new KubeEnvironmentStore(operatorClient) });
+    const opts = options(tokenClients(), [repo], { writer });
+    await pass(opts);
+    await cacheShows(repo, [1]);
+    const name = environmentName(repo, 1);
+    // GitHub's listing says 0x12 (its `synchronize` was lost) ...
+    gh.updatePullRequest(repo, 1, (p) => { p.head.sha = sha(0x12); });
+    gh.faults.inject({ route: 'pulls/list', repository: repo, times: 1, fault: { kind: 'delay', ms: 1500 } });
+    const running = pass(opts);
+    // ... and while the pass waits for it, the delivery of a newer push (0x13) is accepted.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const current = mine().find((e) => e.metadata.name === name)!;
+    const spec = current.spec as unknown as PreviewEnvironmentSpec;
+    writer.submit(name, { op: 'upsert', spec: { ...spec, pullRequest: { ...spec.pullRequest, headSha: sha(0x13) } }, deliveredAt: new Date() });
+    const { summary } = await running;
+    await writer.idle();
+    assert.equal(summary.superseded, 1, summary.message);
+    assert.deepEqual(summary.updated, []);
+    assert.match(summary.message, /1 write\(s\) left to newer webhook deliveries/);
+    await waitFor('the delivery\'s head SHA', () => mine().find((e) => e.metadata.name === name)?.spec.pullRequest.headSha === sha(0x13));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(mine().find((e) => e.metadata.name === name)?.spec.pullRequest.headSha, sha(0x13), 'the older listing did not put its SHA back');
   });
 
   it('deletes the environment of a pull request whose `closed` never arrived, after confirming it is closed', async () => {
@@ -255,14 +282,15 @@ describe('resync and untrusted pull requests', () => {
     const fork = gh.forkRepository(repo, 'mallory');
     gh.openPullRequest(repo, { number: 7, author: 'mallory', authorAssociation: 'CONTRIBUTOR', head: { ref: 'patch-7', sha: sha(0x70), repository: fork }, labels: ['preview-approved'] });
     const clients = tokenClients();
-    const opts = options(clients, [repo]);
+    // One writer for the webhook and the resync, as `run` wires them.
+    const writer = new EnvironmentWriter({ store: new KubeEnvironmentStore(operatorClient) });
+    const opts = options(clients, [repo], { writer });
     const client = await clients.forRepository(repo);
     const prJson = async () => (await client.rest.pulls.get({ owner, repo: repo.name, pull_number: 7 })).data as unknown;
 
     // The webhook path as wired in production; GitHub keeps refusing to remove the label.
     gh.faults.inject({ route: 'issues/remove-label', repository: repo, times: 1000, fault: { kind: 'server-error', status: 500 } });
     const approvals = new ApprovalRevoker({ removeLabel: createLabelRemover(createGitHubClients({ auth: { type: 'token', token: gh.createToken('operator-labels') }, baseUrl: gh.url, retry: { enabled: false } })), attempts: 2, initialDelayMs: 10 });
-    const writer = new EnvironmentWriter({ store: opts.store });
     const handler = new PullRequestEventHandler({ writer, policy: opts.policy, approvals });
 
     // A maintainer's label on the fork's commit 0x70: the `labeled` webhook deploys it.

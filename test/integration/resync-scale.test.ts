@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { KubeEnvironmentStore } from '../../src/github/environment-store.js';
+import { EnvironmentWriter } from '../../src/github/environment-writer.js';
 import { createGitHubClients } from '../../src/github/octokit-factory.js';
 import { resyncOnce, type ResyncOptions } from '../../src/github/resync.js';
 import { KubeClient } from '../../src/kube/client.js';
@@ -48,7 +49,7 @@ it(`a pass over ${pullRequests} open pull requests: cold, then warm (all 304, no
   const mine = () => informer.list().filter((e) => e.spec.repository.owner === owner);
   const options: ResyncOptions = {
     clients,
-    store: new KubeEnvironmentStore(operatorClient),
+    writer: new EnvironmentWriter({ store: new KubeEnvironmentStore(operatorClient) }),
     environments: { list: mine },
     policy: () => resolvePolicyConfig({ repositories: { [`${owner}/monorepo`]: {} } }),
     logger: silentLogger,
