@@ -139,7 +139,7 @@ export class AlgorithmReconciler implements Reconciler {
   private readonly now: () => Date;
   private readonly ownedInformers: Informer<KubeObject>[];
   /** Live objects of kinds no informer watches (the HTTPRoute), read for the apply in progress. */
-  private readonly fetched = new Map<string, KubeObject>();
+  private readonly fetched = new Map<string, KubeObject | 'absent'>();
 
   constructor(private readonly client: KubeClient, private readonly informers: AlgorithmInformers, private readonly options: AlgorithmControllerOptions = {}) {
     this.logger = options.logger ?? silentLogger;
@@ -446,10 +446,10 @@ export class AlgorithmReconciler implements Reconciler {
     }
   }
 
-  private cached(ref: ObjectRef): KubeObject | undefined {
+  private cached(ref: ObjectRef): KubeObject | 'absent' | undefined {
     const informer = this.ownedInformers.find((i) => i.kind.kind === ref.kind && i.kind.apiVersion === ref.apiVersion);
-    const live = informer ? informer.get(`${ref.namespace}/${ref.name}`) : this.fetched.get(fetchKey(ref));
-    return live;
+    if (informer) return informer.get(`${ref.namespace}/${ref.name}`) ?? (informer.hasSynced() ? 'absent' : undefined);
+    return this.fetched.get(fetchKey(ref));
   }
 
   /** Reads a live object no informer holds, for the Applier's unchanged check. */
@@ -458,6 +458,7 @@ export class AlgorithmReconciler implements Reconciler {
       this.fetched.set(fetchKey(ref), await this.client.get(ref));
     } catch (err) {
       if (!(err instanceof NotFoundError)) throw err;
+      this.fetched.set(fetchKey(ref), 'absent');
     }
   }
 }

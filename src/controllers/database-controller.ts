@@ -142,10 +142,10 @@ export class DatabaseReconciler implements Reconciler {
     }
   }
 
-  private cached(ref: ObjectRef): KubeObject | undefined {
+  private cached(ref: ObjectRef): KubeObject | 'absent' | undefined {
     const informer = [this.informers.statefulSets, this.informers.services].find((i) => i.kind.kind === ref.kind && i.kind.apiVersion === ref.apiVersion);
-    const live = informer?.get(`${ref.namespace}/${ref.name}`);
-    return live;
+    if (!informer) return undefined;
+    return informer.get(`${ref.namespace}/${ref.name}`) ?? (informer.hasSynced() ? 'absent' : undefined);
   }
 }
 

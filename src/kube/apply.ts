@@ -55,10 +55,12 @@ export interface ApplierOptions {
   /** The annotation holding the hash of the last applied manifest (default `<fieldManager>/applied-hash`). */
   hashAnnotation?: string;
   /**
-   * A cache to read live objects from (e.g. an informer's `get`); a miss falls back to a GET.
-   * A stale hit costs at most one redundant apply, or a skip that the next event repairs.
+   * A cache to read live objects from (e.g. an informer's `get`). `'absent'`: a synced cache
+   * that would hold the object has none, so it is applied without a GET (the GET could only
+   * have found it unchanged if it was written a moment ago). `undefined`: not known, GET it.
+   * A stale answer costs at most one redundant apply, or a skip that the next event repairs.
    */
-  lookup?: (ref: ObjectRef) => KubeObject | undefined;
+  lookup?: (ref: ObjectRef) => KubeObject | 'absent' | undefined;
   /** How long to wait for an applied CRD to be Established before applying its objects (default 30 s). */
   crdEstablishTimeoutMs?: number;
 }
@@ -175,6 +177,7 @@ export class Applier {
 
   private async live(ref: ObjectRef): Promise<KubeObject | undefined> {
     const cached = this.options.lookup?.(ref);
+    if (cached === 'absent') return undefined;
     if (cached) return cached;
     try {
       return await this.client.get(ref);

@@ -201,6 +201,29 @@ describe('apply', () => {
     }
   });
 
+  it('an object its cache knows to be absent is applied without a read; one it does not know is read first', async () => {
+    const ns = uniqueName('absent');
+    await createNamespace(cluster.kubeConfig, ns);
+    let reads = 0;
+    class CountingClient extends KubeClient {
+      override get<T extends KubeObject = KubeObject>(...args: Parameters<KubeClient['get']>): Promise<T> {
+        reads++;
+        return super.get<T>(...args);
+      }
+    }
+    const counting = new CountingClient(me.kubeConfig);
+    try {
+      const known = new Set([`${ns}/known`]);
+      const applier = new Applier(counting, { lookup: (r) => (known.has(`${r.namespace}/${r.name}`) ? 'absent' : undefined) });
+      const cm = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data: { a: '1' } });
+      const results = await applier.apply([cm('known'), cm('unknown')]);
+      assert.deepEqual(results.map((r) => r.action), ['created', 'created']);
+      assert.equal(reads, 1, 'only the object the cache could not answer for is read');
+    } finally {
+      counting.close();
+    }
+  });
+
   it('dry run validates on the server and persists nothing', async () => {
     const ns = uniqueName('dry');
     await createNamespace(cluster.kubeConfig, ns);
