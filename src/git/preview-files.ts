@@ -5,6 +5,7 @@
 // InvalidGitInputError for coordinates that cannot be right — so one mapping in the renderer
 // tells what a user must fix from what is worth a retry.
 import type { CommitLocation, RepositoryLocation, TreeEntry } from './repository-cache.js';
+import { validateRepositoryPath } from './repository-coordinates.js';
 
 export interface PreviewFileSource {
   /**
@@ -22,4 +23,11 @@ export interface PreviewFileSource {
   resolveBranch(repository: RepositoryLocation, branch: string): Promise<string>;
   /** `listFiles` + `readEntry` of one path; undefined when there is no such path. */
   readFile(commit: CommitLocation, path: string): Promise<string | undefined>;
+}
+
+/** `readFile` for every source: the path checked, listed, then read. */
+export async function readOneFile(source: Pick<PreviewFileSource, 'listFiles' | 'readEntry'>, commit: CommitLocation, filePath: string): Promise<string | undefined> {
+  const file = validateRepositoryPath(filePath);
+  const entry = (await source.listFiles(commit, [file])).get(file);
+  return entry && source.readEntry(commit, entry);
 }

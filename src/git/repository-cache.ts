@@ -19,7 +19,7 @@ import path from 'node:path';
 import { GitOperationError } from './git-errors.js';
 import { defaultPassEnvironment, GitRunner } from './git-runner.js';
 import { KeyedLock } from './keyed-lock.js';
-import type { PreviewFileSource } from './preview-files.js';
+import { readOneFile, type PreviewFileSource } from './preview-files.js';
 import {
   validateBranch, validateCloneUrl, validateOwner, validateRepo, validateRepositoryPath, validateSha,
 } from './repository-coordinates.js';
@@ -189,10 +189,8 @@ export class RepositoryCache implements PreviewFileSource {
   }
 
   /** The content of `filePath` at `commit` (`listFiles` + `readEntry`), or undefined when there is no such path. */
-  async readFile(commit: CommitLocation, filePath: string): Promise<string | undefined> {
-    const file = validateRepositoryPath(filePath);
-    const entry = (await this.listFiles(commit, [file])).get(file);
-    return entry && this.readEntry(commit, entry);
+  readFile(commit: CommitLocation, filePath: string): Promise<string | undefined> {
+    return readOneFile(this, commit, filePath);
   }
 
   /**

@@ -14,7 +14,7 @@
 // the bare SHA only) tells them apart. Failures are the git layer's GitOperationErrors, so the
 // renderer maps both sources the same way.
 import { GitOperationError, InvalidGitInputError } from '../git/git-errors.js';
-import type { PreviewFileSource } from '../git/preview-files.js';
+import { readOneFile, type PreviewFileSource } from '../git/preview-files.js';
 import { requireRegularFile, type CommitLocation, type RepositoryLocation, type TreeEntry } from '../git/repository-cache.js';
 import {
   validateBranch, validateOwner, validateRepo, validateRepositoryPath, validateSha,
@@ -88,10 +88,8 @@ export class GitHubPreviewFiles implements PreviewFileSource {
     return this.blobs.get(blob, () => this.fetchBlob(target, entry, blob));
   }
 
-  async readFile(commit: CommitLocation, filePath: string): Promise<string | undefined> {
-    const file = validateRepositoryPath(filePath);
-    const entry = (await this.listFiles(commit, [file])).get(file);
-    return entry && this.readEntry(commit, entry);
+  readFile(commit: CommitLocation, filePath: string): Promise<string | undefined> {
+    return readOneFile(this, commit, filePath);
   }
 
   async resolveBranch(repository: RepositoryLocation, branch: string): Promise<string> {
