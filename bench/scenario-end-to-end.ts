@@ -19,6 +19,7 @@ import type { KubeObject } from '../src/kube/kube-object.js';
 import { silentLogger } from '../src/kube/logger.js';
 import { PullRequestDriver } from '../test/github-emulator/pull-requests.js';
 import type { WebhookDelivery } from '../test/github-emulator/webhook-delivery.js';
+import { recordApiServerProfile, summarizeApiServerProfile } from './apiserver-profile.js';
 import type { BenchEnvironment } from './bench-environment.js';
 import { benchDomain, benchPreviewYaml } from './bench-preview.js';
 import { imageRuntime } from './image-runtime.js';
@@ -398,6 +399,18 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
     });
 
     // ---- scenario 4: burst ----
+    const apiServerProfileSeconds = options.quick ? 10 : 30;
+    async function apiServerProfileNote(recording: Promise<Error | undefined> | undefined, file: string, outDir: string): Promise<string> {
+      const failed = await recording;
+      if (failed) return `The API server's CPU profile could not be recorded: ${failed.message}`;
+      try {
+        const summary = await summarizeApiServerProfile(file, apiServerProfileSeconds);
+        writeFileSync(path.join(outDir, 'apiserver-burst-profile.txt'), `${summary.top}\n`);
+        return `CPU profile of the API server over the burst's first ${apiServerProfileSeconds} s (apiserver-burst.pprof; \`go tool pprof -top -cum\` in apiserver-burst-profile.txt): ${summary.headline}.`;
+      } catch (err) {
+        return `The API server's CPU profile could not be summarised: ${(err as Error).message}`;
+      }
+    }
     let burst: Timeline[] = [];
     let burstConverged = false;
     // Timers the burst starts; stopped here too when the burst fails half-way.
@@ -423,6 +436,11 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
         operator.child.send('profile-start');
         await operator.child.nextJson(10_000, (v) => v?.benchProfile === 'started');
       }
+      // The API server's profile over the burst's first seconds (its steady part), beside the operator's.
+      const apiServerProfileFile = path.join(options.outDir, 'apiserver-burst.pprof');
+      const apiServerProfile = options.profile
+        ? recordApiServerProfile(cluster, apiServerProfileSeconds, apiServerProfileFile).then(() => undefined, (err: Error) => err)
+        : undefined;
       const auditMark = cluster.audit.mark();
       const ghMark = gh.mark();
       // The burst's own peak: VmHWM from here on (the earlier scenarios' peak is left out).
@@ -512,6 +530,7 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
         } catch (err) {
           burstNotes.push(`The CPU profile could not be summarised: ${(err as Error).message}`);
         }
+        burstNotes.push(await apiServerProfileNote(apiServerProfile, apiServerProfileFile, options.outDir));
       }
       figures.push(...memoryFigures(4, memoryPeak.highest));
       burstNotes.push(memoryNote(memoryPeak.highest, memoryPeak.samples));
