@@ -244,7 +244,9 @@ export class AlgorithmReconciler implements Reconciler {
       const results = await this.applier.apply(desired);
       wrote ||= results.some((r) => r.action !== 'unchanged');
       const createdStable = results.find((r) => r.ref.kind === 'Deployment' && r.ref.name === names.stable && r.action === 'created');
-      if (scaling && createdStable) await this.seedReplicas(namespace, names.stable, initialReplicas);
+      // "Created" says only that the cache had no Deployment: one it had not seen yet may already
+      // have replicas held by the autoscaler (or a seed), which must not be reset.
+      if (scaling && createdStable && !replicasHeldByOthers(createdStable.object, this.client.fieldManager)) await this.seedReplicas(namespace, names.stable, initialReplicas);
       wrote = (await this.prune(uid, namespace, desired)) || wrote;
     } catch (err) {
       // The namespace is being deleted, and this object with it: nothing left to converge or report.

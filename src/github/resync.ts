@@ -14,13 +14,18 @@
 // listing was read: a delivery that arrived after it (the listing is already older) wins, and
 // a delivery's write still waiting for a retry loses to the newer listing. Either way the
 // newest state of the pull request is what stays, not whichever write happened to come last.
+// Deliveries another replica accepted are seen in the cluster: an environment whose last
+// webhook write (its delivered-at annotation) is newer than the listing is left alone. A
+// delivery that other replica is still writing can race the pass; the next pass repairs it.
+// Resync writes queue behind the webhook's in the writer, so in a burst a pass takes longer.
 import type { PreviewEnvironmentSpec } from '../../constructs/api-types.js';
+import { isTransient } from '../kube/errors.js';
 import type { KubeObject } from '../kube/kube-object.js';
 import { silentLogger, type Logger } from '../kube/logger.js';
 import type { Runnable } from '../kube/manager.js';
 import { effectivePolicy, type PolicyConfig } from '../policy/policy-config.js';
 import type { PullRequestFacts } from '../policy/pull-request-facts.js';
-import { environmentObject } from './environment-store.js';
+import { environmentAnnotationKeys, environmentObject } from './environment-store.js';
 import type { EnvironmentWriter } from './environment-writer.js';
 import type { GitHubClient, GitHubClients, RepositoryName } from './octokit-factory.js';
 import { isRateLimited } from './octokit-rate-limit.js';
@@ -32,6 +37,8 @@ import { carriesDesired } from './resync-spec-match.js';
 /** The cached PreviewEnvironments (the manager's informer satisfies it). */
 export interface EnvironmentCache {
   list(): readonly KubeObject[];
+  /** The environment as the cache holds it now (the manager's informer: by name). */
+  get?(name: string): KubeObject | undefined;
   /** Resolves once the cache holds the first full list (the runnable waits for it). */
   waitForSync?(signal?: AbortSignal): Promise<void>;
 }
@@ -191,6 +198,12 @@ export async function resyncOnce(options: ResyncOptions): Promise<ResyncSummary>
     if (remember) seen.set(response.url, etag);
   };
 
+  /** A webhook write newer than `observedAt` has landed (this replica's or another's). */
+  function deliveredSince(name: string, observedAt: number): boolean {
+    const delivered = options.environments.get?.(name)?.metadata.annotations?.[environmentAnnotationKeys.deliveredAt];
+    return delivered !== undefined && Date.parse(delivered) > observedAt;
+  }
+
   async function apply(pr: PullRequestFacts, existing: CachedEnvironment | undefined, fullName: string, deletions: DeletionCandidate[], observedAt: number): Promise<void> {
     const policy = effectivePolicy(config, pr.repository);
     const approval = resyncApproval(pr, policy.trust, existing?.headSha);
@@ -206,6 +219,10 @@ export async function resyncOnce(options: ResyncOptions): Promise<ResyncSummary>
     }
     if (existing && carriesDesired(existing.object, environmentObject(decision.name, decision.spec))) {
       summary.unchanged += 1;
+      return;
+    }
+    if (deliveredSince(decision.name, observedAt)) {
+      summary.superseded += 1;
       return;
     }
     try {
@@ -287,10 +304,16 @@ export async function resyncOnce(options: ResyncOptions): Promise<ResyncSummary>
   await eachLimited([...repositories.values()], options.concurrency ?? 4, resyncRepository);
 
   deletions.sort((a, b) => a.name.localeCompare(b.name));
+  // Deletions that failed transiently: the writer goes on with them, so they count against the cap.
+  let deletionsRetrying = 0;
   for (const candidate of deletions) {
     // A rate limit anywhere in the pass: the picture may be partial, so nothing is deleted.
-    if (summary.rateLimited || summary.deleted.length >= maxDeletions) {
+    if (summary.rateLimited || summary.deleted.length + deletionsRetrying >= maxDeletions) {
       summary.skippedDeletions.push(candidate.name);
+      continue;
+    }
+    if (deliveredSince(candidate.name, candidate.observedAt)) {
+      summary.superseded += 1;
       continue;
     }
     try {
@@ -302,6 +325,7 @@ export async function resyncOnce(options: ResyncOptions): Promise<ResyncSummary>
       if (outcome === 'deleted') summary.deleted.push(candidate.name);
       logger.info({ environment: candidate.name, repository: candidate.repository, pullRequest: candidate.number, reason: candidate.reason }, 'resync: environment deleted');
     } catch (err) {
+      if (isTransient(err)) deletionsRetrying += 1;
       fail(candidate.repository, 'delete', err, candidate.number);
     }
   }

@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { ApprovalRevoker } from '../../src/github/approval-revoker.js';
 import { KubeEnvironmentStore } from '../../src/github/environment-store.js';
 import { EnvironmentWriter } from '../../src/github/environment-writer.js';
+import { TransientError } from '../../src/kube/errors.js';
 import { createLabelRemover } from '../../src/github/label-remover.js';
 import { createGitHubClients, type GitHubClients } from '../../src/github/octokit-factory.js';
 import { environmentName } from '../../src/github/pull-request-environment-name.js';
@@ -71,7 +72,7 @@ function options(clients: GitHubClients, repositories: RepositoryRef[], extra: P
     clients,
     writer: new EnvironmentWriter({ store: new KubeEnvironmentStore(operatorClient) }),
     // This test's repositories only: earlier tests' environments stay in the cluster.
-    environments: { list: () => mine().filter((e) => repositories.some((r) => r.name === e.spec.repository.name)) },
+    environments: { list: () => mine().filter((e) => repositories.some((r) => r.name === e.spec.repository.name)), get: (name) => informer.get(name) },
     policy: () => resolvePolicyConfig({ repositories: Object.fromEntries(repositories.map((r) => [`${r.owner}/${r.name}`, {}])) }),
     logger: silentLogger,
     ...extra,
@@ -145,6 +146,27 @@ describe('resync', () => {
     await waitFor('the delivery\'s head SHA', () => mine().find((e) => e.metadata.name === name)?.spec.pullRequest.headSha === sha(0x13));
     await new Promise((resolve) => setTimeout(resolve, 300));
     assert.equal(mine().find((e) => e.metadata.name === name)?.spec.pullRequest.headSha, sha(0x13), 'the older listing did not put its SHA back');
+  });
+
+  it('a delivery another replica wrote while a pass read the listing wins too (seen in the cluster)', async () => {
+    const repo = newRepository([1]);
+    const opts = options(tokenClients(), [repo]);
+    // The other replica's writer: this pass's writer never hears of its delivery.
+    const otherReplica = new EnvironmentWriter({ store: new KubeEnvironmentStore(operatorClient) });
+    await pass(opts);
+    await cacheShows(repo, [1]);
+    const name = environmentName(repo, 1);
+    gh.updatePullRequest(repo, 1, (p) => { p.head.sha = sha(0x14); });
+    gh.faults.inject({ route: 'pulls/list', repository: repo, times: 1, fault: { kind: 'delay', ms: 1500 } });
+    const running = pass(opts);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const spec = mine().find((e) => e.metadata.name === name)!.spec as unknown as PreviewEnvironmentSpec;
+    otherReplica.submit(name, { op: 'upsert', spec: { ...spec, pullRequest: { ...spec.pullRequest, headSha: sha(0x15) } }, deliveredAt: new Date() });
+    await otherReplica.idle();
+    const { summary, writes } = await running;
+    assert.equal(summary.superseded, 1, summary.message);
+    assert.deepEqual(writes, [`patch ${name} 200`], 'only the other replica\'s write');
+    assert.equal(mine().find((e) => e.metadata.name === name)?.spec.pullRequest.headSha, sha(0x15));
   });
 
   it('deletes the environment of a pull request whose `closed` never arrived, after confirming it is closed', async () => {
@@ -250,6 +272,24 @@ describe('resync', () => {
     await waitFor('1 left', () => numbersOf(repo).length === 1);
     const third = await pass(opts);
     assert.deepEqual([third.summary.deleted.length, third.summary.skippedDeletions.length, third.summary.deletionCapReached], [1, 0, false]);
+  });
+
+  it('a deletion that failed transiently still counts against the cap (the writer goes on with it)', async () => {
+    const repo = newRepository([1, 2, 3]);
+    const real = new KubeEnvironmentStore(operatorClient);
+    let failing = true;
+    const flaky = {
+      upsert: real.upsert.bind(real),
+      delete: (name: string) => (failing ? Promise.reject(new TransientError('the API server is overloaded', 503, 'ServiceUnavailable')) : real.delete(name)),
+    };
+    const opts = options(tokenClients(), [repo], { maxDeletionsPerPass: 1, writer: new EnvironmentWriter({ store: flaky, initialDelayMs: 60_000 }) });
+    await pass(opts);
+    await cacheShows(repo, [1, 2, 3]);
+    for (const n of [1, 2, 3]) gh.updatePullRequest(repo, n, (p) => { p.state = 'closed'; });
+    const { summary } = await pass(opts);
+    assert.equal(summary.errors.length, 1, summary.message);
+    assert.deepEqual([summary.deleted.length, summary.skippedDeletions.length, summary.deletionCapReached], [0, 2, true]);
+    failing = false;
   });
 });
 
