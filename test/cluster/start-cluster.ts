@@ -88,9 +88,9 @@ export function attachCluster(handle: ClusterHandle): Pick<Cluster, 'kubeConfig'
  * The Go runtime's garbage collector for every component: collect at 4× the live heap instead
  * of 2×, under a soft limit per process. The whole control plane shares the machine's cores
  * with the operator and the tests; GC was 11 % of the API server's CPU in the bench's burst,
- * and memory is what this machine has plenty of.
+ * and memory is what this machine has plenty of. GOGC and GOMEMLIMIT in the environment win.
  */
-const goRuntimeEnv = { GOGC: '400', GOMEMLIMIT: '2GiB' };
+const goRuntimeEnv = { GOGC: process.env.GOGC ?? '400', GOMEMLIMIT: process.env.GOMEMLIMIT ?? '2GiB' };
 
 export async function startCluster(options: StartClusterOptions = {}): Promise<Cluster> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
