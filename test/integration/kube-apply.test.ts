@@ -24,6 +24,15 @@ after(() => {
 
 const ownership = { label: 'app.kubernetes.io/instance', value: 'set-a' };
 
+/** A client that counts its GETs (the reads the Applier makes before deciding to write). */
+class CountingClient extends KubeClient {
+  reads = 0;
+  override get<T extends KubeObject = KubeObject>(...args: Parameters<KubeClient['get']>): Promise<T> {
+    this.reads++;
+    return super.get<T>(...args);
+  }
+}
+
 /** A set with the kinds an environment has, written the way renderers write them (server-side normalisation included). */
 function objectSet(ns: string, group: string): KubeObject[] {
   const labels = { app: 'web' };
@@ -176,26 +185,19 @@ describe('apply', () => {
 
   it('a fresh set (its namespace created just now) is applied without reading any object first', async () => {
     const ns = uniqueName('fresh');
-    let reads = 0;
-    class CountingClient extends KubeClient {
-      override get<T extends KubeObject = KubeObject>(...args: Parameters<KubeClient['get']>): Promise<T> {
-        reads++;
-        return super.get<T>(...args);
-      }
-    }
     const counting = new CountingClient(me.kubeConfig);
     try {
       const applier = new Applier(counting);
       const [namespace] = await applier.apply([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }]);
       assert.equal(namespace!.action, 'created');
-      reads = 0;
+      counting.reads = 0;
       const set = [0, 1, 2].map((n) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `c${n}`, namespace: ns }, data: { n: String(n) } }));
       const results = await applier.apply(set, { fresh: true });
       assert.deepEqual(results.map((r) => r.action), ['created', 'created', 'created']);
-      assert.equal(reads, 0, 'no GET before the applies');
+      assert.equal(counting.reads, 0, 'no GET before the applies');
       const again = await applier.apply(set);
       assert.deepEqual(again.map((r) => r.action), ['unchanged', 'unchanged', 'unchanged']);
-      assert.equal(reads, 3, 'without the hint each object is read first (and found unchanged)');
+      assert.equal(counting.reads, 3, 'without the hint each object is read first (and found unchanged)');
     } finally {
       counting.close();
     }
@@ -204,13 +206,6 @@ describe('apply', () => {
   it('an object its cache knows to be absent is applied without a read; one it does not know is read first', async () => {
     const ns = uniqueName('absent');
     await createNamespace(cluster.kubeConfig, ns);
-    let reads = 0;
-    class CountingClient extends KubeClient {
-      override get<T extends KubeObject = KubeObject>(...args: Parameters<KubeClient['get']>): Promise<T> {
-        reads++;
-        return super.get<T>(...args);
-      }
-    }
     const counting = new CountingClient(me.kubeConfig);
     try {
       const known = new Set([`${ns}/known`]);
@@ -218,7 +213,7 @@ describe('apply', () => {
       const cm = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data: { a: '1' } });
       const results = await applier.apply([cm('known'), cm('unknown')]);
       assert.deepEqual(results.map((r) => r.action), ['created', 'created']);
-      assert.equal(reads, 1, 'only the object the cache could not answer for is read');
+      assert.equal(counting.reads, 1, 'only the object the cache could not answer for is read');
     } finally {
       counting.close();
     }

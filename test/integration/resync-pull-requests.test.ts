@@ -122,23 +122,28 @@ describe('resync', () => {
     assert.deepEqual(third.summary.updated, [environmentName(repo, 2)]);
   });
 
-  it('a delivery that arrives while a pass reads the listing wins over the listing, which is older', async () => {
-    const repo = newRepository([1]);
-    const writer = new EnvironmentWriter({ store: new KubeEnvironmentStore(operatorClient) });
-    const opts = options(tokenClients(), [repo], { writer });
+  /**
+   * A pass whose listing says `listed` (that push's `synchronize` was lost) while, as the pass
+   * waits for the listing, `writer` accepts the delivery of a newer push, `delivered`.
+   */
+  async function passRacingADelivery(writer: EnvironmentWriter, opts: ResyncOptions, repo: RepositoryRef, listed: string, delivered: string) {
     await pass(opts);
     await cacheShows(repo, [1]);
     const name = environmentName(repo, 1);
-    // GitHub's listing says 0x12 (its `synchronize` was lost) ...
-    gh.updatePullRequest(repo, 1, (p) => { p.head.sha = sha(0x12); });
+    gh.updatePullRequest(repo, 1, (p) => { p.head.sha = listed; });
     gh.faults.inject({ route: 'pulls/list', repository: repo, times: 1, fault: { kind: 'delay', ms: 1500 } });
     const running = pass(opts);
-    // ... and while the pass waits for it, the delivery of a newer push (0x13) is accepted.
     await new Promise((resolve) => setTimeout(resolve, 300));
-    const current = mine().find((e) => e.metadata.name === name)!;
-    const spec = current.spec as unknown as PreviewEnvironmentSpec;
-    writer.submit(name, { op: 'upsert', spec: { ...spec, pullRequest: { ...spec.pullRequest, headSha: sha(0x13) } }, deliveredAt: new Date() });
-    const { summary } = await running;
+    const spec = mine().find((e) => e.metadata.name === name)!.spec as unknown as PreviewEnvironmentSpec;
+    writer.submit(name, { op: 'upsert', spec: { ...spec, pullRequest: { ...spec.pullRequest, headSha: delivered } }, deliveredAt: new Date() });
+    await writer.idle();
+    return { name, ...(await running) };
+  }
+
+  it('a delivery that arrives while a pass reads the listing wins over the listing, which is older', async () => {
+    const repo = newRepository([1]);
+    const writer = new EnvironmentWriter({ store: new KubeEnvironmentStore(operatorClient) });
+    const { name, summary } = await passRacingADelivery(writer, options(tokenClients(), [repo], { writer }), repo, sha(0x12), sha(0x13));
     await writer.idle();
     assert.equal(summary.superseded, 1, summary.message);
     assert.deepEqual(summary.updated, []);
@@ -150,20 +155,9 @@ describe('resync', () => {
 
   it('a delivery another replica wrote while a pass read the listing wins too (seen in the cluster)', async () => {
     const repo = newRepository([1]);
-    const opts = options(tokenClients(), [repo]);
     // The other replica's writer: this pass's writer never hears of its delivery.
     const otherReplica = new EnvironmentWriter({ store: new KubeEnvironmentStore(operatorClient) });
-    await pass(opts);
-    await cacheShows(repo, [1]);
-    const name = environmentName(repo, 1);
-    gh.updatePullRequest(repo, 1, (p) => { p.head.sha = sha(0x14); });
-    gh.faults.inject({ route: 'pulls/list', repository: repo, times: 1, fault: { kind: 'delay', ms: 1500 } });
-    const running = pass(opts);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    const spec = mine().find((e) => e.metadata.name === name)!.spec as unknown as PreviewEnvironmentSpec;
-    otherReplica.submit(name, { op: 'upsert', spec: { ...spec, pullRequest: { ...spec.pullRequest, headSha: sha(0x15) } }, deliveredAt: new Date() });
-    await otherReplica.idle();
-    const { summary, writes } = await running;
+    const { name, summary, writes } = await passRacingADelivery(otherReplica, options(tokenClients(), [repo]), repo, sha(0x14), sha(0x15));
     assert.equal(summary.superseded, 1, summary.message);
     assert.deepEqual(writes, [`patch ${name} 200`], 'only the other replica\'s write');
     assert.equal(mine().find((e) => e.metadata.name === name)?.spec.pullRequest.headSha, sha(0x15));
