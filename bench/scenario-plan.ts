@@ -33,6 +33,8 @@ export function counts(quick: boolean) {
     baselineRuns: quick ? 3 : 10,
     resyncPullRequests: quick ? 50 : 200,
     onePr: quick ? 5 : 20,
+    /** Unmeasured rounds of scenarios 2 and 3 before the measured ones. */
+    warmupRounds: quick ? 1 : 10,
     burst: { pullRequests: quick ? 40 : 200, repositories: quick ? 5 : 20, withinMs: 2000 },
     idleMs: quick ? 30_000 : 120_000,
   };
