@@ -48,7 +48,7 @@ import { Semaphore } from '../git/semaphore.js';
 import { Sandbox } from '../synth/sandbox.js';
 import type { PreviewRenderSettings } from '../synth/render-preview.js';
 import { certificateCondition, environmentReadiness } from './preview-environment-readiness.js';
-import { ProgressPacer } from './progress-pacer.js';
+import { progressWait } from './progress-pacer.js';
 import { renderEnvironment, type RenderFailure, type RenderFailureKind, type RenderOutcome } from './preview-environment-rendering.js';
 import { SlotLedger, type SlotEnvironment } from './preview-environment-slots.js';
 import { environmentAnnotationKeys } from '../github/environment-store.js';
@@ -272,7 +272,6 @@ class PreviewEnvironmentReconciler implements Reconciler {
   private readonly allowedKinds: AllowedKinds;
   private readonly policy: PolicyConfig;
   private readonly slots = new SlotLedger();
-  private readonly progress: ProgressPacer;
   /** The last rendering per environment, keyed by uid, generation, head SHA and TLS mode. */
   private readonly renders = new Map<string, { key: string; outcome: RenderOutcome }>();
   /** The rendering whose leftovers were last pruned, per environment. */
@@ -282,7 +281,6 @@ class PreviewEnvironmentReconciler implements Reconciler {
   private readonly written = new Map<string, EnvironmentObject>();
 
   constructor(manager: Manager, private readonly options: PreviewEnvironmentControllerOptions, private readonly informers: Informers) {
-    this.progress = new ProgressPacer(options.progressIntervalMs ?? 10_000);
     this.client = manager.client;
     this.logger = options.logger ?? stderrLogger;
     this.clock = options.clock ?? systemClock;
@@ -468,10 +466,10 @@ class PreviewEnvironmentReconciler implements Reconciler {
 
     // More progress of a deploy already written and reported: again at the end of the interval.
     const progressOnly = !readiness.ready && previous.phase === 'Deploying' && previous.deployedSha === rendered.sha;
-    const progressWait = progressOnly ? this.progress.wait(name, rendered.sha, now) : 0;
-    if (progressWait > 0) {
-      this.logger.debug({ environment: name, ms: timings, progressWait }, 'reconciled; progress written at the end of the interval');
-      return { requeueAfter: clampRequeue(Math.min(expiresAt.getTime() - this.clock.now(), progressWait)) };
+    const wait = progressOnly ? progressWait(previous, rendered.sha, now, this.options.progressIntervalMs ?? 10_000) : 0;
+    if (wait > 0) {
+      this.logger.debug({ environment: name, ms: timings, progressWait: wait }, 'reconciled; progress written at the end of the interval');
+      return { requeueAfter: clampRequeue(Math.min(expiresAt.getTime() - this.clock.now(), wait)) };
     }
     await this.settle(current, ctx, {
       phase: readiness.ready ? 'Ready' : 'Deploying',
@@ -488,8 +486,6 @@ class PreviewEnvironmentReconciler implements Reconciler {
       reasons: rendered.notes,
     });
 
-    if (readiness.ready) this.progress.forget(name);
-    else this.progress.reported(name, rendered.sha, now);
     lap('status');
     this.logger.debug({ environment: name, phase: current.env.status?.phase, ms: timings }, 'reconciled');
     const waits = [expiresAt.getTime() - this.clock.now()];
@@ -809,7 +805,6 @@ class PreviewEnvironmentReconciler implements Reconciler {
     this.pruned.delete(name);
     this.slots.release(name);
     this.written.delete(name);
-    this.progress.forget(name);
   }
 }
 

@@ -1,26 +1,22 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ProgressPacer } from './progress-pacer.js';
+import { progressWait } from './progress-pacer.js';
 
-test('the first progress report of a SHA goes out at once; the next waits for the rest of the interval', () => {
-  const pacer = new ProgressPacer(10_000);
-  assert.equal(pacer.wait('pr-1', 'a', 1000), 0);
-  pacer.reported('pr-1', 'a', 1000);
-  assert.equal(pacer.wait('pr-1', 'a', 4000), 7000);
-  assert.equal(pacer.wait('pr-1', 'a', 11_000), 0);
-  assert.equal(pacer.wait('pr-2', 'a', 4000), 0, 'environments are paced apart');
+const at = (ms: number) => new Date(ms).toISOString();
+const deploying = (sha: string, lastMs: number) => ({ phase: 'Deploying', deployedSha: sha, lastReconciled: at(lastMs) });
+
+test('progress of a deploy already written waits for the rest of the interval since the last status write', () => {
+  assert.equal(progressWait(deploying('a', 1000), 'a', 4000, 10_000), 7000);
+  assert.equal(progressWait(deploying('a', 1000), 'a', 11_000, 10_000), 0);
 });
 
-test('a new head SHA, or leaving the deploying state, reports at once again', () => {
-  const pacer = new ProgressPacer(10_000);
-  pacer.reported('pr-1', 'a', 1000);
-  assert.equal(pacer.wait('pr-1', 'b', 2000), 0);
-  pacer.forget('pr-1');
-  assert.equal(pacer.wait('pr-1', 'a', 2000), 0);
+test('a new head SHA, a deploy not written yet, or another phase goes out at once', () => {
+  assert.equal(progressWait(deploying('a', 1000), 'b', 2000, 10_000), 0, 'a new SHA');
+  assert.equal(progressWait(undefined, 'a', 2000, 10_000), 0, 'no status yet');
+  assert.equal(progressWait({ ...deploying('a', 1000), phase: 'Ready' }, 'a', 2000, 10_000), 0, 'not deploying');
+  assert.equal(progressWait({ phase: 'Deploying', deployedSha: 'a' }, 'a', 2000, 10_000), 0, 'never written with a time');
 });
 
-test('an interval of 0 reports every change', () => {
-  const pacer = new ProgressPacer(0);
-  pacer.reported('pr-1', 'a', 1000);
-  assert.equal(pacer.wait('pr-1', 'a', 1000), 0);
+test('an interval of 0 writes every change', () => {
+  assert.equal(progressWait(deploying('a', 1000), 'a', 1000, 0), 0);
 });

@@ -7,27 +7,23 @@
 // (level-triggered: nothing is lost, only coalesced). GitHub counts comment edits against its
 // content-creation limits (about 80 a minute), so a burst of pull requests must not spend them
 // on intermediate states; nor the API server its writes.
+//
+// The last write is read from the status itself (`lastReconciled` moves only with a written
+// change), so the pacing holds across restarts and a change of leader.
 
-export class ProgressPacer {
-  private readonly last = new Map<string, { sha: string; at: number }>();
+/** The status fields the pacing reads. */
+export interface PacedStatus {
+  phase?: string;
+  deployedSha?: string;
+  lastReconciled?: string;
+}
 
-  /** `intervalMs` 0 reports every change. */
-  constructor(readonly intervalMs: number) {}
-
-  /** Milliseconds until `name`'s progress at `sha` may go out again; 0: now. */
-  wait(name: string, sha: string, now: number): number {
-    const last = this.last.get(name);
-    if (!last || last.sha !== sha) return 0;
-    return Math.max(0, last.at + this.intervalMs - now);
-  }
-
-  /** `name`'s progress at `sha` was written and reported at `now`. */
-  reported(name: string, sha: string, now: number): void {
-    this.last.set(name, { sha, at: now });
-  }
-
-  /** The environment is ready (or gone): its next progress goes out at once. */
-  forget(name: string): void {
-    this.last.delete(name);
-  }
+/**
+ * Milliseconds until more progress of `sha` may be written; 0: now. Only a deploy of `sha`
+ * already written as Deploying waits; `intervalMs` 0 writes every change.
+ */
+export function progressWait(status: PacedStatus | undefined, sha: string, now: number, intervalMs: number): number {
+  if (status?.phase !== 'Deploying' || status.deployedSha !== sha || !status.lastReconciled) return 0;
+  const last = Date.parse(status.lastReconciled);
+  return Number.isNaN(last) ? 0 : Math.max(0, last + intervalMs - now);
 }
