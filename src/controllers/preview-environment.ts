@@ -379,7 +379,8 @@ class PreviewEnvironmentReconciler implements Reconciler {
 
     // Claim the slot in status before the long part, so other replicas of the decision see it.
     // The write overlaps the rendering and the apply; later status writes wait for it (settle).
-    const claim = holdsPhase(env.status?.phase) ? Promise.resolve() : this.settle(current, ctx, {
+    const claiming = !holdsPhase(env.status?.phase);
+    const claim = !claiming ? Promise.resolve() : this.settle(current, ctx, {
       phase: 'Deploying',
       ready: { status: 'False', reason: 'Rendering', message: `rendering ${env.spec.pullRequest.headSha.slice(0, 12)}` },
       reasons: [],
@@ -465,8 +466,10 @@ class PreviewEnvironmentReconciler implements Reconciler {
     this.timeDelivery(current.env, now, redeployed, readiness.ready && (redeployed || previous.phase !== 'Ready'));
 
     // More progress of a deploy already written and reported: again at the end of the interval.
-    const progressOnly = !readiness.ready && previous.phase === 'Deploying' && previous.deployedSha === rendered.sha;
-    const wait = progressOnly ? progressWait(previous, rendered.sha, now, this.options.progressIntervalMs ?? 10_000) : 0;
+    // Not after this reconcile's claim (nothing reported yet), nor while a failure is recorded
+    // (a report that failed is retried with the controller's backoff, not at the pace of progress).
+    const progressOnly = !readiness.ready && !claiming && previous.phase === 'Deploying' && previous.deployedSha === rendered.sha && !previous.retryCount;
+    const wait = progressOnly ? progressWait(previous, rendered.sha, this.clock.now(), this.options.progressIntervalMs ?? 10_000) : 0;
     if (wait > 0) {
       this.logger.debug({ environment: name, ms: timings, progressWait: wait }, 'reconciled; progress written at the end of the interval');
       return { requeueAfter: clampRequeue(Math.min(expiresAt.getTime() - this.clock.now(), wait)) };

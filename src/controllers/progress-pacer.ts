@@ -25,5 +25,6 @@ export interface PacedStatus {
 export function progressWait(status: PacedStatus | undefined, sha: string, now: number, intervalMs: number): number {
   if (status?.phase !== 'Deploying' || status.deployedSha !== sha || !status.lastReconciled) return 0;
   const last = Date.parse(status.lastReconciled);
-  return Number.isNaN(last) ? 0 : Math.max(0, last + intervalMs - now);
+  // Never longer than the interval: a clock ahead of ours (another leader's) must not stretch it.
+  return Number.isNaN(last) ? 0 : Math.min(intervalMs, Math.max(0, last + intervalMs - now));
 }
