@@ -16,7 +16,9 @@
 // newest state of the pull request is what stays, not whichever write happened to come last.
 // Deliveries another replica accepted are seen in the cluster: an environment whose last
 // webhook write (its delivered-at annotation) is newer than the listing is left alone. A
-// delivery that other replica is still writing can race the pass; the next pass repairs it.
+// delivery that other replica is still writing can race the pass; the next pass repairs it, as
+// it repairs what clock skew between replicas (the annotation is the receiver's time, the
+// listing's the leader's) or a pull request closed after its delivery during the pass misjudges.
 // Resync writes queue behind the webhook's in the writer, so in a burst a pass takes longer.
 import type { PreviewEnvironmentSpec } from '../../constructs/api-types.js';
 import { isTransient } from '../kube/errors.js';
