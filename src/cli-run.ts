@@ -171,9 +171,10 @@ export async function startOperator(config: OperatorConfig, options: StartOperat
     });
   }
 
-  // Written with the controller's finalizer (it runs on the leader), so a new environment's
-  // first reconcile renders at once instead of writing the finalizer first.
-  const environmentStore = new KubeEnvironmentStore(client, { finalizers: [previewEnvironmentFinalizer] });
+  // Written with the controller's finalizer when this process runs the controller (on the
+  // leader), so a new environment's first reconcile renders at once instead of writing the
+  // finalizer first. A webhook-only process adds none: nothing here could ever remove it.
+  const environmentStore = new KubeEnvironmentStore(client, { finalizers: enabled.has('preview-environment') ? [previewEnvironmentFinalizer] : [] });
 
   // Accepted deliveries' PreviewEnvironment writes, made after the answer, and the resync's,
   // ordered with them (one queue per process).

@@ -310,6 +310,9 @@ class PreviewEnvironmentReconciler implements Reconciler {
       const kubeErr = toKubeError(err);
       if (!(kubeErr instanceof ConflictError) && !(kubeErr instanceof NotFoundError && current.env.metadata.deletionTimestamp)) {
         await this.recordRetry(current, ctx, err);
+      } else {
+        // The claim may still be in flight: the next reconcile of this key must start after it.
+        await current.pendingStatus?.catch(() => {});
       }
       throw err;
     }
@@ -377,8 +380,9 @@ class PreviewEnvironmentReconciler implements Reconciler {
     const rendering = this.render(env, certManagerInstalled, policy);
     rendering.catch(() => {});
 
-    // Claim the slot in status before the long part, so other replicas of the decision see it.
-    // The write overlaps the rendering and the apply; later status writes wait for it (settle).
+    // Claim the slot in status, so other replicas of the decision see it. The write overlaps the
+    // rendering and the apply (a claim lost to a conflict fails the reconcile after the apply,
+    // before anything is pruned); later status writes wait for it (settle).
     const claiming = !holdsPhase(env.status?.phase);
     const claim = !claiming ? Promise.resolve() : this.settle(current, ctx, {
       phase: 'Deploying',

@@ -8,6 +8,7 @@ import https from 'node:https';
 import { Discovery, resourcePath, type ResourceInfo } from './discovery.js';
 import { errorFromResponse, toKubeError, TransientError } from './errors.js';
 import type { KubeAccess } from './kube-config.js';
+import { KubeConfigError } from './kube-config-error.js';
 import { parseProxyUrl, ProxyTunnelAgent } from './kube-config-proxy-tunnel.js';
 import type { KindRef, KubeObject, ObjectRef } from './kube-object.js';
 
@@ -297,6 +298,8 @@ export class KubeClient {
       // Our own agent, never one the kubeconfig made: connections are kept alive and reused across credential reads.
       agent = this.keepAliveAgent(options, isHttps, proxyUrl);
     } catch (err) {
+      // A credential plugin that timed out or failed may succeed next time: retryable, like a network error.
+      if (err instanceof KubeConfigError && err.transient) throw new TransientError(`${what}: credentials: ${err.message}`, 0, 'CredentialPlugin', undefined, { cause: err });
       throw toKubeError(err, `${what}: credentials`);
     }
     const expiresAt = this.kubeConfig.credentialsExpireAt?.(options) ?? Number.POSITIVE_INFINITY;

@@ -72,7 +72,9 @@ export class ProxyTunnelAgent extends https.Agent {
     connect.once('connect', (res, socket) => {
       if (res.statusCode !== 200) {
         socket.destroy();
-        fail(new Error(`proxy ${redact(this.proxy)} refused the tunnel to ${target}: ${res.statusCode} ${res.statusMessage ?? ''}`.trim()));
+        const refusal = new Error(`proxy ${redact(this.proxy)} refused the tunnel to ${target}: ${res.statusCode} ${res.statusMessage ?? ''}`.trim());
+        // A 5xx is the proxy failing to reach the server (worth a retry); a 4xx is its policy or our credentials.
+        fail((res.statusCode ?? 0) >= 500 ? Object.assign(refusal, { code: 'ECONNREFUSED' }) : refusal);
         return;
       }
       settled = true;

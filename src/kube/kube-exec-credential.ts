@@ -104,11 +104,12 @@ export class ExecCredentialPlugin {
       }
       throw new KubeConfigError(`${label}: cannot run it: ${result.spawnError.message}`, { cause: result.spawnError });
     }
-    if (result.timedOut) throw new KubeConfigError(`${label}: no answer within ${this.options.timeoutMs} ms; stderr: ${stderr}`);
+    // A slow or failing plugin (the cloud's token service throttling, a network blip) may succeed next time.
+    if (result.timedOut) throw new KubeConfigError(`${label}: no answer within ${this.options.timeoutMs} ms; stderr: ${stderr}`, { transient: true });
     if (result.tooLarge) throw new KubeConfigError(`${label}: printed more than ${maxStdoutBytes} bytes; stderr: ${stderr}`);
     if (result.exitCode !== 0) {
       const how = result.exitCode === null ? `was killed by ${result.signal}` : `failed with exit code ${result.exitCode}`;
-      throw new KubeConfigError(`${label} ${how}; stderr: ${stderr}`);
+      throw new KubeConfigError(`${label} ${how}; stderr: ${stderr}`, { transient: true });
     }
     try {
       return parseExecCredential(result.stdout, apiVersion);
@@ -179,17 +180,22 @@ const exitGraceMs = 2000;
 /** Runs the plugin with no stdin, collecting its output; kills it after `timeoutMs`. */
 function runCommand(command: string, args: readonly string[], env: Record<string, string>, timeoutMs: number): Promise<CommandResult> {
   return new Promise((resolve) => {
-    const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Its own process group, so a kill reaches the processes it started too (a shell around aws or gcloud).
+    const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let outBytes = 0;
     let timedOut = false;
     let tooLarge = false;
     let spawnError: NodeJS.ErrnoException | undefined;
-    // A killed plugin (often a shell around aws or gcloud) may leave a grandchild holding the
-    // pipes: close our ends too, or 'close' would never come and every request would wait.
+    // The whole group goes; and should anything still hold the pipes, our ends close too, or
+    // 'close' would never come and every request would wait.
     const kill = () => {
-      child.kill('SIGKILL');
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL'); // not started, or the group is already gone
+      }
       child.stdout.destroy();
       child.stderr.destroy();
     };
@@ -212,7 +218,7 @@ function runCommand(command: string, args: readonly string[], env: Record<string
       if (err.length > 64) err.splice(0, err.length - 32);
     });
     child.once('error', (e) => (spawnError = e));
-    // Exited, but a grandchild still holds the pipes: what it wrote by now is the answer (as git-runner's grace).
+    // Exited, but a grandchild still holds the pipes: what it wrote by now is the answer.
     let exitGrace: NodeJS.Timeout | undefined;
     child.once('exit', () => {
       exitGrace = setTimeout(() => {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ForbiddenError, KubeClient, loadKubeConfig } from '../../src/kube/index.js';
+import { ForbiddenError, KubeClient, loadKubeConfig, TransientError } from '../../src/kube/index.js';
 import { createNamespace, newIdentity, testCluster, uniqueName, type Identity, type TestCluster } from '../support/test-cluster.js';
 
 let cluster: TestCluster;
@@ -104,6 +104,13 @@ describe('kubeconfig loader against the control plane', () => {
     const found = await c.get({ apiVersion: 'v1', kind: 'Namespace', name: ns });
     assert.equal(found.metadata.name, ns);
     assert.equal(plugin.runs(), 2);
+  });
+
+  it('a credential plugin that fails is a transient error (worth a retry), not a refusal', async () => {
+    const script = path.join(scratch, 'exec-fails.sh');
+    writeFileSync(script, '#!/bin/sh\necho "token service throttled" >&2\nexit 1\n', { mode: 0o755 });
+    const c = client(kubeconfig('exec-fails', `exec:\n  apiVersion: client.authentication.k8s.io/v1\n  command: ${script}\n  interactiveMode: Never`));
+    await assert.rejects(c.get({ apiVersion: 'v1', kind: 'Namespace', name: ns }), (err: unknown) => err instanceof TransientError && /token service throttled/.test(err.message));
   });
 
   it('a wrong static token: ForbiddenError with status 401', async () => {
