@@ -4,14 +4,13 @@
 import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
-import path from 'node:path';
 import { promisify } from 'node:util';
 
 export interface ApiServerAccess {
   server: string;
   token: string;
-  /** The test control plane's data folder (its serving certificate is `pki/apiserver.crt`). */
-  dataDir: string;
+  /** The CA that verifies the API server (the kubeconfig's). */
+  caFile: string;
 }
 
 /** Named frames whose cumulative share is reported; they overlap (a storage write includes its field management). */
@@ -31,7 +30,7 @@ export function recordApiServerProfile(access: ApiServerAccess, seconds: number,
   return new Promise((resolve, reject) => {
     const req = https.get(`${access.server}/debug/pprof/profile?seconds=${seconds}`, {
       headers: { authorization: `Bearer ${access.token}` },
-      ca: readFileSync(path.join(access.dataDir, 'pki', 'apiserver.crt')),
+      ca: readFileSync(access.caFile),
       timeout: (seconds + 30) * 1000,
     }, (res) => {
       const chunks: Buffer[] = [];

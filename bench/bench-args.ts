@@ -6,7 +6,7 @@ export interface BenchArgs {
   scenarios: number[];
   quick: boolean;
   check: boolean;
-  /** Record a CPU profile of the operator process during the burst (on unless --no-profile). */
+  /** Record CPU profiles of the operator and the API server during the burst (on unless --no-profile). */
   profile: boolean;
   /** Write a heap snapshot of the operator at the end of the burst (off unless --heap-snapshot: it takes seconds and memory). */
   heapSnapshot: boolean;

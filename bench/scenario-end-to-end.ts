@@ -271,6 +271,11 @@ async function previewReadTimes(source: PreviewFileSource, repo: PullRequestDriv
   return out;
 }
 
+/** An audited write as `verb resource[/subresource]`, for counting writes by kind. */
+function verbResource(w: { verb: string; objectRef?: { resource?: string; subresource?: string } }): string {
+  return `${w.verb} ${w.objectRef?.resource ?? '?'}${w.objectRef?.subresource ? `/${w.objectRef.subresource}` : ''}`;
+}
+
 export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions): Promise<StepResult[]> {
   const { gh, cluster, log } = env;
   const wanted = new Set(options.scenarios);
@@ -384,7 +389,7 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
         if (wanted.has(3)) {
           figures.push({ scenario: 2, name: 'delivery → applied ÷ baseline (medians)', value: ratio(applied, base), unit: 'ratio', target: { op: '<=', value: 1.5, text: '≤ 1.5 × baseline' }, note: 'same run, alternating' });
         }
-        results.push({ scenario: 2, title: 'One PR, end to end', figures, samples, notes: [`${singles.length} pull requests one after another (each opened when the previous one's comment said ready), after ${warmups} unmeasured warm-up PR(s), each followed by a baseline run, also unmeasured.`, ...notes] });
+        results.push({ scenario: 2, title: 'One PR, end to end', figures, samples, notes: [`${singles.length} pull requests one after another (each opened when the previous one's comment said ready), after ${warmups} unmeasured warm-up PR(s)${wanted.has(3) ? ', each followed by a baseline run, also unmeasured' : ''}.`, ...notes] });
       }
       if (wanted.has(3)) {
         const s = summarize(baselineMs);
@@ -441,7 +446,7 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
       // The API server's profile over the burst's first seconds (its steady part), beside the operator's.
       const apiServerProfileFile = path.join(options.outDir, 'apiserver-burst.pprof');
       const apiServerProfile = options.profile
-        ? recordApiServerProfile(cluster, apiServerProfileSeconds, apiServerProfileFile).then(() => undefined, (err: Error) => err)
+        ? recordApiServerProfile({ server: cluster.server, token: cluster.token, caFile: cluster.kubeConfig.getCurrentCluster()!.caFile! }, apiServerProfileSeconds, apiServerProfileFile).then(() => undefined, (err: Error) => err)
         : undefined;
       const auditMark = cluster.audit.mark();
       const ghMark = gh.mark();
@@ -519,8 +524,8 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
         // How the operator ran, beside the figures of its memory and CPU (scenario 2 may not be in the run).
         ...notes,
         `Every API write from the first delivery until all comments were read (${allWrites.length}), by client: ${countBy(allWrites, (w) => w.user.username)}; `
-          + `the controller-manager's by verb/resource: ${countBy(allWrites.filter((w) => w.user.username === 'system:kube-controller-manager'), (w) => `${w.verb} ${w.objectRef?.resource ?? '?'}${w.objectRef?.subresource ? `/${w.objectRef.subresource}` : ''}`)}.`,
-        `Operator API writes (${writes.length}) by verb/resource: ${countBy(writes, (w) => `${w.verb} ${w.objectRef?.resource ?? '?'}${w.objectRef?.subresource ? `/${w.objectRef.subresource}` : ''}`)}.`,
+          + `the controller-manager's by verb/resource: ${countBy(allWrites.filter((w) => w.user.username === 'system:kube-controller-manager'), verbResource)}.`,
+        `Operator API writes (${writes.length}) by verb/resource: ${countBy(writes, verbResource)}.`,
         cpuNote(`from the first delivery to ${burstConverged ? 'all Ready' : 'the deadline'}`, cpuBetween(cpu0, cpuReady), (burstConverged ? allReadyMs : performance.now() - started) / 1000),
         `GitHub requests (${requests.length}) by operation: ${countBy(requests, (r) => `${r.method} ${r.operationId ?? r.path}${r.status === 304 ? ' (304)' : ''}`)}.`,
       ];
@@ -584,7 +589,7 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
           `${burst.length} Ready environments left alone for ${(minutes * 60).toFixed(0)} s (resync interval 60 s${resyncAvailable ? '' : ', resync not registered'}).`,
           `Memory at the end: RSS ${memoryAtEnd.rssMb.toFixed(1)} MB = V8 heap ${memoryAtEnd.heapTotalMb.toFixed(1)} MB reserved (${memoryAtEnd.heapUsedMb.toFixed(1)} used) + external ${memoryAtEnd.externalMb.toFixed(1)} MB + the rest ${memoryAtEnd.restMb.toFixed(1)} MB${options.heapSnapshot ? ' (after the heap snapshot taken at the end of the burst, which raised the RSS)' : ''}.`,
           activityNote(activity.activity),
-          ...(writes.length ? [`Writes: ${countBy(writes, (w) => `${w.verb} ${w.objectRef?.resource ?? '?'}${w.objectRef?.subresource ? `/${w.objectRef.subresource}` : ''}`)}.`] : []),
+          ...(writes.length ? [`Writes: ${countBy(writes, verbResource)}.`] : []),
           ...(requests.length ? [`GitHub requests: ${countBy(requests, (r) => `${r.method} ${r.operationId ?? r.path} ${r.status}`)}.`] : []),
         ],
       });

@@ -128,7 +128,7 @@ export async function webhookIntake(env: BenchEnvironment, options: IntakeOption
     const agent = new Agent({ keepAlive: true, maxSockets: options.concurrency });
     // Warm-up outside the measurement: the first request pays for discovery and TLS to the API
     // server, the first hundreds for V8's compiling the hot paths (a running operator has done both).
-    await post(agent, target, warmup[0] ?? driver.delivery('opened', options.warmup + 1, 'alice'));
+    await post(agent, target, warmup[0] ?? driver.delivery('opened', options.warmup + options.deliveries + 1, 'alice'));
     await sendAll(agent, target, warmup.slice(1), options.concurrency);
     server.send('idle');
     await server.nextJson(120_000, isIdle);

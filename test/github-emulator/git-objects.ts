@@ -59,8 +59,6 @@ export class GitObjectReader {
   private readonly infos = new Map<string, GitObjectInfo>();
   private readonly objects = new Map<string, GitObject>();
   private closed = false;
-  /** Commands sent to git so far (for tests and measurements). */
-  commands = 0;
 
   constructor(readonly gitDir: string) {}
 
@@ -95,7 +93,7 @@ export class GitObjectReader {
     return object?.type === 'commit' ? parseCommit(object.data) : undefined;
   }
 
-  /** Stops git; later reads start it again unless closed for good. */
+  /** Stops git for good: later reads are refused. */
   async close(): Promise<void> {
     this.closed = true;
     const child = this.child;
@@ -114,7 +112,6 @@ export class GitObjectReader {
     const child = this.child ?? this.start();
     return new Promise((resolve, reject) => {
       this.pending.push({ command, resolve, reject });
-      this.commands += 1;
       child.stdin.write(`${command} ${name}\n`);
     });
   }
@@ -182,7 +179,7 @@ function keep<V>(memo: Map<string, V>, key: string, value: V): void {
 }
 
 /** `<mode> <name>\0<id bytes>` repeated. */
-export function parseTree(data: Buffer, idBytes: number): GitTreeItem[] {
+function parseTree(data: Buffer, idBytes: number): GitTreeItem[] {
   const items: GitTreeItem[] = [];
   let at = 0;
   while (at < data.length) {
@@ -200,7 +197,7 @@ export function parseTree(data: Buffer, idBytes: number): GitTreeItem[] {
 }
 
 /** Headers (`tree`, `parent`, `author`, `committer`, …), a blank line, the message. */
-export function parseCommit(data: Buffer): GitCommit {
+function parseCommit(data: Buffer): GitCommit {
   const text = data.toString('utf8');
   const split = text.indexOf('\n\n');
   const headers = (split < 0 ? text : text.slice(0, split)).split('\n');

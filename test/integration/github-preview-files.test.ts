@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { GitOperationError, type GitFailureReason } from '../../src/git/git-errors.js';
 import type { CommitLocation } from '../../src/git/repository-cache.js';
+import { configPath, mainPath } from '../../src/controllers/preview-environment-rendering.js';
 import { createGitHubClients, type GitHubClients } from '../../src/github/octokit-factory.js';
 import { GitHubPreviewFiles } from '../../src/github/preview-files-api.js';
 import { PullRequestDriver } from '../github-emulator/pull-requests.js';
@@ -15,8 +16,6 @@ import { startTestEmulator } from '../github-emulator/test-emulator.js';
 import { previewYaml } from '../support/preview-yaml.js';
 
 const gh = await startTestEmulator();
-const configPath = '.preview/preview.yaml';
-const mainPath = '.preview/main.ts';
 
 let repo: PullRequestDriver;
 let clients: GitHubClients;
