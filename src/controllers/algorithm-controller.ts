@@ -450,7 +450,7 @@ export class AlgorithmReconciler implements Reconciler {
 
   private cached(ref: ObjectRef): KubeObject | 'absent' | undefined {
     const informer = this.ownedInformers.find((i) => i.kind.kind === ref.kind && i.kind.apiVersion === ref.apiVersion);
-    if (informer) return informer.get(`${ref.namespace}/${ref.name}`) ?? (informer.hasSynced() ? 'absent' : undefined);
+    if (informer) return informer.lookup(`${ref.namespace}/${ref.name}`);
     return this.fetched.get(fetchKey(ref));
   }
 

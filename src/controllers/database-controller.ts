@@ -145,7 +145,7 @@ export class DatabaseReconciler implements Reconciler {
   private cached(ref: ObjectRef): KubeObject | 'absent' | undefined {
     const informer = [this.informers.statefulSets, this.informers.services].find((i) => i.kind.kind === ref.kind && i.kind.apiVersion === ref.apiVersion);
     if (!informer) return undefined;
-    return informer.get(`${ref.namespace}/${ref.name}`) ?? (informer.hasSynced() ? 'absent' : undefined);
+    return informer.lookup(`${ref.namespace}/${ref.name}`);
   }
 }
 

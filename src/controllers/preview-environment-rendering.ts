@@ -9,7 +9,7 @@ import type { Manifest, PreviewConfig, PreviewEnvironmentSpec, PreviewIdentity }
 import { GitOperationError, InvalidGitInputError } from '../git/git-errors.js';
 import { formatPreviewConfigErrors, validatePreviewConfig, type PreviewConfigError } from '../git/preview-config-validation.js';
 import type { PreviewFileSource } from '../git/preview-files.js';
-import { requireRegularFile, type RepositoryCache } from '../git/repository-cache.js';
+import { requireRegularFile, type CommitLocation, type RepositoryCache, type TreeEntry } from '../git/repository-cache.js';
 import type { Semaphore } from '../git/semaphore.js';
 import { isTrusted } from '../policy/trust.js';
 import type { TrustPolicy } from '../policy/policy-config.js';
@@ -125,13 +125,18 @@ function configFailure(where: string, errors: PreviewConfigError[]): RenderOutco
  * reconcile finds them answered. Failures are left to the render, which meets and reports them.
  */
 export async function readAhead(files: PreviewFileSource, spec: PreviewEnvironmentSpec): Promise<void> {
-  const head = { cloneUrl: spec.repository.cloneUrl, owner: spec.repository.owner, repo: spec.repository.name, sha: spec.pullRequest.headSha };
   try {
-    const config = (await files.listFiles(head, [configPath, mainPath])).get(configPath);
-    if (config?.kind === 'file') await files.readEntry(head, config);
+    await readHead(files, { cloneUrl: spec.repository.cloneUrl, owner: spec.repository.owner, repo: spec.repository.name, sha: spec.pullRequest.headSha });
   } catch {
     // The render reads again and reports what it finds.
   }
+}
+
+/** The head commit's `.preview/`: one listing for both files; the configuration is read, main.ts only looked for. */
+async function readHead(files: PreviewFileSource, head: CommitLocation): Promise<{ headFiles: Map<string, TreeEntry>; headText: string | undefined }> {
+  const headFiles = await files.listFiles(head, [configPath, mainPath]);
+  const headConfig = headFiles.get(configPath);
+  return { headFiles, headText: headConfig && (await files.readEntry(head, headConfig)) };
 }
 
 /** Renders the environment at its head commit; see the file comment for the rules. */
@@ -155,10 +160,7 @@ async function render(request: RenderRequest, deps: RenderDependencies): Promise
   const head = { ...location, sha };
   const trusted = isTrusted(pullRequestFacts(spec), request.trust);
 
-  // One listing for both files: the configuration is read, main.ts only looked for.
-  const headFiles = await files.listFiles(head, [configPath, mainPath]);
-  const headConfig = headFiles.get(configPath);
-  const headText = headConfig && (await files.readEntry(head, headConfig));
+  const { headFiles, headText } = await readHead(files, head);
   let config: PreviewConfig;
   let configSource: RenderedEnvironment['configSource'] = { from: 'head' };
   const notes: string[] = [];

@@ -472,7 +472,7 @@ class PreviewEnvironmentReconciler implements Reconciler {
     // More progress of a deploy already written and reported: again at the end of the interval.
     // Not after this reconcile's claim (nothing reported yet), nor while a failure is recorded
     // (a report that failed is retried with the controller's backoff, not at the pace of progress).
-    const progressOnly = !readiness.ready && !claiming && previous.phase === 'Deploying' && previous.deployedSha === rendered.sha && !previous.retryCount;
+    const progressOnly = !readiness.ready && !claiming && !previous.retryCount;
     const wait = progressOnly ? progressWait(previous, rendered.sha, this.clock.now(), this.options.progressIntervalMs ?? 10_000) : 0;
     if (wait > 0) {
       this.logger.debug({ environment: name, ms: timings, progressWait: wait }, 'reconciled; progress written at the end of the interval');

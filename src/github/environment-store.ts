@@ -26,8 +26,6 @@ export const environmentAnnotationKeys = {
 export interface UpsertOptions {
   /** The arrival of the webhook delivery this write records. */
   deliveredAt?: Date;
-  /** Finalizers the object carries from its first write (see `KubeEnvironmentStoreOptions`). */
-  finalizers?: readonly string[];
 }
 
 export interface EnvironmentStore {
@@ -38,7 +36,10 @@ export interface EnvironmentStore {
 }
 
 /** The PreviewEnvironment object this operator applies for `spec`. */
-export function environmentObject(name: string, spec: PreviewEnvironmentSpec, options: UpsertOptions = {}): KubeObject {
+export function environmentObject(name: string, spec: PreviewEnvironmentSpec, options: UpsertOptions & {
+  /** Finalizers the object carries from its first write (see `KubeEnvironmentStoreOptions`). */
+  finalizers?: readonly string[];
+} = {}): KubeObject {
   return {
     ...previewEnvironmentKind,
     metadata: {

@@ -26,13 +26,14 @@ import { gitHubApiFailure, httpStatus } from './preview-files-api-errors.js';
 export interface GitHubPreviewFilesOptions {
   /** The operator's GitHub clients: each repository is read as the App installation that covers it (or with the token). */
   clients: Pick<GitHubClients, 'forRepository'>;
-  /** Largest file read (default 1 MiB, as the git source). */
-  maxFileBytes?: number;
-  /** Directory listings kept, counted by their entries (default 20,000 entries). */
-  maxCachedListingEntries?: number;
-  /** File contents kept, in characters (default 8 Mi, at most 1,000 files). */
-  maxCachedBlobChars?: number;
 }
+
+/** Largest file read (1 MiB, as the git source's default). */
+const maxFileBytes = 1024 * 1024;
+/** Directory listings kept, counted by their entries (an empty one weighs 1). */
+const maxCachedListingEntries = 20_000;
+/** File contents kept, in characters (at most 1,000 files). */
+const maxCachedBlobChars = 8 * 1024 * 1024;
 
 /** A directory at a commit: its entries by repository path. */
 type Listing = ReadonlyMap<string, TreeEntry>;
@@ -50,16 +51,13 @@ const blobIdPattern = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 
 export class GitHubPreviewFiles implements PreviewFileSource {
   private readonly clients: GitHubPreviewFilesOptions['clients'];
-  private readonly maxFileBytes: number;
   private readonly listings: LruMemo<Listing>;
   private readonly blobs: LruMemo<string>;
 
   constructor(options: GitHubPreviewFilesOptions) {
     this.clients = options.clients;
-    this.maxFileBytes = options.maxFileBytes ?? 1024 * 1024;
-    // An empty listing still costs its key: it weighs 1.
-    this.listings = new LruMemo({ maxEntries: 10_000, maxWeight: options.maxCachedListingEntries ?? 20_000, weigh: (listing) => Math.max(1, listing.size) });
-    this.blobs = new LruMemo({ maxEntries: 1_000, maxWeight: options.maxCachedBlobChars ?? 8 * 1024 * 1024, weigh: (text) => text.length });
+    this.listings = new LruMemo({ maxEntries: 10_000, maxWeight: maxCachedListingEntries, weigh: (listing) => Math.max(1, listing.size) });
+    this.blobs = new LruMemo({ maxEntries: 1_000, maxWeight: maxCachedBlobChars, weigh: (text) => text.length });
   }
 
   /**
@@ -81,7 +79,7 @@ export class GitHubPreviewFiles implements PreviewFileSource {
 
   async readEntry(commit: CommitLocation, entry: TreeEntry): Promise<string> {
     const target = validCommit(commit);
-    requireRegularFile(entry, target.sha, this.maxFileBytes);
+    requireRegularFile(entry, target.sha, maxFileBytes);
     const blob = entry.object.toLowerCase();
     if (!blobIdPattern.test(blob)) throw new InvalidGitInputError('sha', entry.object, 'expected a full blob id (40 or 64 hexadecimal digits)');
     // Keyed by the blob alone: its id is its content, whichever commit or repository listed it.

@@ -19,6 +19,11 @@ export interface Ownership {
   value: string;
 }
 
+/**
+ * `created`: no live object was known before the apply (not read, or a cache said absent) — an
+ * object written a moment ago by someone else may exist all the same; `configured`: one was
+ * known and differed; `unchanged`: one was known and already as desired (nothing written).
+ */
 export type ApplyAction = 'created' | 'configured' | 'unchanged';
 
 export interface ApplyResult {

@@ -134,6 +134,14 @@ export class Informer<T extends KubeObject = KubeObject> {
     return this.cache.get(key);
   }
 
+  /**
+   * For the Applier's `lookup`: the cached object, `'absent'` when the synced cache has none
+   * (it holds every object its selector matches), or undefined before the first list.
+   */
+  lookup(key: string): T | 'absent' | undefined {
+    return this.cache.get(key) ?? (this.synced ? 'absent' : undefined);
+  }
+
   /** Cached objects, all or of one namespace. */
   list(namespace?: string): T[] {
     return this.cache.list(namespace);

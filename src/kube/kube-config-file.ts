@@ -10,8 +10,6 @@ import { KubeConfigError } from './kube-config-error.js';
 
 export interface KubeConfigCluster {
   name: string;
-  /** The file that defined it (for messages). */
-  origin: string;
   server?: string;
   certificateAuthority?: string;
   /** Base64, as written. */
@@ -36,7 +34,6 @@ export interface KubeConfigExec {
 
 export interface KubeConfigUser {
   name: string;
-  origin: string;
   token?: string;
   tokenFile?: string;
   clientCertificate?: string;
@@ -58,7 +55,6 @@ export interface KubeConfigUser {
 
 export interface KubeConfigContext {
   name: string;
-  origin: string;
   cluster?: string;
   user?: string;
   namespace?: string;
@@ -149,7 +145,7 @@ function resolvePath(file: string, value: string | undefined): string | undefine
  * Parses one kubeconfig file's text. Every scalar is read as a string first (YAML's failsafe
  * schema): a token or password of digits stays exactly as written, as it does in client-go.
  */
-export function parseKubeConfig(text: string, file: string): KubeConfigDocument {
+function parseKubeConfig(text: string, file: string): KubeConfigDocument {
   let parsed: unknown;
   try {
     parsed = parse(text, { schema: 'failsafe', logLevel: 'error' });
@@ -166,7 +162,7 @@ export function parseKubeConfig(text: string, file: string): KubeConfigDocument 
       if (ext.string('name') === execExtensionName) execExtension = typedValue(text, ['clusters', index, 'cluster', 'extensions', i, 'extension']);
     }
     add(doc.clusters, name, where, {
-      name, origin: file,
+      name,
       server: body.string('server'),
       certificateAuthority: resolvePath(file, body.string('certificate-authority')),
       certificateAuthorityData: body.string('certificate-authority-data'),
@@ -183,7 +179,7 @@ export function parseKubeConfig(text: string, file: string): KubeConfigDocument 
     const extraFields = body.mapping('as-user-extra');
     for (const key of extraFields.keys()) extra[key] = extraFields.strings(key);
     add(doc.users, name, where, {
-      name, origin: file,
+      name,
       token: body.string('token'),
       tokenFile: resolvePath(file, body.string('tokenFile')),
       clientCertificate: resolvePath(file, body.string('client-certificate')),
@@ -203,7 +199,7 @@ export function parseKubeConfig(text: string, file: string): KubeConfigDocument 
 
   for (const { name, body, where } of namedEntries(top, 'contexts', 'context', file)) {
     add(doc.contexts, name, where, {
-      name, origin: file, cluster: body.string('cluster'), user: body.string('user'), namespace: body.string('namespace'),
+      name, cluster: body.string('cluster'), user: body.string('user'), namespace: body.string('namespace'),
     });
   }
   return doc;
@@ -253,7 +249,7 @@ function add<T>(map: Map<string, T>, name: string, where: string, value: T): voi
 }
 
 /** Merges files in order: the first file that defines a name (or sets current-context) wins. */
-export function mergeKubeConfigs(docs: readonly KubeConfigDocument[]): KubeConfigDocument {
+function mergeKubeConfigs(docs: readonly KubeConfigDocument[]): KubeConfigDocument {
   const merged: KubeConfigDocument = { files: [], clusters: new Map(), users: new Map(), contexts: new Map() };
   for (const doc of docs) {
     merged.files.push(...doc.files);

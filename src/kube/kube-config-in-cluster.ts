@@ -6,7 +6,7 @@ import net from 'node:net';
 import path from 'node:path';
 import type { ResolvedContext } from './kube-config-context.js';
 
-export const defaultServiceAccountDir = '/var/run/secrets/kubernetes.io/serviceaccount';
+const defaultServiceAccountDir = '/var/run/secrets/kubernetes.io/serviceaccount';
 
 /** The in-cluster context, or undefined when this process does not run in a pod with a ServiceAccount token. */
 export function inClusterContext(env: Readonly<Record<string, string | undefined>>, serviceAccountDir = defaultServiceAccountDir): ResolvedContext | undefined {

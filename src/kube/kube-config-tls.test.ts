@@ -14,6 +14,7 @@ import path from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { KubeClient } from './client.js';
 import { loadKubeConfig } from './kube-config.js';
+import { kubeconfigText } from '../../test/support/kubeconfig-text.js';
 
 const pki = mkdtempSync(path.join(tmpdir(), 'kube-config-tls-'));
 const servers: { close(): void; closeAllConnections?(): void }[] = [];
@@ -64,20 +65,7 @@ async function whoamiServer(cert: string, key: string, ca: string): Promise<{ po
 
 function kubeconfig(cluster: string, user: string): string {
   const file = path.join(pki, `kubeconfig-${Math.random().toString(36).slice(2)}`);
-  const indent = (s: string) => s.split('\n').map((l) => `    ${l}`).join('\n');
-  writeFileSync(file, `current-context: ctx
-clusters:
-- name: local
-  cluster:
-${indent(cluster)}
-users:
-- name: jane
-  user:
-${indent(user)}
-contexts:
-- name: ctx
-  context: {cluster: local, user: jane}
-`);
+  writeFileSync(file, kubeconfigText(cluster, user, { cluster: 'local', user: 'jane' }));
   return file;
 }
 

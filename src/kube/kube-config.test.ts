@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { KubeConfigError } from './kube-config-error.js';
 import { loadKubeConfig, type KubeConfigSource } from './kube-config.js';
+import { appliedOptions, kubeconfigText } from '../../test/support/kubeconfig-text.js';
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'kube-config-test-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
@@ -30,32 +31,11 @@ function write(file: string, text: string, mode = 0o600): string {
 const fakeCa = '-----BEGIN CERTIFICATE-----\nMIIBfakeCA\n-----END CERTIFICATE-----\n';
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 
-/** A kubeconfig with one context `ctx` joining `cluster` and `user` (YAML fragments, indented under their key). */
-function kubeconfig(cluster: string, user = 'token: t0k3n', extra = ''): string {
-  return `apiVersion: v1
-kind: Config
-current-context: ctx
-clusters:
-- name: c
-  cluster:
-${indent(cluster)}
-users:
-- name: u
-  user:
-${indent(user)}
-contexts:
-- name: ctx
-  context: {cluster: c, user: u}
-${extra}`;
-}
-const indent = (s: string) => s.split('\n').map((l) => `    ${l}`).join('\n');
+/** A kubeconfig with one context `ctx` joining `cluster` and `user` (YAML fragments). */
+const kubeconfig = (cluster: string, user = 'token: t0k3n', extra = '') => kubeconfigText(cluster, user, {}, extra);
 
 /** Applies the loaded kubeconfig to empty options, as the client does. */
-async function applied(source: KubeConfigSource): Promise<https.RequestOptions> {
-  const options: https.RequestOptions = { headers: {} };
-  await loadKubeConfig({ env: {}, ...source }).applyToHTTPSOptions(options);
-  return options;
-}
+const applied = (source: KubeConfigSource): Promise<https.RequestOptions> => appliedOptions(loadKubeConfig({ env: {}, ...source }));
 
 function loadError(source: KubeConfigSource): string {
   try {

@@ -8,12 +8,11 @@ import type http from 'node:http';
 import type https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
-import { createSecureContext } from 'node:tls';
 import { resolveContext, type ResolvedContext } from './kube-config-context.js';
 import { KubeConfigError } from './kube-config-error.js';
 import { readKubeConfigFiles } from './kube-config-file.js';
-import { defaultServiceAccountDir, inClusterContext } from './kube-config-in-cluster.js';
-import { ExecCredentialPlugin, type ExecClusterInfo, type ExecCredential } from './kube-exec-credential.js';
+import { inClusterContext } from './kube-config-in-cluster.js';
+import { ExecCredentialPlugin, keyPairProblem, type ExecClusterInfo, type ExecCredential } from './kube-exec-credential.js';
 
 /**
  * What the client needs from a kubeconfig. client-node's `KubeConfig` satisfies it too
@@ -57,7 +56,7 @@ export function loadKubeConfig(source: KubeConfigSource = {}): LoadedKubeConfig 
     const list = files.split(path.delimiter).filter(Boolean);
     return new LoadedKubeConfig(resolveContext(readKubeConfigFiles(list), source.context), options);
   }
-  const inCluster = inClusterContext(env, source.serviceAccountDir ?? defaultServiceAccountDir);
+  const inCluster = inClusterContext(env, source.serviceAccountDir);
   if (inCluster) {
     if (source.context) throw new KubeConfigError(`context "${source.context}" was asked for, but no kubeconfig file is in use (in a pod without KUBECONFIG, the ServiceAccount is used)`);
     return new LoadedKubeConfig(inCluster, options);
@@ -99,11 +98,8 @@ export class LoadedKubeConfig implements KubeAccess {
     if ((user.clientCertificateFile || user.clientCertificateData) && (user.clientKeyFile || user.clientKeyData)) {
       const cert = user.clientCertificateData ?? readFileSync(user.clientCertificateFile!);
       const key = user.clientKeyData ?? readFileSync(user.clientKeyFile!);
-      try {
-        createSecureContext({ cert, key });
-      } catch (err) {
-        throw new KubeConfigError(where(`the client certificate and key are not a usable pair: ${(err as Error).message}`), { cause: err });
-      }
+      const problem = keyPairProblem(cert, key);
+      if (problem) throw new KubeConfigError(where(`the ${problem}`));
     }
     this.exec = user.exec
       ? new ExecCredentialPlugin(user.exec, {

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { KubeConfigError } from './kube-config-error.js';
 import { loadKubeConfig } from './kube-config.js';
 import { ExecCredentialPlugin, type ExecPluginConfig } from './kube-exec-credential.js';
+import { appliedOptions, indented, kubeconfigText } from '../../test/support/kubeconfig-text.js';
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'kube-exec-test-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
@@ -51,31 +52,13 @@ const credential = (status: string, apiVersion = 'client.authentication.k8s.io/v
 
 function kubeconfigFor(p: Plugin, exec: string, cluster = 'server: https://10.0.0.1:6443'): string {
   const file = path.join(p.dir, 'kubeconfig');
-  writeFileSync(file, `
-current-context: ctx
-clusters:
-- name: c
-  cluster:
-    ${cluster.split('\n').join('\n    ')}
-users:
-- name: cloud-user
-  user:
-    exec:
-      ${exec.split('\n').join('\n      ')}
-contexts:
-- name: ctx
-  context: {cluster: c, user: cloud-user}
-`);
+  writeFileSync(file, kubeconfigText(cluster, `exec:\n${indented(exec, 2)}`, { user: 'cloud-user' }));
   return file;
 }
 
 const v1 = (p: Plugin, more = '') => `apiVersion: client.authentication.k8s.io/v1\ncommand: ${p.script}\ninteractiveMode: Never${more ? `\n${more}` : ''}`;
 
-async function apply(kc: { applyToHTTPSOptions(o: https.RequestOptions): Promise<void> }): Promise<https.RequestOptions> {
-  const options: https.RequestOptions = { headers: {} };
-  await kc.applyToHTTPSOptions(options);
-  return options;
-}
+const apply = appliedOptions;
 const bearer = (o: https.RequestOptions) => (o.headers as Record<string, string>).Authorization;
 
 describe('exec credential plugins', () => {

@@ -120,7 +120,7 @@ export class ExecCredentialPlugin {
 }
 
 /** The credential in a plugin's standard output (JSON, or YAML as client-go's decoder also takes). */
-export function parseExecCredential(stdout: string, apiVersion: ExecApiVersion): ExecCredential {
+function parseExecCredential(stdout: string, apiVersion: ExecApiVersion): ExecCredential {
   let doc: unknown;
   try {
     doc = parse(stdout);
@@ -146,13 +146,8 @@ export function parseExecCredential(stdout: string, apiVersion: ExecApiVersion):
   const clientKeyData = text('clientKeyData');
   if (!token && !clientCertificateData && !clientKeyData) throw new Error('status has neither a token nor a client certificate and key');
   if (!clientCertificateData !== !clientKeyData) throw new Error('status has a client certificate or a key, not both');
-  if (clientCertificateData && clientKeyData) {
-    try {
-      createSecureContext({ cert: clientCertificateData, key: clientKeyData });
-    } catch (err) {
-      throw new Error(`its client certificate and key are not a usable pair: ${(err as Error).message}`);
-    }
-  }
+  const pairProblem = clientCertificateData && clientKeyData ? keyPairProblem(clientCertificateData, clientKeyData) : undefined;
+  if (pairProblem) throw new Error(`its ${pairProblem}`);
   let expiresAt: number | undefined;
   const expiration = text('expirationTimestamp');
   if (expiration !== undefined) {
@@ -162,6 +157,16 @@ export function parseExecCredential(stdout: string, apiVersion: ExecApiVersion):
     }
   }
   return { token, clientCertificateData, clientKeyData, expiresAt };
+}
+
+/** Why a client certificate and key cannot be used together (TLS refuses them), or undefined when they can. */
+export function keyPairProblem(cert: string | Buffer, key: string | Buffer): string | undefined {
+  try {
+    createSecureContext({ cert, key });
+    return undefined;
+  } catch (err) {
+    return `client certificate and key are not a usable pair: ${(err as Error).message}`;
+  }
 }
 
 interface CommandResult {

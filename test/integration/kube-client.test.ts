@@ -21,17 +21,19 @@ before(async () => {
 });
 after(() => client?.close());
 
+/** A kubeconfig that counts how often the client applies its credentials. */
+class CountingKubeConfig extends KubeConfig {
+  reads = 0;
+  override async applyToHTTPSOptions(options: Parameters<KubeConfig['applyToHTTPSOptions']>[0]): Promise<void> {
+    this.reads++;
+    return super.applyToHTTPSOptions(options);
+  }
+}
+
 describe('kubeconfig', () => {
   it('credentials are read once, not per request, and read again at once after a 401 (a rotated token)', async () => {
     const me = await newIdentity(cluster, 'kube-client-rotation');
     const token = me.kubeConfig.getCurrentUser()!.token!;
-    class CountingKubeConfig extends KubeConfig {
-      reads = 0;
-      override async applyToHTTPSOptions(options: Parameters<KubeConfig['applyToHTTPSOptions']>[0]): Promise<void> {
-        this.reads++;
-        return super.applyToHTTPSOptions(options);
-      }
-    }
     const kc = new CountingKubeConfig();
     kc.loadFromString(me.kubeConfig.exportConfig());
     const user = kc.getCurrentUser() as { token?: string };
@@ -53,12 +55,7 @@ describe('kubeconfig', () => {
 
   it('credentials that expire (an exec plugin\'s) are read again when they do, not only after the TTL', async () => {
     const me = await newIdentity(cluster, 'kube-client-expiry');
-    class ExpiringKubeConfig extends KubeConfig {
-      reads = 0;
-      override async applyToHTTPSOptions(options: Parameters<KubeConfig['applyToHTTPSOptions']>[0]): Promise<void> {
-        this.reads++;
-        return super.applyToHTTPSOptions(options);
-      }
+    class ExpiringKubeConfig extends CountingKubeConfig {
       /** Each application is good for 2 s, as a plugin's short-lived token. */
       credentialsExpireAt(): number {
         return Date.now() + 2000;

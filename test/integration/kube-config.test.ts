@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ForbiddenError, KubeClient, loadKubeConfig, TransientError } from '../../src/kube/index.js';
 import { createNamespace, newIdentity, testCluster, uniqueName, type Identity, type TestCluster } from '../support/test-cluster.js';
+import { kubeconfigText } from '../support/kubeconfig-text.js';
 
 let cluster: TestCluster;
 let ns: string;
@@ -39,22 +40,7 @@ function client(file: string): KubeClient {
 /** A kubeconfig for the test cluster with `user` (YAML, indented under `user:`). */
 function kubeconfig(name: string, user: string, cluster2 = `certificate-authority: ${caFile}`): string {
   const file = path.join(scratch, name);
-  writeFileSync(file, `apiVersion: v1
-kind: Config
-current-context: local
-clusters:
-- name: local
-  cluster:
-    server: ${cluster.server}
-    ${cluster2}
-users:
-- name: someone
-  user:
-    ${user.split('\n').join('\n    ')}
-contexts:
-- name: local
-  context: {cluster: local, user: someone}
-`);
+  writeFileSync(file, kubeconfigText(`server: ${cluster.server}\n${cluster2}`, user, { cluster: 'local', user: 'someone', context: 'local' }));
   return file;
 }
 
