@@ -146,13 +146,23 @@ describe('renderAlgorithmWorkloads', () => {
     assert.equal(find(renderAlgorithmWorkloads(seed, { stableReplicas: 7 }), 'Deployment', 'recommendation-engine-v2').spec.replicas, 7);
   });
 
-  it('renders no HPA, GPU or tolerations for an algorithm without scaling or GPUs', () => {
+  it('renders no HPA, GPU, tolerations or PDB for one replica without scaling or GPUs', () => {
     const plain = renderAlgorithmWorkloads({ metadata: { name: 'api', namespace: 'team-a' }, spec: { image: 'api:1' } });
-    assert.deepEqual(plain.map((o) => o.kind), ['ConfigMap', 'Service', 'Deployment', 'PodDisruptionBudget']);
+    assert.deepEqual(plain.map((o) => o.kind), ['ConfigMap', 'Service', 'Deployment']);
     const pod = find(plain, 'Deployment', 'api').spec.template.spec;
     assert.equal(find(plain, 'Deployment', 'api').spec.replicas, 1);
     assert.equal(pod.tolerations, undefined);
     assert.deepEqual(pod.containers[0].resources.limits, { cpu: '1', memory: '512Mi' });
+  });
+
+  it('renders the PDB only where more than one pod can run: replicas, the HPA\'s maximum or a canary beside one stable pod', () => {
+    const one = { metadata: { name: 'api', namespace: 'team-a' }, spec: { image: 'api:1' } };
+    const hasBudget = (objects: Manifest[]) => objects.some((o) => o.kind === 'PodDisruptionBudget');
+    assert.equal(hasBudget(renderAlgorithmWorkloads(one)), false);
+    assert.equal(hasBudget(renderAlgorithmWorkloads({ ...one, spec: { image: 'api:1', replicas: 2 } })), true);
+    assert.equal(hasBudget(renderAlgorithmWorkloads({ ...one, spec: { image: 'api:1', scaling: { minReplicas: 1, maxReplicas: 1 } } })), false);
+    assert.equal(hasBudget(renderAlgorithmWorkloads({ ...one, spec: { image: 'api:1', scaling: { minReplicas: 1, maxReplicas: 3 } } }, { stableReplicas: null })), true);
+    assert.equal(hasBudget(renderAlgorithmWorkloads(one, { canary: { image: 'api:2', replicas: 1 } })), true);
   });
 
   it('copies the env checksum annotation onto pods, so an env change rolls them', () => {

@@ -132,7 +132,7 @@ const defaultResources = {
  * Renders the workloads of an Algorithm: ConfigMap `<name>-config`, Service `<name>` (both
  * tracks), stable Deployment `<name>`, canary Deployment `<name>-canary` when asked,
  * HorizontalPodAutoscaler `<name>` (stable track only; only with spec.scaling) and
- * PodDisruptionBudget `<name>`. Pure and deterministic; every pod passes Pod Security `restricted`.
+ * PodDisruptionBudget `<name>` (only where more than one pod can run). Pure and deterministic; every pod passes Pod Security `restricted`.
  */
 export function renderAlgorithmWorkloads(algorithm: AlgorithmInput, options: AlgorithmWorkloadOptions = {}): Manifest[] {
   const { name, namespace } = algorithm.metadata;
@@ -255,9 +255,14 @@ export function renderAlgorithmWorkloads(algorithm: AlgorithmInput, options: Alg
       });
     }
 
-    new k8s.KubePodDisruptionBudget(chart, 'disruption-budget', {
-      metadata: meta(names.disruptionBudget),
-      spec: { maxUnavailable: k8s.IntOrString.fromNumber(1), selector: { matchLabels: { [algorithmLabel]: name } } },
-    });
+    // maxUnavailable 1 over a single pod allows what no budget allows (its eviction): a budget
+    // only where two pods can run, so a one-replica preview costs no object, watch or status.
+    const mostStablePods = Math.max(stableReplicas ?? 1, spec.scaling?.maxReplicas ?? 1);
+    if (mostStablePods + (options.canary?.replicas ?? 0) > 1) {
+      new k8s.KubePodDisruptionBudget(chart, 'disruption-budget', {
+        metadata: meta(names.disruptionBudget),
+        spec: { maxUnavailable: k8s.IntOrString.fromNumber(1), selector: { matchLabels: { [algorithmLabel]: name } } },
+      });
+    }
   }, options.ownerReferences);
 }

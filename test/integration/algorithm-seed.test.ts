@@ -158,7 +158,7 @@ it('reports what a user can fix (a quota refusing the Deployment) as Failed with
   }, { timeoutMs: 30_000 });
 });
 
-it('hands the replicas to the HPA when scaling is added, without resetting them, and takes them back when it is removed', async () => {
+it('hands the replicas to the HPA when scaling is added, without resetting them, and takes them back when it is removed; a disruption budget only while two pods can run', async () => {
   const name = 'handover';
   const replicas = async () => ((await get('apps/v1', 'Deployment', name)).spec as { replicas: number }).replicas;
   const phase = async () => ((await get('ai.alien6.io/v1', 'Algorithm', name)).status as AlgorithmStatus | undefined)?.phase;
@@ -180,4 +180,10 @@ it('hands the replicas to the HPA when scaling is added, without resetting them,
   await admin.patch({ apiVersion: 'ai.alien6.io/v1', kind: 'Algorithm', namespace: ns, name }, 'merge', { spec: { scaling: null, replicas: 4 } });
   await waitFor('4 replicas, HPA gone', async () => (await replicas()) === 4
     && (await get('autoscaling/v2', 'HorizontalPodAutoscaler', name).then(() => false, () => true)), { timeoutMs: 15_000 });
+
+  // A disruption budget while two pods can run; none over a single pod (it would allow what no budget allows).
+  await get('policy/v1', 'PodDisruptionBudget', name);
+  await admin.patch({ apiVersion: 'ai.alien6.io/v1', kind: 'Algorithm', namespace: ns, name }, 'merge', { spec: { replicas: 1 } });
+  await waitFor('1 replica, budget gone', async () => (await replicas()) === 1
+    && (await get('policy/v1', 'PodDisruptionBudget', name).then(() => false, () => true)), { timeoutMs: 15_000 });
 });
