@@ -2,17 +2,18 @@
 // so each is a real PreviewEnvironment write), C at a time, against the receiver in its own
 // process. Deliveries are built and signed before the clock starts, and a warm-up of other
 // deliveries is sent and written first: the warm server is measured, not the signer or V8's
-// first compilations. Answer time is taken at the client (request written → last byte read) and,
-// separately, inside the receiver (body read → answer decided). The receiver answers 202 once
-// a delivery is queued and its EnvironmentWriter writes after, so when the writes landed is
-// measured too: per delivery, submit → written (the writer's own timing), and for the whole
-// batch, first delivery sent → every write done.
+// first compilations. Answer time is taken at the client (request written → last byte read, by
+// a raw-socket client as lean as wrk, bench/raw-posts.ts) and, separately, inside the receiver
+// (body read → answer decided). The receiver answers 202 once a delivery is queued and its
+// EnvironmentWriter writes after, so when the writes landed is measured too: per delivery,
+// submit → written (the writer's own timing), and for the whole batch, first delivery sent →
+// every write done.
 import { randomBytes } from 'node:crypto';
-import { Agent, request } from 'node:http';
 import { PullRequestDriver } from '../test/github-emulator/pull-requests.js';
 import type { WebhookDelivery } from '../test/github-emulator/webhook-delivery.js';
 import type { BenchEnvironment } from './bench-environment.js';
 import { startBenchChild } from './child-process.js';
+import { RawConnections, serializePost } from './raw-posts.js';
 import type { ScenarioResult } from './figures.js';
 import { ratio, summarize } from './stats.js';
 import { benchSpec } from './bench-preview.js';
@@ -28,11 +29,6 @@ export interface IntakeOptions {
 
 const environmentsPath = '/apis/preview.alien6.io/v1alpha1/previewenvironments';
 
-interface Answer {
-  status: number;
-  ms: number;
-}
-
 interface IntakeReport {
   durationsMs: number[];
   results: Record<string, number>;
@@ -42,29 +38,6 @@ interface IntakeReport {
 
 const isReport = (v: { durationsMs?: unknown }) => Array.isArray(v.durationsMs);
 const isIdle = (v: { idle?: unknown }) => v.idle === true;
-
-function post(agent: Agent, url: URL, delivery: WebhookDelivery): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    const req = request(url, { method: 'POST', agent, headers: { ...delivery.headers, 'content-length': Buffer.byteLength(delivery.body) } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - started }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(delivery.body);
-  });
-}
-
-/** Posts every delivery, `concurrency` at a time; the answers in the deliveries' order. */
-async function sendAll(agent: Agent, url: URL, deliveries: readonly WebhookDelivery[], concurrency: number): Promise<Answer[]> {
-  const answers: Answer[] = new Array(deliveries.length);
-  let next = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    for (let i = next++; i < deliveries.length; i = next++) answers[i] = await post(agent, url, deliveries[i]!);
-  }));
-  return answers;
-}
 
 /** Deletes every PreviewEnvironment with this label (the bench's own, left without finalizers). */
 export async function deleteEnvironments(env: BenchEnvironment, labelSelector: string): Promise<void> {
@@ -125,21 +98,25 @@ export async function webhookIntake(env: BenchEnvironment, options: IntakeOption
   try {
     const { url } = await server.nextJson<{ url: string }>();
     const target = new URL(url);
-    const agent = new Agent({ keepAlive: true, maxSockets: options.concurrency });
-    // Warm-up outside the measurement: the first request pays for discovery and TLS to the API
-    // server, the first hundreds for V8's compiling the hot paths (a running operator has done both).
-    await post(agent, target, warmup[0] ?? driver.delivery('opened', options.warmup + options.deliveries + 1, 'alice'));
-    await sendAll(agent, target, warmup.slice(1), options.concurrency);
+    const port = Number(target.port);
+    const serialize = (d: WebhookDelivery) => serializePost(target.host, { path: target.pathname, headers: d.headers, body: d.body });
+    // Warm-up outside the measurement, on the connections the measurement uses: the first request
+    // pays for discovery and TLS to the API server, the first hundreds for V8's compiling the hot
+    // paths (a running operator has done both).
+    const connections = await RawConnections.open(port, options.concurrency);
+    await connections.sendAll([serialize(warmup[0] ?? driver.delivery('opened', options.warmup + options.deliveries + 1, 'alice'))]);
+    await connections.sendAll(warmup.slice(1).map(serialize));
     server.send('idle');
     await server.nextJson(120_000, isIdle);
     server.send('report');
     await server.nextJson(120_000, isReport);
 
     const auditMark = cluster.audit.mark();
+    const requests = deliveries.map(serialize);
     const started = performance.now();
-    const answers = await sendAll(agent, target, deliveries, options.concurrency);
+    const answers = await connections.sendAll(requests);
     const wallMs = performance.now() - started;
-    agent.destroy();
+    connections.close();
     server.send('idle');
     await server.nextJson(600_000, isIdle);
     const recordedMs = performance.now() - started;
@@ -187,7 +164,7 @@ export async function webhookIntake(env: BenchEnvironment, options: IntakeOption
         'S1 delivery → recorded (writer)': inside.writes.durationsMs, 'S1 bare PreviewEnvironment apply': raw,
       },
       notes: [
-        `${deliveries.length} pull_request.opened deliveries for distinct PRs, ${options.concurrency} concurrent, keep-alive HTTP/1.1 on loopback; receiver in its own process; built and signed beforehand in ${(buildMs / 1000).toFixed(1)} s; ${warmup.length} more for other PRs sent and written before the clock starts (V8 compiles the hot paths, as in a running operator).`,
+        `${deliveries.length} pull_request.opened deliveries for distinct PRs, ${options.concurrency} concurrent, keep-alive HTTP/1.1 on loopback from a raw-socket client (bench/raw-posts.ts: pre-serialised requests, answers read off the socket — Node's http client would add 0.3–0.5 ms of CPU per request on these cores); receiver in its own process; built and signed beforehand in ${(buildMs / 1000).toFixed(1)} s; ${warmup.length} more for other PRs sent and written before the clock starts (V8 compiles the hot paths, as in a running operator).`,
         `Receiver results: ${Object.entries(inside.results).map(([k, v]) => `${k} × ${v}`).join(', ')}.`,
         `Writes after the answer (EnvironmentWriter, 8 in flight): ${Object.entries(inside.writes.results).map(([k, v]) => `${k} × ${v}`).join(', ') || 'none'}; ${inside.writes.pending} still pending at the report.`,
         `Bare apply: the same count of PreviewEnvironment server-side applies from one KubeClient in the bench process at the same concurrency, right after the deliveries — the API server's share of the answer.`,

@@ -1,0 +1,111 @@
+// A load generator as lean as wrk's: `concurrency` keep-alive HTTP/1.1 connections, each writing
+// one pre-serialised request at a time and reading its answer straight off the socket. Node's
+// http client spends 0.3–0.5 ms of CPU per request on this machine; on two shared cores that
+// client's CPU is queueing the receiver's answers behind it, so scenario 1 would time the bench
+// as much as the receiver. GitHub's senders do not run on the operator's cores.
+import { connect, type Socket } from 'node:net';
+
+export interface TimedAnswer {
+  status: number;
+  /** Request's first byte written → answer's last byte read. */
+  ms: number;
+}
+
+export interface RawPost {
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** The request's bytes, built before the clock starts. */
+export function serializePost(host: string, post: RawPost): Buffer {
+  const body = Buffer.from(post.body);
+  const lines = [`POST ${post.path} HTTP/1.1`, `Host: ${host}`, 'Connection: keep-alive', `Content-Length: ${body.length}`];
+  for (const [name, value] of Object.entries(post.headers)) {
+    if (name.toLowerCase() !== 'content-length' && name.toLowerCase() !== 'host') lines.push(`${name}: ${value}`);
+  }
+  return Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`), body]);
+}
+
+/** `count` connections, opened before any clock starts; each sends one request at a time. */
+export class RawConnections {
+  private constructor(private readonly connections: readonly AnswerReader[]) {}
+
+  static async open(port: number, count: number): Promise<RawConnections> {
+    return new RawConnections(await Promise.all(Array.from({ length: count }, () => AnswerReader.open(port))));
+  }
+
+  /** Sends every request, one per connection at a time; the answers in the requests' order. */
+  async sendAll(requests: readonly Buffer[]): Promise<TimedAnswer[]> {
+    const answers: TimedAnswer[] = new Array(requests.length);
+    let next = 0;
+    await Promise.all(this.connections.map(async (connection) => {
+      for (let i = next++; i < requests.length; i = next++) answers[i] = await connection.send(requests[i]!);
+    }));
+    return answers;
+  }
+
+  close(): void {
+    for (const connection of this.connections) connection.close();
+  }
+}
+
+/** One connection: one request in flight, its answer parsed by Content-Length (what Node's server sends for a body given whole). */
+class AnswerReader {
+  private buffered: Buffer = Buffer.alloc(0);
+  private waiting?: { started: number; resolve: (a: TimedAnswer) => void; reject: (e: Error) => void };
+
+  private constructor(private readonly socket: Socket) {
+    socket.setNoDelay(true);
+    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    socket.on('error', (err) => this.fail(err));
+    socket.on('close', () => this.fail(new Error('the receiver closed the connection')));
+  }
+
+  static open(port: number): Promise<AnswerReader> {
+    return new Promise((resolve, reject) => {
+      const socket = connect({ host: '127.0.0.1', port }, () => {
+        socket.off('error', reject);
+        resolve(new AnswerReader(socket));
+      });
+      socket.once('error', reject);
+    });
+  }
+
+  send(request: Buffer): Promise<TimedAnswer> {
+    return new Promise((resolve, reject) => {
+      this.waiting = { started: performance.now(), resolve, reject };
+      this.socket.write(request);
+    });
+  }
+
+  close(): void {
+    this.waiting = undefined;
+    this.socket.destroy();
+  }
+
+  private onData(chunk: Buffer): void {
+    this.buffered = this.buffered.length === 0 ? chunk : Buffer.concat([this.buffered, chunk]);
+    const headEnd = this.buffered.indexOf('\r\n\r\n');
+    if (headEnd < 0 || !this.waiting) return;
+    const head = this.buffered.subarray(0, headEnd).toString('latin1');
+    const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? NaN);
+    const length = /\r\ncontent-length: *(\d+)/i.exec(head)?.[1];
+    if (Number.isNaN(status) || length === undefined) {
+      this.fail(new Error(`an answer this client cannot read (needs a status line and Content-Length): ${JSON.stringify(head.slice(0, 200))}`));
+      return;
+    }
+    const end = headEnd + 4 + Number(length);
+    if (this.buffered.length < end) return;
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    this.buffered = this.buffered.subarray(end);
+    waiting.resolve({ status, ms: performance.now() - waiting.started });
+  }
+
+  private fail(err: Error): void {
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    waiting?.reject(err);
+  }
+}
