@@ -269,9 +269,13 @@ export class AlgorithmReconciler implements Reconciler {
     });
     const changed = createMergePatch(withoutTimestamp(status), withoutTimestamp(next)) !== undefined;
     next.lastReconciled = changed || wrote || !status.lastReconciled ? formatIso(now) : status.lastReconciled;
-    const written = await updateStatus(this.client, algorithm as unknown as KubeObject, next as Record<string, unknown>);
+    const written = await updateStatus(this.client, algorithm as unknown as KubeObject, next as Record<string, unknown>, { deletedIsDone: true });
     if (written.written) this.memo.remember(key, written.object as unknown as AlgorithmResource);
-    this.logger.debug({ controller: 'algorithm', key, phase: next.phase, wrote, statusWritten: written.written }, 'algorithm reconciled');
+    this.logger.debug({ controller: 'algorithm', key, phase: next.phase, wrote, statusWritten: written.written, deleted: written.deleted }, 'algorithm reconciled');
+    if (written.deleted) {
+      this.memo.forget(key);
+      return undefined;
+    }
 
     if (applyFailure) return { requeueAfter: 60_000 };
     if (plan.mode === 'canary') {

@@ -127,8 +127,9 @@ export class DatabaseReconciler implements Reconciler {
     const set = owned(this.informers.statefulSets.get(`${namespace}/${names.statefulSet}`));
     const image = this.options.workload?.image ?? officialImage(database);
     const next = databaseStatus(database, set ? summarizeWorkload(set) : undefined, { image, failure, storageNote, now: this.now() });
-    const written = await updateStatus(this.client, database as unknown as KubeObject, next as Record<string, unknown>);
-    this.logger.debug({ controller: 'database', key, phase: next.phase, statusWritten: written.written }, 'database reconciled');
+    const written = await updateStatus(this.client, database as unknown as KubeObject, next as Record<string, unknown>, { deletedIsDone: true });
+    this.logger.debug({ controller: 'database', key, phase: next.phase, statusWritten: written.written, deleted: written.deleted }, 'database reconciled');
+    if (written.deleted) return undefined;
     return failure ? { requeueAfter: 60_000 } : undefined;
   }
 

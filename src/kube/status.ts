@@ -1,6 +1,7 @@
 // Status is written through the status subresource, as a merge patch of exactly what
 // changed, and not at all when nothing did: an idle reconcile makes no write.
 import type { KubeClient } from './client.js';
+import { NotFoundError } from './errors.js';
 import { createMergePatch } from './json-merge-patch.js';
 import { refOf, type KubeObject } from './kube-object.js';
 
@@ -9,6 +10,8 @@ export interface StatusUpdate<T extends KubeObject> {
   object: T;
   /** Whether a write was sent. */
   written: boolean;
+  /** With `deletedIsDone`: the object no longer exists (deleted while the reconcile ran). */
+  deleted?: true;
 }
 
 /**
@@ -20,7 +23,14 @@ export async function updateStatus<T extends KubeObject>(
   client: KubeClient,
   obj: T,
   status: Record<string, unknown>,
-  options: { dryRun?: boolean } = {},
+  options: {
+    dryRun?: boolean;
+    /**
+     * An object deleted since it was read (its namespace torn down under the reconcile) has no
+     * status left to report: answer `deleted` instead of failing with a retry.
+     */
+    deletedIsDone?: boolean;
+  } = {},
 ): Promise<StatusUpdate<T>> {
   const patch = createMergePatch(obj.status ?? {}, status);
   if (patch === undefined) return { object: obj, written: false };
@@ -28,6 +38,11 @@ export async function updateStatus<T extends KubeObject>(
   if (!info.subresources.includes('status')) {
     throw new Error(`${obj.kind} has no status subresource: enable it in the CRD (subresources.status)`);
   }
-  const object = await client.patch<T>(refOf(obj), 'merge', { status: patch }, { subresource: 'status', dryRun: options.dryRun });
-  return { object, written: true };
+  try {
+    const object = await client.patch<T>(refOf(obj), 'merge', { status: patch }, { subresource: 'status', dryRun: options.dryRun });
+    return { object, written: true };
+  } catch (err) {
+    if (options.deletedIsDone && err instanceof NotFoundError) return { object: obj, written: false, deleted: true };
+    throw err;
+  }
 }
