@@ -4,13 +4,13 @@
 // retries within GitHub's rules, records rate limits and uses conditional requests.
 import { randomBytes } from 'node:crypto';
 import { createAppAuth } from '@octokit/auth-app';
-import { retry } from '@octokit/plugin-retry';
 import { throttling } from '@octokit/plugin-throttling';
 import { Octokit } from '@octokit/rest';
 import type { Logger } from '../kube/logger.js';
 import { silentLogger } from '../kube/logger.js';
 import { conditionalRequests, type ConditionalRequestStats } from './octokit-conditional-requests.js';
 import { RateLimitObserver, rateLimitGuard, type RateLimitGuardOptions } from './octokit-rate-limit.js';
+import { retry } from './octokit-retry.js';
 
 /** An Octokit with the REST methods, pagination, throttling, retries and the ETag cache. */
 export type GitHubClient = Octokit & { conditionalRequestStats: ConditionalRequestStats };
