@@ -32,7 +32,14 @@ export class RawConnections {
   private constructor(private readonly connections: readonly AnswerReader[]) {}
 
   static async open(port: number, count: number): Promise<RawConnections> {
-    return new RawConnections(await Promise.all(Array.from({ length: count }, () => AnswerReader.open(port))));
+    const opened = await Promise.allSettled(Array.from({ length: count }, () => AnswerReader.open(port)));
+    const connections = opened.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
+    const failed = opened.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+    if (failed) {
+      for (const connection of connections) connection.close();
+      throw failed.reason;
+    }
+    return new RawConnections(connections);
   }
 
   /** Sends every request, one per connection at a time; the answers in the requests' order. */
@@ -54,12 +61,17 @@ export class RawConnections {
 class AnswerReader {
   private buffered: Buffer = Buffer.alloc(0);
   private waiting?: { started: number; resolve: (a: TimedAnswer) => void; reject: (e: Error) => void };
+  /** Why the connection is gone (the receiver closed it, idle or not), once it is. */
+  private closed?: Error;
 
   private constructor(private readonly socket: Socket) {
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', (err) => this.fail(err));
-    socket.on('close', () => this.fail(new Error('the receiver closed the connection')));
+    socket.on('close', () => {
+      this.closed ??= new Error('the receiver closed the connection (an idle one is closed after its keep-alive timeout)');
+      this.fail(this.closed);
+    });
   }
 
   static open(port: number): Promise<AnswerReader> {
@@ -73,6 +85,8 @@ class AnswerReader {
   }
 
   send(request: Buffer): Promise<TimedAnswer> {
+    // A write to a closed socket neither fails nor is answered: say so instead of waiting forever.
+    if (this.closed) return Promise.reject(this.closed);
     return new Promise((resolve, reject) => {
       this.waiting = { started: performance.now(), resolve, reject };
       this.socket.write(request);
@@ -80,7 +94,8 @@ class AnswerReader {
   }
 
   close(): void {
-    this.waiting = undefined;
+    this.closed ??= new Error('closed by the bench');
+    this.fail(this.closed);
     this.socket.destroy();
   }
 

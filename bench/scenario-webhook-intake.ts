@@ -100,23 +100,28 @@ export async function webhookIntake(env: BenchEnvironment, options: IntakeOption
     const target = new URL(url);
     const port = Number(target.port);
     const serialize = (d: WebhookDelivery) => serializePost(target.host, { path: target.pathname, headers: d.headers, body: d.body });
-    // Warm-up outside the measurement, on the connections the measurement uses: the first request
-    // pays for discovery and TLS to the API server, the first hundreds for V8's compiling the hot
-    // paths (a running operator has done both).
-    const connections = await RawConnections.open(port, options.concurrency);
-    await connections.sendAll([serialize(warmup[0] ?? driver.delivery('opened', options.warmup + options.deliveries + 1, 'alice'))]);
-    await connections.sendAll(warmup.slice(1).map(serialize));
+    // Warm-up outside the measurement: the first request pays for discovery and TLS to the API
+    // server, the first hundreds for V8's compiling the hot paths (a running operator has done both).
+    const warming = await RawConnections.open(port, options.concurrency);
+    try {
+      await warming.sendAll([serialize(warmup[0] ?? driver.delivery('opened', options.warmup + options.deliveries + 1, 'alice'))]);
+      await warming.sendAll(warmup.slice(1).map(serialize));
+    } finally {
+      warming.close();
+    }
     server.send('idle');
     await server.nextJson(120_000, isIdle);
     server.send('report');
     await server.nextJson(120_000, isReport);
 
+    // Connected after the warm-up's writes are done (the receiver closes connections idle for 5 s)
+    // and before the clock starts.
+    const connections = await RawConnections.open(port, options.concurrency);
     const auditMark = cluster.audit.mark();
     const requests = deliveries.map(serialize);
     const started = performance.now();
-    const answers = await connections.sendAll(requests);
+    const answers = await connections.sendAll(requests).finally(() => connections.close());
     const wallMs = performance.now() - started;
-    connections.close();
     server.send('idle');
     await server.nextJson(600_000, isIdle);
     const recordedMs = performance.now() - started;

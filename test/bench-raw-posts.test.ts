@@ -68,3 +68,20 @@ test('an answer without Content-Length (chunked) is an error, not a time', async
     server.close();
   }
 });
+
+test('a connection the receiver closed (an idle timeout, Connection: close) fails the next request at once instead of hanging', { timeout: 10_000 }, async () => {
+  const { server, port } = await listen((_req, res) => {
+    res.setHeader('connection', 'close');
+    res.end('{}');
+  });
+  try {
+    const connections = await RawConnections.open(port, 1);
+    const request = serializePost(`127.0.0.1:${port}`, { path: '/', headers: {}, body: '{}' });
+    assert.equal((await connections.sendAll([request]))[0]!.status, 200);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await assert.rejects(connections.sendAll([request]).finally(() => connections.close()), /closed the connection/);
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
+});

@@ -51,7 +51,7 @@ export interface GitHubClientOptions {
     maxRetryAfterSeconds?: number;
   };
   retry?: {
-    /** Retries of server errors (5xx), with 1, 4, 9 … s between attempts. Default 3. */
+    /** Retries of a failed request (5xx, a failed connection; not client errors or rate limits), 1, 4, 9 s apart. Default 3. */
     retries?: number;
     enabled?: boolean;
   };
@@ -121,9 +121,6 @@ export function createGitHubClients(options: GitHubClientOptions): GitHubClients
       retry: {
         enabled: options.retry?.enabled ?? true,
         retries: options.retry?.retries ?? 3,
-        // 403 and 429 are rate limits: the throttling plugin retries them after the wait
-        // GitHub asks for; a blind retry here would break that rule.
-        doNotRetry: [400, 401, 403, 404, 410, 422, 429, 451],
       },
     });
   }

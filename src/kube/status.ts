@@ -27,7 +27,9 @@ export async function updateStatus<T extends KubeObject>(
     dryRun?: boolean;
     /**
      * An object deleted since it was read (its namespace torn down under the reconcile) has no
-     * status left to report: answer `deleted` instead of failing with a retry.
+     * status left to report: answer `deleted` instead of failing with a retry. A 404 is taken to
+     * mean that only once a read of the object is 404 too (a status subresource the server does
+     * not serve answers 404 as well).
      */
     deletedIsDone?: boolean;
   } = {},
@@ -42,7 +44,17 @@ export async function updateStatus<T extends KubeObject>(
     const object = await client.patch<T>(refOf(obj), 'merge', { status: patch }, { subresource: 'status', dryRun: options.dryRun });
     return { object, written: true };
   } catch (err) {
-    if (options.deletedIsDone && err instanceof NotFoundError) return { object: obj, written: false, deleted: true };
+    if (options.deletedIsDone && err instanceof NotFoundError && (await isGone(client, obj))) return { object: obj, written: false, deleted: true };
+    throw err;
+  }
+}
+
+/** The object no longer exists, or exists as another one (deleted and created again). */
+async function isGone(client: KubeClient, obj: KubeObject): Promise<boolean> {
+  try {
+    return (await client.get(refOf(obj))).metadata.uid !== obj.metadata.uid;
+  } catch (err) {
+    if (err instanceof NotFoundError) return true;
     throw err;
   }
 }

@@ -3,10 +3,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  Applier, KubeClient, addFinalizer, findCondition, hasFinalizer, removeFinalizer, setCondition, updateStatus,
+  Applier, KubeClient, NotFoundError, addFinalizer, findCondition, hasFinalizer, removeFinalizer, setCondition, updateStatus,
   type Condition, type KubeObject,
 } from '../../src/kube/index.js';
 import { createNamespace, newIdentity, testCluster, uniqueName, type Identity, type TestCluster } from '../support/test-cluster.js';
+import { waitFor } from '../support/wait.js';
 
 let cluster: TestCluster;
 let me: Identity;
@@ -62,6 +63,47 @@ describe('status', () => {
     const writes = cluster.audit.writes(mark, { user: me.username });
     assert.deepEqual(writes.map((w) => `${w.verb} ${w.objectRef?.subresource}`), ['patch status', 'patch status']);
     await client.delete({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: `gadgets.${group}` });
+  });
+});
+
+describe('status of an object deleted meanwhile', () => {
+  it('deletedIsDone: "deleted" only when a read is 404 too; a status subresource the server stopped serving stays an error', async () => {
+    const ns = uniqueName('status-gone');
+    const group = `${uniqueName('g')}.kube-test.io`;
+    await createNamespace(cluster.kubeConfig, ns);
+    const crd = (subresources: Record<string, unknown>) => ({
+      apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: `gadgets.${group}` },
+      spec: {
+        group, scope: 'Namespaced', names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget' },
+        versions: [{
+          name: 'v1', served: true, storage: true, subresources,
+          schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true }, status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } } },
+        }],
+      },
+    });
+    await new Applier(client).apply([crd({ status: {} })]);
+    const gadget = (name: string) => client.create<Gadget>({ apiVersion: `${group}/v1`, kind: 'Gadget', metadata: { name, namespace: ns }, spec: {} });
+
+    const gone = await gadget('gone');
+    await client.delete({ apiVersion: `${group}/v1`, kind: 'Gadget', namespace: ns, name: 'gone' });
+    const result = await updateStatus(client, gone, { phase: 'Ready' }, { deletedIsDone: true });
+    assert.deepEqual([result.written, result.deleted], [false, true]);
+
+    // The CRD loses its status subresource, changed by someone else: this client's discovery
+    // still says it has one.
+    const kept = await gadget('kept');
+    const admin = new KubeClient(cluster.kubeConfig);
+    try {
+      await new Applier(admin).apply([crd({})]);
+      await waitFor('the status subresource no longer served', () => admin.request({
+        method: 'PATCH', path: `/apis/${group}/v1/namespaces/${ns}/gadgets/kept/status`,
+        contentType: 'application/merge-patch+json', body: { status: { phase: 'x' } },
+      }).then(() => false, (err) => err instanceof NotFoundError));
+      await assert.rejects(updateStatus(client, kept, { phase: 'Ready' }, { deletedIsDone: true }), NotFoundError, 'the object is there: its 404 is not a deletion');
+    } finally {
+      admin.close();
+      await client.delete({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: `gadgets.${group}` });
+    }
   });
 });
 
