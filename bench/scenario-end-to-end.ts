@@ -273,10 +273,13 @@ async function previewReadTimes(source: PreviewFileSource, repo: PullRequestDriv
 }
 
 /** Each client's writes other than the operator's, by verb/resource: where Kubernetes' own work goes. */
-function otherClientsWrites(writes: readonly AuditEvent[], operatorUserAgent: string): string {
-  const others = writes.filter((w) => !(w.userAgent ?? '').startsWith(operatorUserAgent));
+function otherClientsWrites(others: readonly AuditEvent[]): string {
   const byUser = new Map<string, AuditEvent[]>();
-  for (const w of others) byUser.set(w.user.username, [...(byUser.get(w.user.username) ?? []), w]);
+  for (const w of others) {
+    const list = byUser.get(w.user.username);
+    if (list) list.push(w);
+    else byUser.set(w.user.username, [w]);
+  }
   return [...byUser.entries()].sort((a, b) => b[1].length - a[1].length)
     .map(([user, list]) => `${user} (${countBy(list, verbResource)})`).join('; ');
 }
@@ -513,6 +516,7 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
       // The log read once: every write, and the operator's among them.
       const allWrites = cluster.audit.writes(auditMark);
       const writes = allWrites.filter((w) => (w.userAgent ?? '').startsWith(operatorUserAgent));
+      const operatorWrites = new Set(writes);
       const requests = gh.requestsSince(ghMark);
       const count = burst.length;
       const { figures, samples } = stageFigures(4, burst, 'S4');
@@ -534,7 +538,7 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
         // How the operator ran, beside the figures of its memory and CPU (scenario 2 may not be in the run).
         ...notes,
         `Every API write from the first delivery until all comments were read (${allWrites.length}), by client: ${countBy(allWrites, (w) => w.user.username)}; `
-          + `each other client's by verb/resource: ${otherClientsWrites(allWrites, operatorUserAgent)}.`,
+          + `each other client's by verb/resource: ${otherClientsWrites(allWrites.filter((w) => !operatorWrites.has(w)))}.`,
         `Operator API writes (${writes.length}) by verb/resource: ${countBy(writes, verbResource)}.`,
         cpuNote(`from the first delivery to ${burstConverged ? 'all Ready' : 'the deadline'}`, cpuBetween(cpu0, cpuReady), (burstConverged ? allReadyMs : performance.now() - started) / 1000),
         `GitHub requests (${requests.length}) by operation: ${countBy(requests, (r) => `${r.method} ${r.operationId ?? r.path}${r.status === 304 ? ' (304)' : ''}`)}.`,

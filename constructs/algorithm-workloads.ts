@@ -256,7 +256,7 @@ export function renderAlgorithmWorkloads(algorithm: AlgorithmInput, options: Alg
     }
 
     // maxUnavailable 1 over a single pod allows what no budget allows (its eviction): a budget
-    // only where two pods can run, so a one-replica preview costs no object, watch or status.
+    // only where two pods can run, so a one-replica preview costs no object or status writes.
     const mostStablePods = Math.max(stableReplicas ?? 1, spec.scaling?.maxReplicas ?? 1);
     if (mostStablePods + (options.canary?.replicas ?? 0) > 1) {
       new k8s.KubePodDisruptionBudget(chart, 'disruption-budget', {

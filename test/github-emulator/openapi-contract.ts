@@ -161,7 +161,8 @@ export class OpenApiContract {
       }
       const names: string[] = [];
       let literalWeight = 0;
-      const pattern = template.split('/').map((segment) => {
+      const segments = template.split('/');
+      const pattern = segments.map((segment) => {
         const m = /^\{(.+)\}$/.exec(segment);
         if (!m) {
           literalWeight += 1;
@@ -171,11 +172,10 @@ export class OpenApiContract {
         const multi = [...operations.values()].some((o) => o.parameters.some((p) => p.name === m[1] && p['x-multi-segment']));
         return multi ? '(.+)' : '([^/]+)';
       }).join('/');
-      const segments = template.split('/');
-      const spans = pattern.includes('(.+)');
       this.paths.push({
         regex: new RegExp(`^${pattern}$`), literalWeight, names, operations,
-        segments: spans ? undefined : segments.length, first: /^\{.+\}$/.test(segments[1] ?? '') ? undefined : segments[1],
+        segments: pattern.includes('(.+)') ? undefined : segments.length,
+        first: segments[1]?.startsWith('{') ? undefined : segments[1],
       });
     }
     // A literal segment beats a parameter (`/issues/comments` is not issue "comments").
