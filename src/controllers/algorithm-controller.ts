@@ -7,7 +7,7 @@ import {
   renderAlgorithmWorkloads, type AlgorithmResource, type AlgorithmStatus, type AlgorithmWorkloadOptions,
 } from '../../constructs/index.js';
 import {
-  Applier, EventRecorder, ForbiddenError, InvalidError, KubeClient, NotFoundError, controllerReference, createMergePatch, objectKey,
+  Applier, EventRecorder, ForbiddenError, InvalidError, KubeClient, NotFoundError, controllerReference, createMergePatch, isDeleted, objectKey,
   parseKey, refOf, setCondition, silentLogger, toKubeError, updateStatus,
   type Condition, type ConditionInput, type EventFilter, type Informer, type KubeObject, type Logger,
   type Manager, type ObjectRef, type ReconcileContext, type ReconcileResult, type Reconciler,
@@ -168,6 +168,11 @@ export class AlgorithmReconciler implements Reconciler {
     try {
       return await this.sync(algorithm, key, context);
     } catch (err) {
+      // Deleted while this reconcile ran (its namespace torn down under it): nothing left to converge or report.
+      if (err instanceof NotFoundError && (await isDeleted(this.client, algorithm as unknown as KubeObject))) {
+        this.memo.forget(key);
+        return undefined;
+      }
       await this.recordRetry(algorithm, context.retries + 1);
       throw err;
     }
@@ -269,13 +274,9 @@ export class AlgorithmReconciler implements Reconciler {
     });
     const changed = createMergePatch(withoutTimestamp(status), withoutTimestamp(next)) !== undefined;
     next.lastReconciled = changed || wrote || !status.lastReconciled ? formatIso(now) : status.lastReconciled;
-    const written = await updateStatus(this.client, algorithm as unknown as KubeObject, next as Record<string, unknown>, { deletedIsDone: true });
+    const written = await updateStatus(this.client, algorithm as unknown as KubeObject, next as Record<string, unknown>);
     if (written.written) this.memo.remember(key, written.object as unknown as AlgorithmResource);
-    this.logger.debug({ controller: 'algorithm', key, phase: next.phase, wrote, statusWritten: written.written, deleted: written.deleted }, 'algorithm reconciled');
-    if (written.deleted) {
-      this.memo.forget(key);
-      return undefined;
-    }
+    this.logger.debug({ controller: 'algorithm', key, phase: next.phase, wrote, statusWritten: written.written }, 'algorithm reconciled');
 
     if (applyFailure) return { requeueAfter: 60_000 };
     if (plan.mode === 'canary') {

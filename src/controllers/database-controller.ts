@@ -8,7 +8,7 @@ import {
   type DatabaseResource, type DatabaseStatus, type DatabaseWorkloadOptions,
 } from '../../constructs/index.js';
 import {
-  Applier, EventRecorder, ForbiddenError, InvalidError, controllerReference, parseKey, setCondition, silentLogger,
+  Applier, EventRecorder, ForbiddenError, InvalidError, NotFoundError, controllerReference, isDeleted, parseKey, setCondition, silentLogger,
   toKubeError, updateStatus, refOf,
   type Condition, type ConditionInput, type Informer, type KubeClient, type KubeObject, type Logger, type Manager,
   type ObjectRef, type ReconcileContext, type ReconcileResult, type Reconciler,
@@ -84,6 +84,8 @@ export class DatabaseReconciler implements Reconciler {
     try {
       return await this.sync(database, key);
     } catch (err) {
+      // Deleted while this reconcile ran (its namespace torn down under it): nothing left to converge or report.
+      if (err instanceof NotFoundError && (await isDeleted(this.client, database as unknown as KubeObject))) return undefined;
       await this.recordRetry(database, context.retries + 1);
       throw err;
     }
@@ -127,9 +129,8 @@ export class DatabaseReconciler implements Reconciler {
     const set = owned(this.informers.statefulSets.get(`${namespace}/${names.statefulSet}`));
     const image = this.options.workload?.image ?? officialImage(database);
     const next = databaseStatus(database, set ? summarizeWorkload(set) : undefined, { image, failure, storageNote, now: this.now() });
-    const written = await updateStatus(this.client, database as unknown as KubeObject, next as Record<string, unknown>, { deletedIsDone: true });
-    this.logger.debug({ controller: 'database', key, phase: next.phase, statusWritten: written.written, deleted: written.deleted }, 'database reconciled');
-    if (written.deleted) return undefined;
+    const written = await updateStatus(this.client, database as unknown as KubeObject, next as Record<string, unknown>);
+    this.logger.debug({ controller: 'database', key, phase: next.phase, statusWritten: written.written }, 'database reconciled');
     return failure ? { requeueAfter: 60_000 } : undefined;
   }
 

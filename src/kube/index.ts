@@ -18,5 +18,6 @@ export * from './apply.js';
 export * from './json-merge-patch.js';
 export * from './conditions.js';
 export * from './status.js';
+export * from './object-deleted.js';
 export * from './finalizers.js';
 export * from './events.js';

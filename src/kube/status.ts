@@ -1,7 +1,6 @@
 // Status is written through the status subresource, as a merge patch of exactly what
 // changed, and not at all when nothing did: an idle reconcile makes no write.
 import type { KubeClient } from './client.js';
-import { NotFoundError } from './errors.js';
 import { createMergePatch } from './json-merge-patch.js';
 import { refOf, type KubeObject } from './kube-object.js';
 
@@ -10,8 +9,6 @@ export interface StatusUpdate<T extends KubeObject> {
   object: T;
   /** Whether a write was sent. */
   written: boolean;
-  /** With `deletedIsDone`: the object no longer exists (deleted while the reconcile ran). */
-  deleted?: true;
 }
 
 /**
@@ -23,16 +20,7 @@ export async function updateStatus<T extends KubeObject>(
   client: KubeClient,
   obj: T,
   status: Record<string, unknown>,
-  options: {
-    dryRun?: boolean;
-    /**
-     * An object deleted since it was read (its namespace torn down under the reconcile) has no
-     * status left to report: answer `deleted` instead of failing with a retry. A 404 is taken to
-     * mean that only once a read of the object is 404 too (a status subresource the server does
-     * not serve answers 404 as well).
-     */
-    deletedIsDone?: boolean;
-  } = {},
+  options: { dryRun?: boolean } = {},
 ): Promise<StatusUpdate<T>> {
   const patch = createMergePatch(obj.status ?? {}, status);
   if (patch === undefined) return { object: obj, written: false };
@@ -40,21 +28,6 @@ export async function updateStatus<T extends KubeObject>(
   if (!info.subresources.includes('status')) {
     throw new Error(`${obj.kind} has no status subresource: enable it in the CRD (subresources.status)`);
   }
-  try {
-    const object = await client.patch<T>(refOf(obj), 'merge', { status: patch }, { subresource: 'status', dryRun: options.dryRun });
-    return { object, written: true };
-  } catch (err) {
-    if (options.deletedIsDone && err instanceof NotFoundError && (await isGone(client, obj))) return { object: obj, written: false, deleted: true };
-    throw err;
-  }
-}
-
-/** The object no longer exists, or exists as another one (deleted and created again). */
-async function isGone(client: KubeClient, obj: KubeObject): Promise<boolean> {
-  try {
-    return (await client.get(refOf(obj))).metadata.uid !== obj.metadata.uid;
-  } catch (err) {
-    if (err instanceof NotFoundError) return true;
-    throw err;
-  }
+  const object = await client.patch<T>(refOf(obj), 'merge', { status: patch }, { subresource: 'status', dryRun: options.dryRun });
+  return { object, written: true };
 }

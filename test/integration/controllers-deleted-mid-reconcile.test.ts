@@ -1,6 +1,6 @@
 // An Algorithm or a Database deleted while its reconcile runs (a preview's namespace torn down
-// under it): the status write meets 404 and the reconcile ends there — no error, no retry, no
-// retry count. The reconcilers get a cache that still holds the object (what an informer holds
+// under it): the status write, or an apply into the namespace that is gone, meets 404, and the
+// reconcile ends there — no error, no retry, no retry count. The reconcilers get a cache that still holds the object (what an informer holds
 // until the DELETED event arrives); everything else is the real API server.
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -8,13 +8,15 @@ import { KubeClient, type Informer, type KindRef, type KubeObject } from '../../
 import { AlgorithmReconciler } from '../../src/controllers/algorithm-controller.js';
 import { DatabaseReconciler } from '../../src/controllers/database-controller.js';
 import { installCrds } from '../fixtures/crds/install-crds.js';
-import { createNamespace, testCluster, uniqueName } from '../support/test-cluster.js';
+import { createNamespace, testCluster, uniqueName, type TestCluster } from '../support/test-cluster.js';
+import { waitFor } from '../support/wait.js';
 
 let admin: KubeClient;
 let ns: string;
+let cluster: TestCluster;
 
 before(async () => {
-  const cluster = await testCluster();
+  cluster = await testCluster();
   await installCrds(cluster.kubeConfig);
   admin = new KubeClient(cluster.kubeConfig, { fieldManager: 'test-admin' });
   ns = uniqueName('deleted-mid');
@@ -72,4 +74,22 @@ it('an Algorithm deleted during its reconcile ends the reconcile quietly', async
     configMaps: staleCache({ apiVersion: 'v1', kind: 'ConfigMap' }),
   });
   assert.equal(await reconciler.reconcile(`${ns}/gone`, context()), undefined);
+});
+
+it('a Database whose namespace is gone by the time it is applied ends the reconcile quietly', async () => {
+  const doomed = uniqueName('deleted-ns');
+  await createNamespace(cluster.kubeConfig, doomed);
+  const stale = await admin.create({
+    apiVersion: 'mycompany.com/v1', kind: 'Database', metadata: { name: 'db', namespace: doomed },
+    spec: { engine: 'postgresql', version: '16', storage: '1Gi' },
+  });
+  await admin.delete({ apiVersion: 'v1', kind: 'Namespace', name: doomed });
+  await waitFor(`namespace ${doomed} gone`, () => admin.get({ apiVersion: 'v1', kind: 'Namespace', name: doomed }).then(() => false, () => true), { timeoutMs: 60_000 });
+  const reconciler = new DatabaseReconciler(admin, {
+    databases: staleCache({ apiVersion: 'mycompany.com/v1', kind: 'Database' }, [stale]),
+    statefulSets: staleCache({ apiVersion: 'apps/v1', kind: 'StatefulSet' }),
+    services: staleCache({ apiVersion: 'v1', kind: 'Service' }),
+    secrets: staleCache({ apiVersion: 'v1', kind: 'Secret' }),
+  });
+  assert.equal(await reconciler.reconcile(`${doomed}/db`, context()), undefined);
 });

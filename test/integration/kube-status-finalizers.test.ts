@@ -3,11 +3,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  Applier, KubeClient, NotFoundError, addFinalizer, findCondition, hasFinalizer, removeFinalizer, setCondition, updateStatus,
+  Applier, KubeClient, NotFoundError, addFinalizer, isDeleted, findCondition, hasFinalizer, removeFinalizer, setCondition, updateStatus,
   type Condition, type KubeObject,
 } from '../../src/kube/index.js';
 import { createNamespace, newIdentity, testCluster, uniqueName, type Identity, type TestCluster } from '../support/test-cluster.js';
-import { waitFor } from '../support/wait.js';
 
 let cluster: TestCluster;
 let me: Identity;
@@ -66,42 +65,37 @@ describe('status', () => {
   });
 });
 
-describe('status of an object deleted meanwhile', () => {
-  it('deletedIsDone: "deleted" only when a read is 404 too; a status subresource the server stopped serving stays an error', async () => {
-    const ns = uniqueName('status-gone');
+describe('isDeleted', () => {
+  it('says deleted for an object gone or created again, not for a 404 of a status subresource the server does not serve', async () => {
+    const ns = uniqueName('deleted');
     const group = `${uniqueName('g')}.kube-test.io`;
     await createNamespace(cluster.kubeConfig, ns);
-    const crd = (subresources: Record<string, unknown>) => ({
+    await new Applier(client).apply([{
       apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: `gadgets.${group}` },
       spec: {
         group, scope: 'Namespaced', names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget' },
         versions: [{
-          name: 'v1', served: true, storage: true, subresources,
+          name: 'v1', served: true, storage: true,
           schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true }, status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } } },
         }],
       },
-    });
-    await new Applier(client).apply([crd({ status: {} })]);
-    const gadget = (name: string) => client.create<Gadget>({ apiVersion: `${group}/v1`, kind: 'Gadget', metadata: { name, namespace: ns }, spec: {} });
-
-    const gone = await gadget('gone');
-    await client.delete({ apiVersion: `${group}/v1`, kind: 'Gadget', namespace: ns, name: 'gone' });
-    const result = await updateStatus(client, gone, { phase: 'Ready' }, { deletedIsDone: true });
-    assert.deepEqual([result.written, result.deleted], [false, true]);
-
-    // The CRD loses its status subresource, changed by someone else: this client's discovery
-    // still says it has one.
-    const kept = await gadget('kept');
-    const admin = new KubeClient(cluster.kubeConfig);
+    }]);
     try {
-      await new Applier(admin).apply([crd({})]);
-      await waitFor('the status subresource no longer served', () => admin.request({
-        method: 'PATCH', path: `/apis/${group}/v1/namespaces/${ns}/gadgets/kept/status`,
-        contentType: 'application/merge-patch+json', body: { status: { phase: 'x' } },
-      }).then(() => false, (err) => err instanceof NotFoundError));
-      await assert.rejects(updateStatus(client, kept, { phase: 'Ready' }, { deletedIsDone: true }), NotFoundError, 'the object is there: its 404 is not a deletion');
+      const ref = (name: string) => ({ apiVersion: `${group}/v1`, kind: 'Gadget', namespace: ns, name });
+      const gadget = (name: string) => client.create<Gadget>({ ...ref(name), metadata: { name, namespace: ns }, spec: {} });
+      const kept = await gadget('kept');
+      assert.equal(await isDeleted(client, kept), false);
+      // This CRD serves no status subresource: a status write is 404, and the object is there.
+      await assert.rejects(client.patch(ref('kept'), 'merge', { status: { phase: 'x' } }, { subresource: 'status' }), NotFoundError);
+      assert.equal(await isDeleted(client, kept), false, 'a 404 of its status is not a deletion');
+
+      const gone = await gadget('gone');
+      await client.delete(ref('gone'));
+      assert.equal(await isDeleted(client, gone), true);
+      const again = await gadget('gone');
+      assert.equal(await isDeleted(client, gone), true, 'created again: another object');
+      assert.equal(await isDeleted(client, again), false);
     } finally {
-      admin.close();
       await client.delete({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: `gadgets.${group}` });
     }
   });
