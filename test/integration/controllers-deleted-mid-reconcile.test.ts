@@ -46,18 +46,20 @@ async function createdThenDeleted(obj: KubeObject): Promise<KubeObject> {
 
 const context = () => ({ signal: new AbortController().signal, retries: 0 });
 
+/** The Database reconciler on a cache that still holds `stale` and nothing else. */
+const databaseReconciler = (stale: KubeObject) => new DatabaseReconciler(admin, {
+  databases: staleCache({ apiVersion: 'mycompany.com/v1', kind: 'Database' }, [stale]),
+  statefulSets: staleCache({ apiVersion: 'apps/v1', kind: 'StatefulSet' }),
+  services: staleCache({ apiVersion: 'v1', kind: 'Service' }),
+  secrets: staleCache({ apiVersion: 'v1', kind: 'Secret' }),
+});
+
 it('a Database deleted during its reconcile ends the reconcile quietly', async () => {
   const stale = await createdThenDeleted({
     apiVersion: 'mycompany.com/v1', kind: 'Database', metadata: { name: 'gone', namespace: ns },
     spec: { engine: 'postgresql', version: '16', storage: '1Gi' },
   });
-  const reconciler = new DatabaseReconciler(admin, {
-    databases: staleCache({ apiVersion: 'mycompany.com/v1', kind: 'Database' }, [stale]),
-    statefulSets: staleCache({ apiVersion: 'apps/v1', kind: 'StatefulSet' }),
-    services: staleCache({ apiVersion: 'v1', kind: 'Service' }),
-    secrets: staleCache({ apiVersion: 'v1', kind: 'Secret' }),
-  });
-  assert.equal(await reconciler.reconcile(`${ns}/gone`, context()), undefined);
+  assert.equal(await databaseReconciler(stale).reconcile(`${ns}/gone`, context()), undefined);
 });
 
 it('an Algorithm deleted during its reconcile ends the reconcile quietly', async () => {
@@ -85,11 +87,5 @@ it('a Database whose namespace is gone by the time it is applied ends the reconc
   });
   await admin.delete({ apiVersion: 'v1', kind: 'Namespace', name: doomed });
   await waitFor(`namespace ${doomed} gone`, () => admin.get({ apiVersion: 'v1', kind: 'Namespace', name: doomed }).then(() => false, () => true), { timeoutMs: 60_000 });
-  const reconciler = new DatabaseReconciler(admin, {
-    databases: staleCache({ apiVersion: 'mycompany.com/v1', kind: 'Database' }, [stale]),
-    statefulSets: staleCache({ apiVersion: 'apps/v1', kind: 'StatefulSet' }),
-    services: staleCache({ apiVersion: 'v1', kind: 'Service' }),
-    secrets: staleCache({ apiVersion: 'v1', kind: 'Secret' }),
-  });
-  assert.equal(await reconciler.reconcile(`${doomed}/db`, context()), undefined);
+  assert.equal(await databaseReconciler(stale).reconcile(`${doomed}/db`, context()), undefined);
 });

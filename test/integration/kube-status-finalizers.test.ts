@@ -22,21 +22,26 @@ interface Gadget extends KubeObject {
   status?: { phase?: string; url?: string; conditions?: Condition[] };
 }
 
+/** A namespaced kind `Gadget` in `group`, with the subresources given. */
+function gadgetCrd(group: string, subresources: Record<string, unknown>): KubeObject {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: `gadgets.${group}` },
+    spec: {
+      group, scope: 'Namespaced', names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget' },
+      versions: [{
+        name: 'v1', served: true, storage: true, subresources,
+        schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true }, status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } } },
+      }],
+    },
+  };
+}
+
 describe('status', () => {
   it('patches the status subresource only when the status changed; conditions keep lastTransitionTime', async () => {
     const ns = uniqueName('status');
     const group = `${uniqueName('g')}.kube-test.io`;
     await createNamespace(cluster.kubeConfig, ns);
-    await new Applier(client).apply([{
-      apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: `gadgets.${group}` },
-      spec: {
-        group, scope: 'Namespaced', names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget' },
-        versions: [{
-          name: 'v1', served: true, storage: true, subresources: { status: {} },
-          schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true }, status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } } },
-        }],
-      },
-    }]);
+    await new Applier(client).apply([gadgetCrd(group, { status: {} })]);
     let gadget = await client.create<Gadget>({ apiVersion: `${group}/v1`, kind: 'Gadget', metadata: { name: 'g', namespace: ns }, spec: { size: 1 } });
 
     const t0 = new Date('2026-01-01T00:00:00Z');
@@ -70,16 +75,7 @@ describe('isDeleted', () => {
     const ns = uniqueName('deleted');
     const group = `${uniqueName('g')}.kube-test.io`;
     await createNamespace(cluster.kubeConfig, ns);
-    await new Applier(client).apply([{
-      apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: `gadgets.${group}` },
-      spec: {
-        group, scope: 'Namespaced', names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget' },
-        versions: [{
-          name: 'v1', served: true, storage: true,
-          schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true }, status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } } },
-        }],
-      },
-    }]);
+    await new Applier(client).apply([gadgetCrd(group, {})]);
     try {
       const ref = (name: string) => ({ apiVersion: `${group}/v1`, kind: 'Gadget', namespace: ns, name });
       const gadget = (name: string) => client.create<Gadget>({ ...ref(name), metadata: { name, namespace: ns }, spec: {} });
