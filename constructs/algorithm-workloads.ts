@@ -132,7 +132,8 @@ const defaultResources = {
  * Renders the workloads of an Algorithm: ConfigMap `<name>-config`, Service `<name>` (both
  * tracks), stable Deployment `<name>`, canary Deployment `<name>-canary` when asked,
  * HorizontalPodAutoscaler `<name>` (stable track only; only with spec.scaling) and
- * PodDisruptionBudget `<name>` (only where more than one pod can run). Pure and deterministic; every pod passes Pod Security `restricted`.
+ * PodDisruptionBudget `<name>` (only where more than one pod can run). Pure and deterministic;
+ * every pod passes Pod Security `restricted`.
  */
 export function renderAlgorithmWorkloads(algorithm: AlgorithmInput, options: AlgorithmWorkloadOptions = {}): Manifest[] {
   const { name, namespace } = algorithm.metadata;

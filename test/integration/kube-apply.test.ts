@@ -33,6 +33,16 @@ class CountingClient extends KubeClient {
   }
 }
 
+/** Runs `use` with a client of this file's identity that counts its GETs, closed after. */
+async function withCountingClient(use: (counting: CountingClient) => Promise<void>): Promise<void> {
+  const counting = new CountingClient(me.kubeConfig);
+  try {
+    await use(counting);
+  } finally {
+    counting.close();
+  }
+}
+
 /** A set with the kinds an environment has, written the way renderers write them (server-side normalisation included). */
 function objectSet(ns: string, group: string): KubeObject[] {
   const labels = { app: 'web' };
@@ -185,8 +195,7 @@ describe('apply', () => {
 
   it('a fresh set (its namespace created just now) is applied without reading any object first', async () => {
     const ns = uniqueName('fresh');
-    const counting = new CountingClient(me.kubeConfig);
-    try {
+    await withCountingClient(async (counting) => {
       const applier = new Applier(counting);
       const [namespace] = await applier.apply([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }]);
       assert.equal(namespace!.action, 'created');
@@ -198,25 +207,20 @@ describe('apply', () => {
       const again = await applier.apply(set);
       assert.deepEqual(again.map((r) => r.action), ['unchanged', 'unchanged', 'unchanged']);
       assert.equal(counting.reads, 3, 'without the hint each object is read first (and found unchanged)');
-    } finally {
-      counting.close();
-    }
+    });
   });
 
   it('an object its cache knows to be absent is applied without a read; one it does not know is read first', async () => {
     const ns = uniqueName('absent');
     await createNamespace(cluster.kubeConfig, ns);
-    const counting = new CountingClient(me.kubeConfig);
-    try {
+    await withCountingClient(async (counting) => {
       const known = new Set([`${ns}/known`]);
       const applier = new Applier(counting, { lookup: (r) => (known.has(`${r.namespace}/${r.name}`) ? 'absent' : undefined) });
       const cm = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data: { a: '1' } });
       const results = await applier.apply([cm('known'), cm('unknown')]);
       assert.deepEqual(results.map((r) => r.action), ['created', 'created']);
       assert.equal(counting.reads, 1, 'only the object the cache could not answer for is read');
-    } finally {
-      counting.close();
-    }
+    });
   });
 
   it('dry run validates on the server and persists nothing', async () => {
