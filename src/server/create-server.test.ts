@@ -5,6 +5,7 @@ import { ApprovalRevoker } from '../github/approval-revoker.js';
 import { EnvironmentWriter } from '../github/environment-writer.js';
 import { WebhookReceiver } from '../github/webhook-receiver.js';
 import { resolvePolicyConfig } from '../policy/policy-validation.js';
+import { silentLogger } from '../kube/logger.js';
 import { createServer } from './create-server.js';
 import { startServer } from './start-server.js';
 
@@ -52,6 +53,35 @@ test('the webhook path takes POST only; without a receiver it does not exist', a
   const bare = await startServer(createServer());
   t.after(() => bare.close());
   assert.equal((await fetch(`${bare.url}/api/github/webhooks`, { method: 'POST', body: '{}' })).status, 404);
+});
+
+test('every spelling of the webhook path gets the same answer, served as JSON', async (t) => {
+  const approvals = new ApprovalRevoker({ removeLabel: async () => {} });
+  const receiver = new WebhookReceiver({ secret: 'x', writer: noWrites, approvals, policy: resolvePolicyConfig() });
+  const running = await startServer(createServer({ webhook: receiver }));
+  t.after(() => running.close());
+  // The exact path (and with a query) is answered without Express; other spellings through it.
+  for (const path of ['/api/github/webhooks', '/api/github/webhooks?source=github', '/api/github/webhooks/', '/API/github/webhooks']) {
+    const res = await fetch(`${running.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    assert.equal(res.status, 401, path);
+    assert.equal(res.headers.get('content-type'), 'application/json; charset=utf-8', path);
+    assert.deepEqual(await res.json(), { result: 'unauthorized', reason: 'missing or invalid X-Hub-Signature-256' }, path);
+  }
+});
+
+test('a webhook receiver that throws is answered 500 and logged, and the server goes on', async (t) => {
+  const logged: unknown[] = [];
+  const logger = { ...silentLogger, error: (fields: unknown) => { logged.push(fields); } };
+  const broken = { handle: async () => { throw new Error('boom'); } } as unknown as WebhookReceiver;
+  const running = await startServer(createServer({ webhook: broken, logger }));
+  t.after(() => running.close());
+  for (const path of ['/api/github/webhooks', '/api/github/webhooks/']) {
+    const res = await fetch(`${running.url}${path}`, { method: 'POST', body: '{}' });
+    assert.equal(res.status, 500, path);
+    assert.deepEqual(await res.json(), { error: 'internal error' });
+  }
+  assert.equal(logged.length, 2);
+  assert.equal((await fetch(`${running.url}/healthz`)).status, 200);
 });
 
 test('startServer listens on 127.0.0.1 with a free port and closes cleanly', async () => {

@@ -1,6 +1,7 @@
 // The operator's HTTP surface: the GitHub webhook and health, with room for more routers
 // (readiness, metrics, a dashboard) that other parts mount through `routers`.
-import express, { type ErrorRequestHandler, type Express, type Router } from 'express';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import express, { type ErrorRequestHandler, type Router } from 'express';
 import { silentLogger, type Logger } from '../kube/logger.js';
 import type { WebhookReceiver } from '../github/webhook-receiver.js';
 
@@ -18,20 +19,28 @@ export interface ServerOptions {
   logger?: Logger;
 }
 
-export function createServer(options: ServerOptions = {}): Express {
+/** The request listener to serve (`startServer`, or `http.createServer`). */
+export function createServer(options: ServerOptions = {}): RequestListener {
   const logger = options.logger ?? silentLogger;
   const app = express();
   app.disable('x-powered-by');
+  const fail = (err: unknown, req: IncomingMessage, res: ServerResponse) => {
+    logger.error({ err, method: req.method, path: req.url }, 'request failed');
+    if (res.headersSent) return;
+    sendJson(res, 500, { error: 'internal error' });
+  };
 
   const webhook = options.webhook;
   const path = options.webhookPath ?? webhookPath;
-  if (webhook) {
-    // The receiver reads the raw body itself (its signature covers the exact bytes): no
-    // body parser may run before this route.
-    app.post(path, async (req, res) => {
-      const answer = await webhook.handle(req);
-      res.status(answer.status).set(answer.headers).json(answer.body);
-    });
+  // The receiver reads the raw body itself (its signature covers the exact bytes): no body
+  // parser may run before it.
+  const answerWebhook = webhook
+    ? (req: IncomingMessage, res: ServerResponse) => {
+      webhook.handle(req).then((answer) => sendJson(res, answer.status, answer.body, answer.headers), (err) => fail(err, req, res));
+    }
+    : undefined;
+  if (answerWebhook) {
+    app.post(path, (req, res) => answerWebhook(req, res));
     app.all(path, (_req, res) => {
       res.status(405).set('allow', 'POST').json({ error: 'only POST is accepted here' });
     });
@@ -47,11 +56,21 @@ export function createServer(options: ServerOptions = {}): Express {
   app.use((_req, res) => {
     res.status(404).json({ error: 'not found' });
   });
-  const onError: ErrorRequestHandler = (err, req, res, _next) => {
-    logger.error({ err, method: req.method, path: req.path }, 'request failed');
-    if (res.headersSent) return;
-    res.status(500).json({ error: 'internal error' });
-  };
+  const onError: ErrorRequestHandler = (err, req, res, _next) => fail(err, req, res);
   app.use(onError);
-  return app;
+  if (!answerWebhook) return app;
+  // A delivery to the exact path skips Express: its routing and `res.json` (which hashes every
+  // body for an ETag) were a third of an answer's CPU, and during a flood of deliveries the
+  // answer time is that CPU (docs/benchmarks.md). Other spellings of the path still reach the
+  // same answer through Express's route.
+  return (req, res) => {
+    if (req.method === 'POST' && (req.url === path || req.url?.startsWith(`${path}?`))) answerWebhook(req, res);
+    else app(req, res);
+  };
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { ...headers, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
 }

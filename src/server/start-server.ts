@@ -1,8 +1,7 @@
 // Listening with the timeouts a public endpoint needs: a client that trickles its request
 // cannot hold a connection (and a body buffer) forever.
-import type { Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Express } from 'express';
 
 export interface ListenOptions {
   /** Default 127.0.0.1; `0.0.0.0` in a pod. */
@@ -22,9 +21,9 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export async function startServer(app: Express, options: ListenOptions = {}): Promise<RunningServer> {
+export async function startServer(listener: RequestListener, options: ListenOptions = {}): Promise<RunningServer> {
   const host = options.host ?? '127.0.0.1';
-  const server = app.listen(options.port ?? 0, host);
+  const server = createServer(listener).listen(options.port ?? 0, host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
