@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
-import { createServer } from 'node:net';
+import { createServer, type Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -16,6 +16,13 @@ export interface StartClusterOptions {
   log?: (line: string) => void;
   /** Parent folder of the temporary data folder (default: the OS temp dir). */
   tmpDir?: string;
+  /**
+   * Whether the running components keep this process alive (default true). With false they
+   * are killed, and the data folder removed, when the process exits: for a test file run on
+   * its own, whose cluster must outlive every test and hook of the file and no hook can stop it
+   * last (see test/support/test-cluster.ts).
+   */
+  keepsProcessAlive?: boolean;
 }
 
 /** What a running cluster looks like from the outside; serialisable, so test files can attach to one cluster. */
@@ -52,8 +59,11 @@ const controllers = [
 
 /** Every component ever started by this process, so an exiting process can kill them synchronously. */
 const live = new Set<ChildProcess>();
+/** Data folders of clusters that end with the process (`keepsProcessAlive: false`). */
+const removedAtExit = new Set<string>();
 process.on('exit', () => {
   for (const child of live) child.kill('SIGKILL');
+  for (const dir of removedAtExit) rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
 });
 
 export function kubeconfigYaml(server: string, caFile: string, token: string, user = 'admin'): string {
@@ -97,6 +107,8 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
   const binary = await ensureBinary({ log });
   const started = Date.now();
   const dataDir = mkdtempSync(path.join(options.tmpDir ?? os.tmpdir(), 'kube-local-'));
+  const keepsProcessAlive = options.keepsProcessAlive ?? true;
+  if (!keepsProcessAlive) removedAtExit.add(dataDir);
   const pki = path.join(dataDir, 'pki');
   const logs = path.join(dataDir, 'logs');
   mkdirSync(pki, { recursive: true });
@@ -138,6 +150,12 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
     });
     child.stdout!.pipe(out);
     child.stderr!.pipe(out);
+    if (!keepsProcessAlive) {
+      child.unref();
+      // Pipes from a child are sockets: unreferenced, they no longer hold the event loop open.
+      (child.stdout as Socket).unref();
+      (child.stderr as Socket).unref();
+    }
     live.add(child);
     exited.delete(component);
     child.on('exit', (code, signal) => {
@@ -170,6 +188,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
     for (const component of order) await terminate(procs.get(component));
     procs.clear();
     rmSync(dataDir, { recursive: true, force: true });
+    removedAtExit.delete(dataDir);
   };
 
   try {

@@ -1,7 +1,6 @@
-import { after } from 'node:test';
 import { randomBytes } from 'node:crypto';
 import { CoreV1Api, KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
-import { attachCluster, kubeconfigYaml, startCluster, type Cluster, type ClusterHandle } from '../cluster/start-cluster.js';
+import { attachCluster, kubeconfigYaml, startCluster, type ClusterHandle } from '../cluster/start-cluster.js';
 import type { AuditLog } from '../cluster/audit-log.js';
 
 /** Environment variable through which the test runner hands its cluster to every test file. */
@@ -17,15 +16,16 @@ let current: Promise<TestCluster> | undefined;
 /**
  * The cluster for this test file: the one the test runner started (shared by all
  * files, so tests isolate themselves by namespace and identity), or, when a file is
- * run on its own, a private one stopped after the file.
+ * run on its own, a private one that ends with the file's process. Not stopped by an
+ * `after` hook: one registered here, inside the `before` hook that asks for the cluster,
+ * runs as soon as that hook ends (node:test), and one registered at load would run ahead
+ * of the file's own `after` hooks, which still need the cluster.
  */
 export function testCluster(): Promise<TestCluster> {
   current ??= (async () => {
     const shared = process.env[sharedClusterEnv];
     if (shared) return attachCluster(JSON.parse(shared) as ClusterHandle);
-    const own: Cluster = await startCluster();
-    after(() => own.stop());
-    return own;
+    return startCluster({ keepsProcessAlive: false });
   })();
   return current;
 }
