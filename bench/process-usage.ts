@@ -37,3 +37,34 @@ export function resetPeakRss(pid: number): boolean {
     return false;
   }
 }
+
+/** A thread's scheduling so far: time on a CPU, time runnable but waiting in a run queue for one, and its time slices. */
+export interface ThreadSchedule {
+  onCpuMs: number;
+  waitingMs: number;
+  slices: number;
+}
+
+/** Parses /proc/<pid>/task/<tid>/schedstat (`<on-cpu ns> <run-queue wait ns> <slices>`; pure, for tests). */
+export function parseSchedstat(text: string): ThreadSchedule {
+  const [onCpu, waiting, slices] = text.trim().split(/\s+/).map(Number);
+  if (![onCpu, waiting, slices].every((n) => Number.isFinite(n))) throw new Error(`not a schedstat line: ${JSON.stringify(text)}`);
+  return { onCpuMs: onCpu! / 1e6, waitingMs: waiting! / 1e6, slices: slices! };
+}
+
+/**
+ * The scheduling of one thread (by default the process's main thread, whose id is the pid), or
+ * undefined where the kernel keeps no schedstat (CONFIG_SCHED_INFO off).
+ */
+export function threadSchedule(pid: number, tid = pid): ThreadSchedule | undefined {
+  try {
+    return parseSchedstat(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** What a thread did between two readings. */
+export function scheduleBetween(before: ThreadSchedule, after: ThreadSchedule): ThreadSchedule {
+  return { onCpuMs: after.onCpuMs - before.onCpuMs, waitingMs: after.waitingMs - before.waitingMs, slices: after.slices - before.slices };
+}

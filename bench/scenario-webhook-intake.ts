@@ -14,6 +14,7 @@ import type { WebhookDelivery } from '../test/github-emulator/webhook-delivery.j
 import type { BenchEnvironment } from './bench-environment.js';
 import { startBenchChild } from './child-process.js';
 import { RawConnections, serializePost } from './raw-posts.js';
+import { scheduleBetween, threadSchedule, type ThreadSchedule } from './process-usage.js';
 import type { ScenarioResult } from './figures.js';
 import { ratio, summarize } from './stats.js';
 import { benchSpec } from './bench-preview.js';
@@ -119,9 +120,15 @@ export async function webhookIntake(env: BenchEnvironment, options: IntakeOption
     const connections = await RawConnections.open(port, options.concurrency);
     const auditMark = cluster.audit.mark();
     const requests = deliveries.map(serialize);
+    // The receiver's main thread (answers and writes share it): how long it ran and how long it
+    // was runnable but waited for a CPU while the answers went out.
+    const receiverPid = server.child.pid!;
+    const scheduleBefore = threadSchedule(receiverPid);
     const started = performance.now();
     const answers = await connections.sendAll(requests).finally(() => connections.close());
     const wallMs = performance.now() - started;
+    const scheduleAfter = threadSchedule(receiverPid);
+    const schedule: ThreadSchedule | undefined = scheduleBefore && scheduleAfter ? scheduleBetween(scheduleBefore, scheduleAfter) : undefined;
     server.send('idle');
     await server.nextJson(600_000, isIdle);
     const recordedMs = performance.now() - started;
@@ -161,6 +168,11 @@ export async function webhookIntake(env: BenchEnvironment, options: IntakeOption
         { scenario: 1, name: 'webhook answer ÷ bare apply (p50)', value: ratio(s.p50, r.p50), unit: 'ratio', note: 'same run' },
         { scenario: 1, name: 'webhook answer ÷ bare apply (p99)', value: ratio(s.p99, r.p99), unit: 'ratio', note: 'same run' },
         { scenario: 1, name: 'deliveries per second', value: deliveries.length / (wallMs / 1000), unit: 'count' },
+        ...(schedule ? [
+          { scenario: 1, name: 'receiver main thread during the answers: on a CPU', value: schedule.onCpuMs / 1000, unit: 's' as const },
+          { scenario: 1, name: 'receiver main thread during the answers: runnable, waiting for a CPU', value: schedule.waitingMs / 1000, unit: 's' as const },
+          { scenario: 1, name: 'receiver main thread: mean wait for a CPU per time slice', value: schedule.slices > 0 ? schedule.waitingMs / schedule.slices : 0, unit: 'ms' as const },
+        ] : []),
         { scenario: 1, name: 'non-2xx answers', value: failed, unit: 'count' },
         { scenario: 1, name: 'PreviewEnvironment writes (audit log)', value: writes, unit: 'count' },
       ],
@@ -172,6 +184,9 @@ export async function webhookIntake(env: BenchEnvironment, options: IntakeOption
         `${deliveries.length} pull_request.opened deliveries for distinct PRs, ${options.concurrency} concurrent, keep-alive HTTP/1.1 on loopback from a raw-socket client (bench/raw-posts.ts: pre-serialised requests, answers read off the socket — Node's http client would add 0.3–0.5 ms of CPU per request on these cores); receiver in its own process; built and signed beforehand in ${(buildMs / 1000).toFixed(1)} s; ${warmup.length} more for other PRs sent and written before the clock starts (V8 compiles the hot paths, as in a running operator).`,
         `Receiver results: ${Object.entries(inside.results).map(([k, v]) => `${k} × ${v}`).join(', ')}.`,
         `Writes after the answer (EnvironmentWriter, 8 in flight): ${Object.entries(inside.writes.results).map(([k, v]) => `${k} × ${v}`).join(', ') || 'none'}; ${inside.writes.pending} still pending at the report.`,
+        schedule
+          ? `The receiver's main thread while the answers went out (${(wallMs / 1000).toFixed(2)} s): ${(schedule.onCpuMs / 1000).toFixed(2)} s on a CPU and ${(schedule.waitingMs / 1000).toFixed(2)} s runnable but waiting for one, in ${schedule.slices} time slices (/proc/<pid>/task/<pid>/schedstat): it had work ${(100 * (schedule.onCpuMs + schedule.waitingMs) / wallMs).toFixed(0)} % of the time and a core for ${(100 * schedule.onCpuMs / Math.max(schedule.onCpuMs + schedule.waitingMs, 1e-9)).toFixed(0)} % of that; the API server, etcd and the client had the rest.`
+          : 'The kernel keeps no schedstat here: the receiver\'s time waiting for a CPU is not measured.',
         `Bare apply: the same count of PreviewEnvironment server-side applies from one KubeClient in the bench process at the same concurrency, right after the deliveries — the API server's share of the answer.`,
       ],
     };

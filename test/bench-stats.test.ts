@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseBenchArgs } from '../bench/bench-args.js';
-import { parseProcessUsage } from '../bench/process-usage.js';
+import { parseProcessUsage, parseSchedstat, scheduleBetween, threadSchedule } from '../bench/process-usage.js';
 import { percentile, ratio, summarize } from '../bench/stats.js';
 
 test('percentiles are nearest-rank: a reported p99 is a time some request really took', () => {
@@ -47,4 +47,14 @@ test('peak RSS comes from VmHWM and CPU seconds from utime + stime, even with sp
   assert.equal(usage.peakRssMb, 256);
   assert.equal(usage.rssMb, 128);
   assert.equal(usage.cpuSeconds, 3);
+});
+
+test('a thread\'s time on a CPU and waiting for one come from its schedstat, in ms', () => {
+  assert.deepEqual(parseSchedstat('1528835187 565943720 1192\n'), { onCpuMs: 1528.835187, waitingMs: 565.94372, slices: 1192 });
+  assert.throws(() => parseSchedstat('1528835187\n'), /not a schedstat line/);
+  assert.deepEqual(scheduleBetween({ onCpuMs: 10, waitingMs: 4, slices: 3 }, { onCpuMs: 25, waitingMs: 10, slices: 9 }), { onCpuMs: 15, waitingMs: 6, slices: 6 });
+  // This process's own main thread: it has run, so its CPU time is positive.
+  const own = threadSchedule(process.pid);
+  if (own) assert.ok(own.onCpuMs > 0 && own.slices > 0, JSON.stringify(own));
+  assert.equal(threadSchedule(2 ** 22 + 1), undefined, 'no such process');
 });
