@@ -4,20 +4,20 @@
 // retries within GitHub's rules, records rate limits and uses conditional requests.
 import { randomBytes } from 'node:crypto';
 import { createAppAuth } from '@octokit/auth-app';
-import { throttling } from '@octokit/plugin-throttling';
 import { Octokit } from '@octokit/rest';
 import type { Logger } from '../kube/logger.js';
 import { silentLogger } from '../kube/logger.js';
 import { conditionalRequests, type ConditionalRequestStats } from './octokit-conditional-requests.js';
 import { RateLimitObserver, rateLimitGuard, type RateLimitGuardOptions } from './octokit-rate-limit.js';
 import { retry } from './octokit-retry.js';
+import { throttle } from './octokit-throttle.js';
 
 /** An Octokit with the REST methods, pagination, throttling, retries and the ETag cache. */
 export type GitHubClient = Octokit & { conditionalRequestStats: ConditionalRequestStats };
 type ClientOptions = NonNullable<ConstructorParameters<typeof Octokit>[0]>;
 
 /** Order matters: the guard sits inside throttling/retry (sees every attempt), the ETag cache outside. */
-const PreviewOctokit: new (options: ClientOptions) => GitHubClient = Octokit.plugin(rateLimitGuard, throttling, retry, conditionalRequests);
+const PreviewOctokit: new (options: ClientOptions) => GitHubClient = Octokit.plugin(rateLimitGuard, throttle, retry, conditionalRequests);
 
 export interface RepositoryName {
   owner: string;

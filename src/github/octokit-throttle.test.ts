@@ -1,0 +1,184 @@
+// The throttling plugin against a real HTTP server: what is held, for how long, and what is
+// sent again after a rate limit.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, beforeEach, test } from 'node:test';
+import { Octokit } from '@octokit/rest';
+import { throttle, type RateLimitHandler, type ThrottleOptions } from './octokit-throttle.js';
+
+const ThrottledOctokit = Octokit.plugin(throttle);
+let server: Server;
+let baseUrl: string;
+interface Arrival { method: string; path: string; at: number }
+let arrivals: Arrival[] = [];
+let inFlight = 0;
+let mostInFlight = 0;
+/** Answers for the next requests, in order; then 200 after `delayMs`. */
+let script: ((res: ServerResponse) => void)[] = [];
+let delayMs = 0;
+
+before(async () => {
+  server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    arrivals.push({ method: req.method!, path: req.url!.split('?')[0]!, at: performance.now() });
+    inFlight += 1;
+    mostInFlight = Math.max(mostInFlight, inFlight);
+    req.resume();
+    const answer = script.shift();
+    setTimeout(() => {
+      inFlight -= 1;
+      res.setHeader('content-type', 'application/json');
+      if (answer) return answer(res);
+      res.end(JSON.stringify({ ok: true }));
+    }, answer ? 0 : delayMs);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+after(() => server.close());
+beforeEach(() => {
+  arrivals = [];
+  inFlight = 0;
+  mostInFlight = 0;
+  script = [];
+  delayMs = 0;
+});
+
+const never: RateLimitHandler = () => false;
+
+/** A client with an id of its own (clients of one id share their limits), fast intervals unless given. */
+function client(options: Partial<ThrottleOptions> = {}): Octokit {
+  const throttleOptions: ThrottleOptions = {
+    id: randomBytes(4).toString('hex'), onSecondaryRateLimit: never, onRateLimit: never,
+    writeIntervalMs: 100, notificationIntervalMs: 300, searchIntervalMs: 200, retryAfterUnitMs: 50, ...options,
+  };
+  return new ThrottledOctokit({ baseUrl, throttle: throttleOptions, log: { debug() {}, info() {}, warn() {}, error() {} } });
+}
+
+const gaps = (of: Arrival[]) => of.slice(1).map((a, i) => a.at - of[i]!.at);
+const status = (o: Octokit, n: number) => o.rest.repos.createCommitStatus({ owner: 'o', repo: 'r', sha: `${n}`.padStart(40, '0'), state: 'pending' });
+const comment = (o: Octokit) => o.rest.issues.createComment({ owner: 'o', repo: 'r', issue_number: 1, body: 'hi' });
+const read = (o: Octokit) => o.rest.pulls.get({ owner: 'o', repo: 'r', pull_number: 1 });
+
+test('reads are not held back: they go at once, at most 10 in flight per credential', async () => {
+  delayMs = 40;
+  const o = client();
+  await Promise.all(Array.from({ length: 30 }, () => read(o)));
+  assert.equal(arrivals.length, 30);
+  assert.equal(mostInFlight, 10, 'ten at a time, not one after another');
+});
+
+test('writes start at least 1 s apart by default, and reads meanwhile are not held behind them', async () => {
+  const o = client({ writeIntervalMs: undefined });
+  const writes = Promise.all([status(o, 1), status(o, 2)]);
+  await new Promise((r) => setTimeout(r, 50));
+  await read(o);
+  await writes;
+  const posts = arrivals.filter((a) => a.method === 'POST');
+  assert.ok(gaps(posts)[0]! >= 950, `the second write started ${gaps(posts)[0]!.toFixed(0)} ms after the first`);
+  const get = arrivals.find((a) => a.method === 'GET')!;
+  assert.ok(get.at < posts[1]!.at, 'the read went while the second write waited');
+});
+
+test('writes that notify people are spaced further (3 s by default; 300 ms here), other writes keep their own spacing', async () => {
+  const o = client();
+  await Promise.all([comment(o), comment(o), comment(o)]);
+  const comments = arrivals.filter((a) => a.path.endsWith('/comments'));
+  // Spacing is kept where requests start; arrivals at the server jitter by a few ms.
+  assert.ok(gaps(comments).every((g) => g >= 280), `comments ${gaps(comments).map((g) => g.toFixed(0)).join(', ')} ms apart`);
+  arrivals = [];
+  await Promise.all([status(o, 1), status(o, 2), status(o, 3)]);
+  const statuses = gaps(arrivals);
+  assert.ok(statuses.every((g) => g >= 90), `statuses ${statuses.map((g) => g.toFixed(0)).join(', ')} ms apart`);
+  assert.ok(arrivals[2]!.at - arrivals[0]!.at < 600, 'statuses are not spaced as notifying writes');
+});
+
+test('searches start at least 2 s apart by default (200 ms here)', async () => {
+  const o = client();
+  await Promise.all([o.rest.search.issuesAndPullRequests({ q: 'a' }), o.rest.search.issuesAndPullRequests({ q: 'b' })]);
+  assert.ok(gaps(arrivals)[0]! >= 185, `${gaps(arrivals)[0]!.toFixed(0)} ms apart`);
+});
+
+test('clients of one credential (one id) share its spacing; another credential does not wait for it', async () => {
+  const id = randomBytes(4).toString('hex');
+  const [a, b, other] = [client({ id }), client({ id }), client()];
+  await Promise.all([status(a, 1), status(b, 2), status(other, 3)]);
+  const [first, second, third] = arrivals.map((x) => x.at).sort((x, y) => x - y);
+  assert.ok(second! - first! < 50, 'the other credential\'s write did not wait');
+  assert.ok(third! - first! >= 90, 'the second write of the shared credential waited its turn');
+});
+
+test('an App\'s token requests are neither spaced as writes nor held behind them', async () => {
+  const o = client();
+  await Promise.all([
+    status(o, 1),
+    o.request('POST /app/installations/{installation_id}/access_tokens', { installation_id: 1 }),
+    o.request('POST /app/installations/{installation_id}/access_tokens', { installation_id: 2 }),
+  ]);
+  const tokens = arrivals.filter((a) => a.path.endsWith('/access_tokens'));
+  const write = arrivals.find((a) => a.path.includes('/statuses/'))!;
+  assert.ok(tokens.every((t) => t.at - write.at < 50), 'token requests went at once');
+});
+
+const secondaryLimit = (retryAfter?: number) => (res: ServerResponse) => {
+  res.statusCode = 403;
+  if (retryAfter !== undefined) res.setHeader('retry-after', String(retryAfter));
+  res.end(JSON.stringify({ message: 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.' }));
+};
+
+test('after a secondary rate limit the request is sent again once its retry-after has passed, if the handler agrees', async () => {
+  const calls: [number, string, string, number][] = [];
+  const o = client({ onSecondaryRateLimit: (seconds, request, _octokit, retryCount) => { calls.push([seconds, request.method, request.url, retryCount]); return retryCount < 2; } });
+  script = [secondaryLimit(2), secondaryLimit(2)];
+  assert.equal((await status(o, 1)).status, 200);
+  assert.deepEqual(calls, [[2, 'POST', '/repos/{owner}/{repo}/statuses/{sha}', 0], [2, 'POST', '/repos/{owner}/{repo}/statuses/{sha}', 1]]);
+  assert.ok(gaps(arrivals).every((g) => g >= 95), `sent again after ${gaps(arrivals).map((g) => g.toFixed(0)).join(', ')} ms (2 × 50 asked)`);
+
+  script = [secondaryLimit(), secondaryLimit(), secondaryLimit()];
+  arrivals = [];
+  calls.length = 0;
+  await assert.rejects(status(o, 2), { status: 403 });
+  assert.equal(arrivals.length, 3, 'the handler declined the third');
+  assert.equal(calls[0]![0], 60, 'without retry-after: GitHub\'s advice, a minute');
+});
+
+test('after the primary limit is used up the handler is told the seconds until one past the reset', async () => {
+  const told: number[] = [];
+  const o = client({ onRateLimit: (seconds) => { told.push(seconds); return true; }, retryAfterUnitMs: 1 });
+  const reset = Math.floor(Date.now() / 1000) + 2;
+  script = [(res) => {
+    res.statusCode = 403;
+    res.setHeader('x-ratelimit-remaining', '0');
+    res.setHeader('x-ratelimit-reset', String(reset));
+    res.end(JSON.stringify({ message: 'API rate limit exceeded for user ID 1.' }));
+  }];
+  assert.equal((await read(o)).status, 200);
+  assert.equal(arrivals.length, 2);
+  assert.ok(told[0]! >= 2 && told[0]! <= 4, `told ${told[0]} s`);
+});
+
+test('other refusals are thrown at once, the handlers not asked', async () => {
+  let asked = 0;
+  const o = client({ onSecondaryRateLimit: () => (asked++, true), onRateLimit: () => (asked++, true) });
+  script = [(res) => { res.statusCode = 403; res.end(JSON.stringify({ message: 'Resource not accessible by integration' })); }];
+  await assert.rejects(read(o), { status: 403 });
+  script = [(res) => { res.statusCode = 404; res.end(JSON.stringify({ message: 'Not Found' })); }];
+  await assert.rejects(read(o), { status: 404 });
+  assert.equal(asked, 0);
+  assert.equal(arrivals.length, 2);
+});
+
+test('a rate-limit handler that throws means no retry; the refusal is thrown', async () => {
+  const o = client({ onSecondaryRateLimit: () => { throw new Error('broken handler'); } });
+  script = [secondaryLimit(1)];
+  await assert.rejects(read(o), { status: 403 });
+  assert.equal(arrivals.length, 1);
+});
+
+test('disabled, nothing is spaced; enabled, both handlers are required', async () => {
+  const o = new ThrottledOctokit({ baseUrl, throttle: { enabled: false } });
+  await Promise.all([status(o, 1), status(o, 2)]);
+  assert.ok(gaps(arrivals)[0]! < 50);
+  assert.throws(() => new ThrottledOctokit({ baseUrl, throttle: { onRateLimit: never } }), /handlers are required/);
+});
