@@ -85,8 +85,21 @@ export function isRateLimited(err: unknown): boolean {
     || /\brate limit\b/i.test(e.message ?? '');
 }
 
-const isSecondaryLimit = (error: HttpError) =>
+/** GitHub's secondary rate limit (403 or 429 saying so). */
+export const isSecondaryLimit = (error: HttpError) =>
   (error.status === 403 || error.status === 429) && /\bsecondary rate\b/i.test(error.message ?? '');
+
+/** How long a secondary limit asks to wait: its retry-after, or a minute without one, as GitHub advises. */
+export function secondaryLimitSeconds(headers: Record<string, unknown> | undefined): number {
+  const retryAfter = Number(headers?.['retry-after']);
+  return Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : 60;
+}
+
+/** What the guard adds to a client: waiting out a pause GitHub asked for, before taking any turn. */
+export interface RateLimitPause {
+  /** Resolves at once if the credential is not paused (false), or when the pause is over (true); throws GitHubRateLimitedError if it is longer than the guard accepts. */
+  waitOutRateLimitPause(): Promise<boolean>;
+}
 
 /**
  * The plugin. It must be applied before the throttling plugin, so that it sits inside it
@@ -109,12 +122,16 @@ export const rateLimitGuard: OctokitPlugin = (octokit, options) => {
     if (snapshot && snapshot.remaining === 0) pause(snapshot.resetAt.getTime(), 'primary rate limit exhausted (x-ratelimit-remaining: 0)');
   };
 
-  octokit.hook.wrap('request', async (request, requestOptions) => {
+  const waitOutRateLimitPause = async (): Promise<boolean> => {
     const wait = pausedUntil - Date.now();
-    if (wait > 0) {
-      if (wait > guard.maxWaitSeconds * 1000) throw new GitHubRateLimitedError(guard.client, new Date(pausedUntil), pauseReason);
-      await new Promise((resolve) => setTimeout(resolve, wait));
-    }
+    if (wait <= 0) return false;
+    if (wait > guard.maxWaitSeconds * 1000) throw new GitHubRateLimitedError(guard.client, new Date(pausedUntil), pauseReason);
+    await new Promise((resolve) => setTimeout(resolve, wait));
+    return true;
+  };
+
+  octokit.hook.wrap('request', async (request, requestOptions) => {
+    await waitOutRateLimitPause();
     try {
       const response = await request(requestOptions);
       observe(response.headers as Record<string, unknown>);
@@ -123,13 +140,10 @@ export const rateLimitGuard: OctokitPlugin = (octokit, options) => {
       const error = err as HttpError;
       const headers = error.response?.headers;
       observe(headers);
-      if (isSecondaryLimit(error)) {
-        const retryAfter = Number(headers?.['retry-after']);
-        // Without retry-after GitHub says to wait at least a minute.
-        pause(Date.now() + (Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : 60) * 1000, 'secondary rate limit');
-      }
+      if (isSecondaryLimit(error)) pause(Date.now() + secondaryLimitSeconds(headers) * 1000, 'secondary rate limit');
       throw err;
     }
   });
-  return {};
+  const added: RateLimitPause = { waitOutRateLimitPause };
+  return added;
 };

@@ -6,10 +6,12 @@
 // secondary limit once its retry-after has passed (60 s without one), after the primary limit
 // once it has reset. In place of that plugin, whose Bottleneck scheduling cost every request
 // ~12 ms of latency and ~2 ms of CPU on this project's machines, reads included.
-// One difference: a retry waits for its turn like any request, where the plugin let it pass the
-// requests already waiting.
+// Differences: while GitHub has paused the credential (the rate-limit guard, applied inside this
+// plugin) no request takes a turn, so writes queued meanwhile keep their spacing after the
+// pause instead of leaving together when it ends; and a retry waits for its turn and a slot like
+// any request, where the plugin let it pass the requests already waiting.
 import { Semaphore } from '../git/semaphore.js';
-import type { OctokitPlugin } from './octokit-rate-limit.js';
+import { GitHubRateLimitedError, isSecondaryLimit, secondaryLimitSeconds, type OctokitPlugin, type RateLimitPause } from './octokit-rate-limit.js';
 
 /** Told of a rate limit; true sends the request again after `retryAfterSeconds`. */
 export type RateLimitHandler = (
@@ -25,16 +27,12 @@ export interface ThrottleOptions {
   id?: string;
   onSecondaryRateLimit: RateLimitHandler;
   onRateLimit: RateLimitHandler;
-  /** Requests in flight per id (default 10). */
-  maxConcurrent?: number;
   /** Least time between the starts of two writes (default 1,000 ms, GitHub's rule). */
   writeIntervalMs?: number;
   /** … of two writes that notify people (default 3,000 ms). */
   notificationIntervalMs?: number;
   /** … of two searches (default 2,000 ms). */
   searchIntervalMs?: number;
-  /** Wait after a secondary limit that gives no retry-after (default 60 s, GitHub's advice). */
-  fallbackSecondaryRetryAfterSeconds?: number;
   /** Length of one second of retry-after (default 1,000 ms; tests shorten it). */
   retryAfterUnitMs?: number;
 }
@@ -74,17 +72,17 @@ function isTokenRequest(method: string, pathname: string): boolean {
       || pathname === '/login/oauth/access_token'));
 }
 
-/** Starts at least `intervalMs` apart, in the order asked for. */
+/** Starts at least `intervalMs` apart, in the order asked for (a monotonic clock: a step of the wall clock changes nothing). */
 class StartSpacing {
   private nextStart = 0;
 
   constructor(private readonly intervalMs: number) {}
 
-  turn(): Promise<void> {
-    const now = Date.now();
-    const at = Math.max(now, this.nextStart);
+  async turn(): Promise<void> {
+    const at = Math.max(performance.now(), this.nextStart);
     this.nextStart = at + this.intervalMs;
-    return at > now ? sleep(at - now) : Promise.resolve();
+    // A timer may fire a little early against this clock: wait again until the turn has come.
+    for (let wait = at - performance.now(); wait > 0; wait = at - performance.now()) await sleep(Math.ceil(wait));
   }
 }
 
@@ -96,14 +94,17 @@ interface Lanes {
   searches: StartSpacing;
 }
 
-/** Per id, process-wide: two clients of one credential share its limits. */
+/**
+ * Per id, process-wide: two clients of one credential share its limits. Never emptied: the
+ * factory makes one id per credential, a handful per process.
+ */
 const lanesById = new Map<string, Lanes>();
 
 function lanesFor(id: string, options: ThrottleOptions): Lanes {
   let lanes = lanesById.get(id);
   if (!lanes) {
     lanes = {
-      requests: new Semaphore(options.maxConcurrent ?? 10),
+      requests: new Semaphore(10),
       tokens: new Semaphore(1),
       writes: new StartSpacing(options.writeIntervalMs ?? 1000),
       notifications: new StartSpacing(options.notificationIntervalMs ?? 3000),
@@ -135,17 +136,20 @@ export const throttle: OctokitPlugin = (octokit, clientOptions) => {
   /** Seconds to wait before sending the request again, or undefined to give up. */
   const retryAfter = async (err: unknown, request: { method: string; url: string }, pathname: string, retryCount: number): Promise<number | undefined> => {
     const error = err as FailedRequest;
+    // Refusals GitHub sent; not the guard's own GitHubRateLimitedError (nothing was sent).
+    if (!error?.response || err instanceof GitHubRateLimitedError) return undefined;
     const graphQl = pathname.startsWith('/graphql') && error.status !== 401;
     if (!graphQl && error.status !== 403 && error.status !== 429) return undefined;
-    const headers = error.response?.headers ?? {};
+    const headers = error.response.headers ?? {};
     let seconds: number;
     let handler: RateLimitHandler;
-    if (/\bsecondary rate\b/i.test(error.message ?? '')) {
-      seconds = Number(headers['retry-after']) || (options.fallbackSecondaryRetryAfterSeconds ?? 60);
+    if (isSecondaryLimit(error)) {
+      seconds = secondaryLimitSeconds(headers);
       handler = options.onSecondaryRateLimit;
-    } else if (headers['x-ratelimit-remaining'] === '0' || isGraphQlRateLimited(error.response?.data)) {
+    } else if (headers['x-ratelimit-remaining'] === '0' || isGraphQlRateLimited(error.response.data)) {
       // One second past the reset, as GitHub asks.
-      seconds = Math.max(Math.ceil((Number(headers['x-ratelimit-reset']) * 1000 - Date.now()) / 1000) + 1, 0);
+      const resetMs = (Number(headers['x-ratelimit-reset']) || 0) * 1000;
+      seconds = Math.max(Math.ceil((resetMs - Date.now()) / 1000) + 1, 0);
       handler = options.onRateLimit;
     } else {
       return undefined;
@@ -157,6 +161,8 @@ export const throttle: OctokitPlugin = (octokit, clientOptions) => {
       return undefined;
     }
   };
+  /** The guard's pause, if the guard is applied (it is inside this plugin, so it is on the client already). */
+  const waitOutPause = () => (octokit as Partial<RateLimitPause>).waitOutRateLimitPause?.() ?? Promise.resolve(false);
 
   octokit.hook.wrap('request', async (request, requestOptions) => {
     const method = String(requestOptions.method ?? 'GET').toUpperCase();
@@ -166,9 +172,15 @@ export const throttle: OctokitPlugin = (octokit, clientOptions) => {
     const graphQl = pathname.startsWith('/graphql');
     for (let retryCount = 0; ; retryCount++) {
       try {
-        if (write || graphQl) await lanes.writes.turn();
-        if (write && notifyingPath.test(pathname)) await lanes.notifications.turn();
-        if (method === 'GET' && pathname.startsWith('/search/')) await lanes.searches.turn();
+        const takeTurns = async () => {
+          if (write || graphQl) await lanes.writes.turn();
+          if (write && notifyingPath.test(pathname)) await lanes.notifications.turn();
+          if (method === 'GET' && pathname.startsWith('/search/')) await lanes.searches.turn();
+        };
+        await waitOutPause();
+        await takeTurns();
+        // Paused while waiting for the turn: new turns once the pause is over.
+        while (await waitOutPause()) await takeTurns();
         const response = await (token ? lanes.tokens : lanes.requests).run(async () => request(requestOptions));
         if (graphQl && isGraphQlRateLimited(response.data)) {
           throw Object.assign(new Error('GraphQL Rate Limit Exceeded'), { response, data: response.data });

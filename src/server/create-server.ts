@@ -36,7 +36,7 @@ export function createServer(options: ServerOptions = {}): RequestListener {
   // parser may run before it.
   const answerWebhook = webhook
     ? (req: IncomingMessage, res: ServerResponse) => {
-      webhook.handle(req).then((answer) => sendJson(res, answer.status, answer.body, answer.headers), (err) => fail(err, req, res));
+      webhook.handle(req).then((answer) => sendJson(res, answer.status, answer.body, answer.headers)).catch((err) => fail(err, req, res));
     }
     : undefined;
   if (answerWebhook) {

@@ -25,7 +25,9 @@ test('a test file run on its own keeps its private cluster through its after hoo
   const env = { ...process.env };
   delete env[sharedClusterEnv];
   delete env.NODE_TEST_CONTEXT; // run as a file of its own, not as a subtest of this runner
-  const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=tap', fixture], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Killed if it outlives the test, so a hang cannot keep this file (and its cluster) alive.
+  const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=tap', fixture], { env, stdio: ['ignore', 'pipe', 'pipe'], signal: AbortSignal.timeout(230_000) });
+  child.on('error', () => {}); // the abort; the exit code below reports it
   let output = '';
   child.stdout.on('data', (d) => (output += d));
   child.stderr.on('data', (d) => (output += d));
