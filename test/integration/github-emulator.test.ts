@@ -2,7 +2,6 @@
 // follow GitHub's description or rules — otherwise the operator's GitHub tests prove nothing.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAppAuth } from '@octokit/auth-app';
@@ -11,6 +10,7 @@ import { Webhooks } from '@octokit/webhooks';
 import { PullRequestDriver } from '../github-emulator/pull-requests.js';
 import { startTestEmulator } from '../github-emulator/test-emulator.js';
 import { createDelivery } from '../github-emulator/webhook-delivery.js';
+import { bareGit, commitWithPreviewGitlink } from '../support/git-plumbing.js';
 
 const gh = await startTestEmulator();
 const sha = (c: string) => c.repeat(40);
@@ -315,28 +315,13 @@ describe('repository contents, blobs, commits and refs from the real git reposit
   const big = 'x'.repeat(1024 * 1024 + 1);
 
   /** `git rev-parse` in the driver's bare repository. */
-  const revParse = (driver: PullRequestDriver, name: string) =>
-    execFileSync('git', ['--git-dir', driver.git.originPath, 'rev-parse', name], { encoding: 'utf8' }).trim();
-
-  /** A commit on top of `parent` whose tree adds a submodule (a gitlink) at `.preview/vendored`. */
-  function commitWithSubmodule(driver: PullRequestDriver, parent: string): string {
-    const git = (args: string[], input?: string) => execFileSync('git', ['--git-dir', driver.git.originPath, ...args], {
-      encoding: 'utf8', input, env: { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.invalid' },
-    }).trim();
-    const previewTree = git(['ls-tree', '-z', `${parent}:.preview`]).split('\0').filter(Boolean).map((l) => `${l}\n`).join('');
-    const withLink = git(['mktree'], `${previewTree}160000 commit ${'5'.repeat(40)}\tvendored\n`);
-    const root = git(['ls-tree', '-z', parent]).split('\0').filter(Boolean)
-      .map((l) => (l.endsWith('\t.preview') ? `040000 tree ${withLink}\t.preview` : l)).join('\n');
-    const modules = git(['hash-object', '-w', '--stdin'], '[submodule "vendored"]\n\tpath = .preview/vendored\n\turl = https://example.com/vendored.git\n');
-    const tree = git(['mktree'], `${root}\n100644 blob ${modules}\t.gitmodules\n`);
-    return git(['commit-tree', tree, '-p', parent, '-m', 'submodule']);
-  }
+  const revParse = (driver: PullRequestDriver, name: string) => bareGit(driver.git.originPath)(['rev-parse', name]);
 
   it('lists a directory at a SHA as GitHub does: types, sizes, blob ids, URLs; a submodule is a "file" without download URL', async (t) => {
     const driver = await PullRequestDriver.create(gh, { owner: 'emu', initialFiles: { '.preview/preview.yaml': 'version: 1\n', '.preview/main.ts': 'export {};\n', '.preview/docs/a.md': 'a\n', '.preview/link.yaml': { symlinkTo: 'preview.yaml' } } });
     t.after(() => driver.cleanup());
     const main = revParse(driver, 'refs/heads/main');
-    const sha = commitWithSubmodule(driver, main);
+    const sha = commitWithPreviewGitlink(driver.git.originPath, main, { name: 'vendored', commit: '5'.repeat(40), url: 'https://example.com/vendored.git' });
     const { data } = await octokit.rest.repos.getContent({ owner: 'emu', repo: driver.repository.name, path: '.preview', ref: sha });
     assert.ok(Array.isArray(data));
     const byName = new Map(data.map((d) => [d.name, d]));

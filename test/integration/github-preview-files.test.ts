@@ -4,7 +4,6 @@
 // request), and how every failure comes out — the git layer's reasons, so the renderer maps
 // both sources alike. Every test also fails on a request that breaks GitHub's description.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { GitOperationError, type GitFailureReason } from '../../src/git/git-errors.js';
 import type { CommitLocation } from '../../src/git/repository-cache.js';
@@ -13,6 +12,7 @@ import { createGitHubClients, type GitHubClients } from '../../src/github/octoki
 import { GitHubPreviewFiles } from '../../src/github/preview-files-api.js';
 import { PullRequestDriver } from '../github-emulator/pull-requests.js';
 import { startTestEmulator } from '../github-emulator/test-emulator.js';
+import { bareGit, commitWithPreviewGitlink } from '../support/git-plumbing.js';
 import { previewYaml } from '../support/preview-yaml.js';
 
 const gh = await startTestEmulator();
@@ -32,7 +32,7 @@ before(async () => {
 after(() => repo?.cleanup());
 
 const at = (sha: string, driver = repo): CommitLocation => ({ owner: driver.repository.owner, repo: driver.repository.name, cloneUrl: driver.cloneUrl, sha });
-const blobId = (sha: string, file: string) => execFileSync('git', ['--git-dir', repo.git.originPath, 'rev-parse', `${sha}:${file}`], { encoding: 'utf8' }).trim();
+const blobId = (sha: string, file: string) => bareGit(repo.git.originPath)(['rev-parse', `${sha}:${file}`]);
 /** The requests this file's repository received since `mark`, as `operationId status`. */
 const requests = (mark: number, driver = repo) => gh.requestsSince(mark, { repository: driver.repository }).map((r) => `${r.operationId} ${r.status}`);
 
@@ -182,14 +182,8 @@ describe('what cannot be read', () => {
 
   it('GitHub lists a submodule as a "file" without a download URL: it is a submodule here, never read', async () => {
     const { pullRequest } = await repo.open({ files: { 'c.txt': 'c\n' } });
-    const git = (args: string[], input?: string) => execFileSync('git', ['--git-dir', repo.git.originPath, ...args], {
-      encoding: 'utf8', input, env: { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.invalid' },
-    }).trim();
-    const head = pullRequest.head.sha;
     // .preview/ with preview.yaml replaced by a gitlink (a submodule's commit).
-    const preview = git(['mktree'], `160000 commit ${'6'.repeat(40)}\tpreview.yaml\n`);
-    const root = git(['ls-tree', head]).split('\n').map((l) => (l.endsWith('\t.preview') ? `040000 tree ${preview}\t.preview` : l)).join('\n');
-    const sha = git(['commit-tree', git(['mktree'], `${root}\n`), '-p', head, '-m', 'submodule']);
+    const sha = commitWithPreviewGitlink(repo.git.originPath, pullRequest.head.sha, { name: 'preview.yaml', commit: '6'.repeat(40) });
     const source = new GitHubPreviewFiles({ clients });
     const entry = (await source.listFiles(at(sha), [configPath])).get(configPath)!;
     assert.deepEqual([entry.kind, entry.object], ['submodule', '6'.repeat(40)]);
