@@ -170,13 +170,13 @@ export const throttle: OctokitPlugin = (octokit, clientOptions) => {
     const token = isTokenRequest(method, pathname);
     const write = !token && method !== 'GET' && method !== 'HEAD';
     const graphQl = pathname.startsWith('/graphql');
+    const takeTurns = async () => {
+      if (write || graphQl) await lanes.writes.turn();
+      if (write && notifyingPath.test(pathname)) await lanes.notifications.turn();
+      if (method === 'GET' && pathname.startsWith('/search/')) await lanes.searches.turn();
+    };
     for (let retryCount = 0; ; retryCount++) {
       try {
-        const takeTurns = async () => {
-          if (write || graphQl) await lanes.writes.turn();
-          if (write && notifyingPath.test(pathname)) await lanes.notifications.turn();
-          if (method === 'GET' && pathname.startsWith('/search/')) await lanes.searches.turn();
-        };
         await waitOutPause();
         await takeTurns();
         // Paused while waiting for the turn: new turns once the pause is over.
