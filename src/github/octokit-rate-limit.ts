@@ -1,6 +1,7 @@
 // GitHub's rate limits seen from the client: every response's x-ratelimit-* headers are
 // recorded (for metrics), and a credential GitHub told to slow down stops sending — not just
 // the request that was refused, every request of that credential — until the time it was given.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Octokit } from '@octokit/rest';
 
 export type OctokitPlugin = Parameters<typeof Octokit.plugin>[number];
@@ -126,7 +127,7 @@ export const rateLimitGuard: OctokitPlugin = (octokit, options) => {
     const wait = pausedUntil - Date.now();
     if (wait <= 0) return false;
     if (wait > guard.maxWaitSeconds * 1000) throw new GitHubRateLimitedError(guard.client, new Date(pausedUntil), pauseReason);
-    await new Promise((resolve) => setTimeout(resolve, wait));
+    await sleep(wait);
     return true;
   };
 

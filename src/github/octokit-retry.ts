@@ -5,6 +5,7 @@
 // attempts, (n + 1)² × 1 s after the n-th failure (1 s, 4 s, 9 s). In place of that plugin, which
 // builds a Bottleneck scheduler for every request: on this project's machines that cost each
 // request 5 ms of latency and 1.3 ms of CPU, retried or not.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { OctokitPlugin } from './octokit-rate-limit.js';
 
 export interface RetryOptions {
@@ -38,7 +39,7 @@ export const retry: OctokitPlugin = (octokit, options) => {
       } catch (err) {
         const status = failedStatus(err);
         if (status === undefined || status < 400 || doNotRetry.has(status) || attempt >= retries) throw err;
-        await new Promise((resolve) => setTimeout(resolve, (attempt + 1) ** 2 * baseDelayMs));
+        await sleep((attempt + 1) ** 2 * baseDelayMs);
       }
     }
   });

@@ -10,6 +10,7 @@
 // plugin) no request takes a turn, so writes queued meanwhile keep their spacing after the
 // pause instead of leaving together when it ends; and a retry waits for its turn and a slot like
 // any request, where the plugin let it pass the requests already waiting.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Semaphore } from '../git/semaphore.js';
 import { GitHubRateLimitedError, isSecondaryLimit, secondaryLimitSeconds, type OctokitPlugin, type RateLimitPause } from './octokit-rate-limit.js';
 
@@ -195,7 +196,3 @@ export const throttle: OctokitPlugin = (octokit, clientOptions) => {
   });
   return {};
 };
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}

@@ -41,9 +41,7 @@ export function createServer(options: ServerOptions = {}): RequestListener {
     : undefined;
   if (answerWebhook) {
     app.post(path, (req, res) => answerWebhook(req, res));
-    app.all(path, (_req, res) => {
-      res.status(405).set('allow', 'POST').json({ error: 'only POST is accepted here' });
-    });
+    app.all(path, (_req, res) => sendJson(res, 405, { error: 'only POST is accepted here' }, { allow: 'POST' }));
   }
 
   app.get('/healthz', async (_req, res) => {
@@ -53,9 +51,7 @@ export function createServer(options: ServerOptions = {}): RequestListener {
 
   for (const router of options.routers ?? []) app.use(router);
 
-  app.use((_req, res) => {
-    res.status(404).json({ error: 'not found' });
-  });
+  app.use((_req, res) => sendJson(res, 404, { error: 'not found' }));
   const onError: ErrorRequestHandler = (err, req, res, _next) => fail(err, req, res);
   app.use(onError);
   if (!answerWebhook) return app;
