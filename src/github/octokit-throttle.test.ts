@@ -122,6 +122,19 @@ test('writes that notify people are spaced further (3 s by default; 1 s here), o
   assert.ok(sent[2]!.at - sent[0]!.at < 1000, `statuses are not spaced as notifying writes: ${shown(gaps(sent))} ms apart`);
 });
 
+test('a write whose turn came late (the process was busy) pushes the next one back: no two start closer than the interval', async () => {
+  const o = client();
+  const writes = Promise.all([status(o, 1), status(o, 2), status(o, 3)]);
+  await until(() => sent.length === 1);
+  // Busy from 150 ms until 300 ms after the first write: the second's timer (due at 200) fires late.
+  await new Promise((r) => setTimeout(r, 150 - (performance.now() - sent[0]!.at)));
+  const busyUntil = sent[0]!.at + 300;
+  while (performance.now() < busyUntil);
+  await writes;
+  assert.ok(sent[1]!.at - sent[0]!.at >= 290, 'the second write\'s turn came late');
+  assert.ok(gaps(sent).every(atLeast(200)), `writes ${shown(gaps(sent))} ms apart`);
+});
+
 test('searches start at least 2 s apart by default (400 ms here)', async () => {
   const o = client();
   await Promise.all([o.rest.search.issuesAndPullRequests({ q: 'a' }), o.rest.search.issuesAndPullRequests({ q: 'b' })]);

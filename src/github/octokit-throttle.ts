@@ -73,17 +73,26 @@ function isTokenRequest(method: string, pathname: string): boolean {
       || pathname === '/login/oauth/access_token'));
 }
 
-/** Starts at least `intervalMs` apart, in the order asked for (a monotonic clock: a step of the wall clock changes nothing). */
+/**
+ * Starts at least `intervalMs` apart, in the order asked for. Each turn counts from the moment
+ * the previous turn really began, not from when it was due: on a busy machine a timer fires
+ * late, and counting from the due time would bring the next start closer than the interval.
+ * A monotonic clock: a step of the wall clock changes nothing.
+ */
 class StartSpacing {
-  private nextStart = 0;
+  private previousStart: Promise<number> = Promise.resolve(-Infinity);
 
   constructor(private readonly intervalMs: number) {}
 
-  async turn(): Promise<void> {
-    const at = Math.max(performance.now(), this.nextStart);
-    this.nextStart = at + this.intervalMs;
-    // A timer may fire a little early against this clock: wait again until the turn has come.
-    for (let wait = at - performance.now(); wait > 0; wait = at - performance.now()) await sleep(Math.ceil(wait));
+  turn(): Promise<void> {
+    const start = this.previousStart.then(async (previous) => {
+      const due = previous + this.intervalMs;
+      // A timer may also fire a little early against this clock: wait again until the turn has come.
+      for (let wait = due - performance.now(); wait > 0; wait = due - performance.now()) await sleep(Math.ceil(wait));
+      return performance.now();
+    });
+    this.previousStart = start;
+    return start.then(() => undefined);
   }
 }
 
