@@ -6,8 +6,15 @@ const at = (ms: number) => new Date(ms).toISOString();
 const deploying = (sha: string, lastMs: number) => ({ phase: 'Deploying', deployedSha: sha, lastReconciled: at(lastMs) });
 
 test('progress of a deploy already written waits for the rest of the interval since the last status write', () => {
-  assert.equal(progressWait(deploying('a', 1000), 'a', 4000, 10_000), 7000);
-  assert.equal(progressWait(deploying('a', 1000), 'a', 11_000, 10_000), 0);
+  assert.equal(progressWait(deploying('a', 1000), 'a', 4000, 10_000), 8000, 'written at 1 s or within the second after');
+  assert.equal(progressWait(deploying('a', 1000), 'a', 12_000, 10_000), 0);
+});
+
+test('status times are whole seconds: a write made late in its second still waits a whole interval', () => {
+  // Written at 1.9 s, which the status shows as 1 s: the next progress not before 11.9 s.
+  const wait = progressWait(deploying('a', 1000), 'a', 1900, 10_000);
+  assert.ok(1900 + wait >= 11_900, `next progress at ${1900 + wait} ms`);
+  assert.equal(progressWait(deploying('a', 1000), 'a', 11_500, 10_000), 500);
 });
 
 test('a new head SHA, a deploy not written yet, or another phase goes out at once', () => {

@@ -24,7 +24,9 @@ export interface PacedStatus {
  */
 export function progressWait(status: PacedStatus | undefined, sha: string, now: number, intervalMs: number): number {
   if (status?.phase !== 'Deploying' || status.deployedSha !== sha || !status.lastReconciled) return 0;
-  const last = Date.parse(status.lastReconciled);
+  // Status times are whole seconds, cut down: the write was made up to a second after the
+  // time it shows, so the interval counts from the end of that second.
+  const last = Date.parse(status.lastReconciled) + 1000;
   // Never longer than the interval: a clock ahead of ours (another leader's) must not stretch it.
   return Number.isNaN(last) ? 0 : Math.min(intervalMs, Math.max(0, last + intervalMs - now));
 }

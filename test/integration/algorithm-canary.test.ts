@@ -242,7 +242,8 @@ describe('canary analysis against a real Prometheus', { concurrency: true }, () 
   it('resumes the analysis counters after a restart of the operator', async () => {
     const ns = uniqueName('algo-restart');
     await createNamespace(cluster.kubeConfig, ns);
-    const options = analysis(prometheus.url, 3000);
+    // Checks 5 s apart: the operator is stopped between the second and the third, even on a busy machine.
+    const options = analysis(prometheus.url, 5000);
     let manager = startOperator(ns, options);
     cleanups.push(() => stopOperator(manager));
     const name = 'resumed';

@@ -322,7 +322,7 @@ test('over HTTP the token is sent with each command, never stored, and a bad tok
   }
 });
 
-test('timings: cold and warm checkouts of a small repository over file://', async (t) => {
+test('a warm checkout of a cached commit fetches nothing; cold and warm timings of a small repository over file://', async (t) => {
   const origin = await newOrigin();
   const files: Record<string, string> = {};
   for (let i = 0; i < 200; i++) files[`src/module-${i}.ts`] = `export const value${i} = ${i};\n`.repeat(20);
@@ -335,11 +335,14 @@ test('timings: cold and warm checkouts of a small repository over file://', asyn
     return performance.now() - started;
   };
   const cold = await time(first);
+  const fetchesAfterCold = cache.gitCommands.get('fetch');
+  assert.equal(fetchesAfterCold, 1, 'the cold checkout fetched');
   const warmSameSha = await time(first);
+  assert.equal(cache.gitCommands.get('fetch'), fetchesAfterCold, 'a commit the cache holds is checked out without a fetch');
   const newSha = await time(second);
   const started = performance.now();
   await cache.readFile(at(origin, second), '.preview/preview.yaml');
   const read = performance.now() - started;
+  // The times are figures for the reader, not assertions: on shared cores two samples can come out either way.
   t.diagnostic(`201 files: cold ${cold.toFixed(0)} ms; warm same SHA ${warmSameSha.toFixed(0)} ms; warm new SHA ${newSha.toFixed(0)} ms; readFile of a cached SHA ${read.toFixed(0)} ms`);
-  assert.ok(warmSameSha < cold);
 });

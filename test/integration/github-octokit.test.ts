@@ -127,11 +127,16 @@ describe('retries and rate limits', () => {
 
   it('after a secondary rate limit with retry-after: 2, retries the write once the wait is over and sends nothing else meanwhile', async () => {
     const repo = repositoryWithPulls(1);
-    const client = await tokenClients('hasty').forRepository(repo);
+    const clients = tokenClients('hasty');
+    const client = await clients.forRepository(repo);
     gh.faults.inject({ route: 'issues/create-comment', fault: { kind: 'secondary-rate-limit', retryAfterSeconds: 2 } });
     const mark = gh.mark();
+    // The refusal has been read once its rate-limit headers are recorded (the pause is set right after, in the same turn).
+    const refusalRead = new Promise<void>((resolve) => {
+      const stop = clients.rateLimits.subscribe(() => { stop(); resolve(); });
+    });
     const write = client.rest.issues.createComment({ owner: repo.owner, repo: repo.name, issue_number: 1, body: 'hello' });
-    await new Promise((r) => setTimeout(r, 300));
+    await refusalRead;
     // Another request of the same credential while the wait runs: it must wait too.
     const read = client.rest.pulls.get({ owner: repo.owner, repo: repo.name, pull_number: 1 });
     await Promise.all([write, read]);

@@ -106,14 +106,14 @@ async function watchHeadShas(number: number): Promise<{ seen: string[]; stop: ()
 }
 
 describe('the answer does not wait for the cluster', () => {
-  it('a delivery is answered 202 while its write is held; the PreviewEnvironment then exists with the spec', async () => {
+  // The timeout: an answer that waited for the held write would never come.
+  it('a delivery is answered 202 while its write is held; the PreviewEnvironment then exists with the spec', { timeout: 30_000 }, async () => {
     gate.set('hold');
     written.length = 0;
     const mark = cluster.audit.mark();
     const change = await repo.open({ number: 1, files: { 'a.txt': 'a\n' }, author: 'alice', authorAssociation: 'MEMBER' });
-    const started = performance.now();
+    // Answered while the write is held at the gate: the answer does not wait for it.
     const body = await deliver(change);
-    const answeredMs = performance.now() - started;
     assert.deepEqual([body.result, body.op, body.environment], ['accepted', 'upsert', nameOf(1)]);
 
     assert.equal(writer.pending, 1, 'the write is under way, held at the gate');
@@ -132,7 +132,6 @@ describe('the answer does not wait for the cluster', () => {
     assert.deepEqual(await writesSince(mark), [`patch ${nameOf(1)} 201`]);
     assert.deepEqual(written.map((w) => [w.environment, w.result, w.attempts]), [[nameOf(1), 'upserted', 1]]);
     assert.ok(written[0]!.durationMs >= heldMs, `submit → written ${written[0]!.durationMs} ms includes the hold`);
-    assert.ok(answeredMs < heldMs, `answered in ${answeredMs.toFixed(0)} ms`);
   });
 });
 
