@@ -1,6 +1,6 @@
 // `preview-operator run` as a process against the real control plane: bad settings stop it
 // before anything starts (exit 2); two replicas elect one leader while both answer webhooks;
-// killing the leader hands over within 20 s; a stolen lease makes the leader exit non-zero;
+// killing the leader hands over once its lease expires (within 25 s); a stolen lease makes the leader exit non-zero;
 // SIGTERM drains, releases the lease and exits 0.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -84,7 +84,7 @@ test('bad settings: every one named, exit code 2, nothing started', async () => 
   assert.equal(await lease('bad-lease'), undefined, 'no Lease was taken');
 });
 
-test('two replicas: one leader, both answer webhooks; the leader killed, the other leads within 20 s; SIGTERM releases the lease', async () => {
+test('two replicas: one leader, both answer webhooks; the leader killed, the other leads once the lease expires (within 25 s); SIGTERM releases the lease', async () => {
   const a = start('replica-a', 'ha');
   await waitStarted(a);
   await waitFor('replica-a to lead', async () => (await lease('ha'))?.spec?.holderIdentity === 'replica-a', { timeoutMs: 30_000 });
@@ -104,9 +104,10 @@ test('two replicas: one leader, both answer webhooks; the leader killed, the oth
     // Webhooks stay answered throughout the hand-over.
     assert.equal((await ping(b.webhookUrl(), secret)).status, 200);
     return (await metricValue(b.metricsUrl(), 'preview_operator_leader')) === 1;
-  }, { timeoutMs: 25_000, intervalMs: 250 });
+  }, { timeoutMs: 30_000, intervalMs: 250 });
   const handOverMs = Date.now() - killedAt;
-  assert.ok(handOverMs < 20_000, `hand-over took ${handOverMs} ms`);
+  // The lease's 15 s from the last renewal, then the next try (every 2 s) on a possibly busy API server.
+  assert.ok(handOverMs < 25_000, `hand-over took ${handOverMs} ms`);
   assert.equal((await lease('ha'))?.spec?.holderIdentity, 'replica-b');
 
   b.child.kill('SIGTERM');
