@@ -28,13 +28,18 @@ it('retries a failing key with growing delays, without blocking other keys; owne
   const failures = 8;
   const attempts = new Map<string, { at: number; retries: number }[]>();
   let conflicted = false;
+  let failingSucceeded = false;
   const reconciler = {
     async reconcile(key: string, ctx: ReconcileContext) {
       const list = attempts.get(key) ?? [];
       list.push({ at: performance.now(), retries: ctx.retries });
       attempts.set(key, list);
       const name = key.split('/')[1];
-      if (name === 'failing' && list.length <= failures) throw new Error(`failure ${list.length}`);
+      // It fails `failures` times, and on until the other keys are done: were they held behind its
+      // backoff, it would never succeed.
+      const othersDone = [`${ns}/others-1`, `${ns}/others-2`].every((k) => attempts.has(k));
+      if (name === 'failing' && (list.length <= failures || !othersDone)) throw new Error(`failure ${list.length}`);
+      if (name === 'failing') failingSucceeded = true;
       if (name === 'conflict' && !conflicted) {
         conflicted = true;
         // A real 409: a write based on a stale read (of an object no watch maps to this key).
@@ -65,24 +70,22 @@ it('retries a failing key with growing delays, without blocking other keys; owne
     await client.create(cm('conflict'));
     await client.create(cm('periodic'));
 
-    await waitFor('the failing key finally succeeds', () => (attempts.get(`${ns}/failing`)?.length ?? 0) === failures + 1, { timeoutMs: 30_000 });
+    // With one worker, only if the other keys were not held up by the failing one's backoff.
+    await waitFor('the failing key finally succeeds', () => failingSucceeded, { timeoutMs: 30_000 });
     const tries = attempts.get(`${ns}/failing`)!;
-    assert.deepEqual(tries.map((t) => t.retries), [0, 1, 2, 3, 4, 5, 6, 7, 8], 'the context counts retries');
-    const gaps = tries.slice(1).map((t, i) => t.at - tries[i]!.at);
+    assert.deepEqual(tries.map((t) => t.retries), tries.map((_, i) => i), 'the context counts retries');
+    const gaps = tries.slice(1, failures + 1).map((t, i) => t.at - tries[i]!.at);
     process.stderr.write(`delays between attempts of the failing key (ms): ${gaps.map((g) => g.toFixed(0)).join(', ')}\n`);
     gaps.forEach((gap, i) => assert.ok(gap >= 5 * 2 ** i - 2, `retry ${i + 1} waited ${gap.toFixed(1)} ms, at least ${5 * 2 ** i} ms expected (gaps ${gaps.map((g) => g.toFixed(0))})`));
     // Each gap's floor is checked above; this rejects a flat delay, whatever a late timer did to the first.
     assert.ok(gaps.at(-1)! > gaps[0]! * 4, `delays grow: ${gaps.map((g) => g.toFixed(0))}`);
 
-    // With one worker, the other keys were done long before the failing one stopped failing.
-    const othersDone = Math.max(...[`${ns}/others-1`, `${ns}/others-2`].map((k) => attempts.get(k)![0]!.at));
-    assert.ok(othersDone < tries.at(-1)!.at, 'other keys were not held up by the failing one');
-    assert.equal(errors.filter((k) => k === `${ns}/failing`).length, failures);
+    assert.equal(errors.filter((k) => k === `${ns}/failing`).length, tries.length - 1, 'every failure logged, the success not');
 
     // 409: retried at once, and not logged as an error.
     await waitFor('conflict retried', () => (attempts.get(`${ns}/conflict`)?.length ?? 0) >= 2);
     const c = attempts.get(`${ns}/conflict`)!;
-    assert.ok(c[1]!.at - c[0]!.at < 1000, `conflict retried after ${(c[1]!.at - c[0]!.at).toFixed(0)} ms`);
+    assert.ok(c[1]!.at - c[0]!.at < 5000, `conflict retried after ${(c[1]!.at - c[0]!.at).toFixed(0)} ms`);
     assert.equal(c[1]!.retries, 0, 'a conflict is not a failure');
     assert.ok(!errors.includes(`${ns}/conflict`));
     assert.ok(outcomes.includes('conflict'));

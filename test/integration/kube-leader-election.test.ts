@@ -87,6 +87,8 @@ it('two managers on one Lease: exactly one leads; killed without release, the ot
     process.stderr.write(`takeover after SIGKILL of the leader: ${takeover} ms\n`);
     // The lease's 15 s from the last renewal, then b's next try (every 2 s) on a possibly busy API server.
     assert.ok(takeover < 25_000, `took over after ${takeover} ms`);
+    // And not before: b counts the 15 s from when it last saw a renewal, at most two 2-s periods before the kill.
+    assert.ok(takeover >= 10_000, `took over after ${takeover} ms, before the killed leader's lease expired`);
     assert.equal(await holder(lease), 'replica-b');
   } finally {
     await b.manager.stop();
