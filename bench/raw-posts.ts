@@ -4,11 +4,14 @@
 // client's CPU is queueing the receiver's answers behind it, so scenario 1 would time the bench
 // as much as the receiver. GitHub's senders do not run on the operator's cores.
 import { connect, type Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface TimedAnswer {
   status: number;
-  /** Request's first byte written → answer's last byte read. */
+  /** Request's first byte written (in an open loop: when it was due) → answer's last byte read. */
   ms: number;
+  /** Open loop: how long after it was due the request was written (waiting for a connection, or for the client itself); else 0. */
+  lateMs: number;
 }
 
 export interface RawPost {
@@ -52,6 +55,51 @@ export class RawConnections {
     return answers;
   }
 
+  /**
+   * Open loop: request i is due `i / perSecond` seconds after the start, whether or not the
+   * earlier ones were answered — as GitHub sends deliveries when things happen. Each goes out on
+   * an idle connection, or waits for one; its time counts from when it was due, so a receiver
+   * that falls behind shows in the figures instead of slowing the sender (no coordinated omission).
+   */
+  async sendAtRate(requests: readonly Buffer[], perSecond: number): Promise<TimedAnswer[]> {
+    const answers: TimedAnswer[] = new Array(requests.length);
+    const idle = [...this.connections];
+    const due: number[] = [];
+    let next = 0;
+    let failed: Error | undefined;
+    let settle!: () => void;
+    const finished = new Promise<void>((resolve) => { settle = resolve; });
+    let answered = 0;
+    const start = performance.now();
+    const dueAt = (i: number) => start + (1000 * i) / perSecond;
+    const dispatch = () => {
+      while (due.length > 0 && idle.length > 0) {
+        const i = due.shift()!;
+        // The longest idle first: every connection keeps being used, so none reaches the receiver's idle timeout.
+        const connection = idle.shift()!;
+        connection.send(requests[i]!, dueAt(i)).then((answer) => {
+          answers[i] = answer;
+          idle.push(connection);
+        }, (err: Error) => {
+          failed ??= err;
+        }).finally(() => {
+          answered += 1;
+          if (answered === requests.length || failed) settle();
+          else dispatch();
+        });
+      }
+    };
+    while (next < requests.length && !failed) {
+      const now = performance.now();
+      while (next < requests.length && dueAt(next) <= now) due.push(next++);
+      dispatch();
+      if (next < requests.length) await sleep(Math.max(0, dueAt(next) - performance.now()));
+    }
+    if (requests.length > 0) await finished;
+    if (failed) throw failed;
+    return answers;
+  }
+
   close(): void {
     for (const connection of this.connections) connection.close();
   }
@@ -60,7 +108,7 @@ export class RawConnections {
 /** One connection: one request in flight, its answer parsed by Content-Length (what Node's server sends for a body given whole). */
 class AnswerReader {
   private buffered: Buffer = Buffer.alloc(0);
-  private waiting?: { started: number; resolve: (a: TimedAnswer) => void; reject: (e: Error) => void };
+  private waiting?: { started: number; lateMs: number; resolve: (a: TimedAnswer) => void; reject: (e: Error) => void };
   /** Why the connection is gone (the receiver closed it, idle or not), once it is. */
   private closed?: Error;
 
@@ -84,11 +132,12 @@ class AnswerReader {
     });
   }
 
-  send(request: Buffer): Promise<TimedAnswer> {
+  /** `since`: where the answer's time counts from (default: now, as the request is written). */
+  send(request: Buffer, since = performance.now()): Promise<TimedAnswer> {
     // A write to a closed socket neither fails nor is answered: say so instead of waiting forever.
     if (this.closed) return Promise.reject(this.closed);
     return new Promise((resolve, reject) => {
-      this.waiting = { started: performance.now(), resolve, reject };
+      this.waiting = { started: since, lateMs: performance.now() - since, resolve, reject };
       this.socket.write(request);
     });
   }
@@ -115,7 +164,7 @@ class AnswerReader {
     const waiting = this.waiting;
     this.waiting = undefined;
     this.buffered = this.buffered.subarray(end);
-    waiting.resolve({ status, ms: performance.now() - waiting.started });
+    waiting.resolve({ status, ms: performance.now() - waiting.started, lateMs: waiting.lateMs });
   }
 
   private fail(err: Error): void {

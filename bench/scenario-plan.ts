@@ -27,7 +27,7 @@ export interface Step {
 /** Counts per scenario: the issue's, or smaller with --quick. */
 export function counts(quick: boolean) {
   return {
-    intake: { deliveries: quick ? 300 : 2000, concurrency: 20, warmup: quick ? 100 : 500 },
+    intake: { deliveries: quick ? 300 : 2000, concurrency: 20, warmup: quick ? 100 : 500, openLoop: { perSecond: [100, 200], seconds: quick ? 1 : 10 } },
     renders: quick ? 40 : 200,
     sandboxRuns: quick ? 3 : 10,
     baselineRuns: quick ? 3 : 10,

@@ -9,6 +9,7 @@
 // submit → written (the writer's own timing), and for the whole batch, first delivery sent →
 // every write done.
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { PullRequestDriver } from '../test/github-emulator/pull-requests.js';
 import type { WebhookDelivery } from '../test/github-emulator/webhook-delivery.js';
 import type { BenchEnvironment } from './bench-environment.js';
@@ -26,9 +27,27 @@ export interface IntakeOptions {
   concurrency: number;
   /** Deliveries (for other PRs) sent and written before the clock starts, so V8 has compiled the hot paths. */
   warmup: number;
+  /**
+   * After the flood, deliveries sent at these steady rates (per second), each for `seconds`, as
+   * GitHub sends them (open loop): the answer time at a rate, not at saturation.
+   */
+  openLoop: { perSecond: number[]; seconds: number };
+}
+
+interface OpenLoopResult {
+  perSecond: number;
+  answers: number[];
+  /** How long after it was due each was written: the client's own lateness, or waiting for a connection. */
+  late: number[];
+  failed: number;
+  receiver: number[];
+  written: number[];
+  cpuMs: number;
 }
 
 const environmentsPath = '/apis/preview.alien6.io/v1alpha1/previewenvironments';
+/** Before each open-loop rate: the API server and etcd finish what the writes before left them (compaction, watches). */
+const settleMs = 2000;
 
 interface IntakeReport {
   durationsMs: number[];
@@ -91,6 +110,19 @@ export async function webhookIntake(env: BenchEnvironment, options: IntakeOption
   }
   const warmup = all.slice(0, options.warmup);
   const deliveries = all.slice(options.warmup);
+  // The open loop's deliveries: distinct PRs too, after the flood's.
+  let number = options.warmup + options.deliveries;
+  const openLoops = options.openLoop.perSecond.map((perSecond) => ({
+    perSecond,
+    deliveries: Array.from({ length: Math.round(perSecond * options.openLoop.seconds) }, () => {
+      const n = ++number;
+      gh.openPullRequest(driver.repository, {
+        number: n, author: 'alice', authorAssociation: 'MEMBER',
+        head: { ref: `feature-${n}`, sha: n.toString(16).padStart(40, 'c') }, base: { sha: baseSha },
+      });
+      return driver.delivery('opened', n, 'alice');
+    }),
+  }));
   const buildMs = performance.now() - buildStarted;
 
   const server = startBenchChild('webhook-intake-server', [], {
@@ -137,6 +169,23 @@ export async function webhookIntake(env: BenchEnvironment, options: IntakeOption
     await cluster.audit.settle();
     const writes = cluster.audit.writes(auditMark, { resource: 'previewenvironments' }).length;
 
+    // Open loop, each rate once the writes before it are done and the cluster has settled.
+    const openLoopResults: OpenLoopResult[] = [];
+    for (const loop of openLoops) {
+      await sleep(settleMs);
+      const requests = loop.deliveries.map(serialize);
+      const steady = await RawConnections.open(port, options.concurrency);
+      const timed = await steady.sendAtRate(requests, loop.perSecond).finally(() => steady.close());
+      server.send('idle');
+      await server.nextJson(600_000, isIdle);
+      server.send('report');
+      const report = await server.nextJson<IntakeReport>(120_000, isReport);
+      openLoopResults.push({
+        perSecond: loop.perSecond, answers: timed.map((a) => a.ms), late: timed.map((a) => a.lateMs), failed: timed.filter((a) => a.status >= 300).length,
+        receiver: report.durationsMs, written: report.writes.durationsMs, cpuMs: report.cpuMs / Math.max(requests.length, 1),
+      });
+    }
+
     // Side by side: the same number of PreviewEnvironment applies, same concurrency, straight
     // from a minimal client — what the API server alone costs for the receiver's one write.
     const raw = await rawApplies(env, owner, deliveries.length, options.concurrency);
@@ -173,12 +222,27 @@ export async function webhookIntake(env: BenchEnvironment, options: IntakeOption
           { scenario: 1, name: 'receiver main thread during the answers: runnable, waiting for a CPU', value: schedule.waitingMs / 1000, unit: 's' as const },
           { scenario: 1, name: 'receiver main thread: mean wait for a CPU per time slice', value: schedule.slices > 0 ? schedule.waitingMs / schedule.slices : 0, unit: 'ms' as const },
         ] : []),
+        ...openLoopResults.flatMap((o) => {
+          const a = summarize(o.answers);
+          const w = summarize(o.written);
+          const at = `at ${o.perSecond}/s (open loop)`;
+          return [
+            { scenario: 1, name: `webhook answer p50 ${at}`, value: a.p50, unit: 'ms' as const, note: `${o.answers.length} deliveries` },
+            { scenario: 1, name: `webhook answer p99 ${at}`, value: a.p99, unit: 'ms' as const, note: `max ${a.max.toFixed(1)} ms` },
+            { scenario: 1, name: `… of which the request written late, p99 ${at}`, value: summarize(o.late).p99, unit: 'ms' as const, note: `max ${summarize(o.late).max.toFixed(1)} ms` },
+            { scenario: 1, name: `… receiver-side p99 (body read → answer) ${at}`, value: summarize(o.receiver).p99, unit: 'ms' as const },
+            { scenario: 1, name: `delivery → recorded in the cluster p99 ${at}`, value: w.p99, unit: 'ms' as const, note: `p50 ${w.p50.toFixed(1)} ms` },
+            { scenario: 1, name: `receiver process CPU per delivery ${at}`, value: o.cpuMs, unit: 'ms' as const },
+            { scenario: 1, name: `non-2xx answers ${at}`, value: o.failed, unit: 'count' as const },
+          ];
+        }),
         { scenario: 1, name: 'non-2xx answers', value: failed, unit: 'count' },
         { scenario: 1, name: 'PreviewEnvironment writes (audit log)', value: writes, unit: 'count' },
       ],
       samples: {
         'S1 webhook answer (client)': client, 'S1 webhook answer (receiver)': inside.durationsMs,
         'S1 delivery → recorded (writer)': inside.writes.durationsMs, 'S1 bare PreviewEnvironment apply': raw,
+        ...Object.fromEntries(openLoopResults.map((o) => [`S1 webhook answer at ${o.perSecond}/s (open loop)`, o.answers])),
       },
       notes: [
         `${deliveries.length} pull_request.opened deliveries for distinct PRs, ${options.concurrency} concurrent, keep-alive HTTP/1.1 on loopback from a raw-socket client (bench/raw-posts.ts: pre-serialised requests, answers read off the socket — Node's http client would add 0.3–0.5 ms of CPU per request on these cores); receiver in its own process; built and signed beforehand in ${(buildMs / 1000).toFixed(1)} s; ${warmup.length} more for other PRs sent and written before the clock starts (V8 compiles the hot paths, as in a running operator).`,
@@ -187,6 +251,7 @@ export async function webhookIntake(env: BenchEnvironment, options: IntakeOption
         schedule
           ? `The receiver's main thread while the answers went out (${(wallMs / 1000).toFixed(2)} s): ${(schedule.onCpuMs / 1000).toFixed(2)} s on a CPU and ${(schedule.waitingMs / 1000).toFixed(2)} s runnable but waiting for one, in ${schedule.slices} time slices (/proc/<pid>/task/<pid>/schedstat): it had work ${(100 * (schedule.onCpuMs + schedule.waitingMs) / wallMs).toFixed(0)} % of the time and a core for ${(100 * schedule.onCpuMs / Math.max(schedule.onCpuMs + schedule.waitingMs, 1e-9)).toFixed(0)} % of that; the API server, etcd and the client had the rest.`
           : 'The kernel keeps no schedstat here: the receiver\'s time waiting for a CPU is not measured.',
+        ...(openLoopResults.length > 0 ? [`Open loop: after the flood, deliveries for other PRs sent at a steady ${openLoopResults.map((o) => `${o.perSecond}`).join(' and ')} per second for ${options.openLoop.seconds} s each, ${settleMs / 1000} s after the writes before were done, as GitHub sends them: each is due at its time whether or not the earlier ones were answered, goes out on an idle connection of the ${options.concurrency} (or waits for one), and is timed from when it was due (bench/raw-posts.ts sendAtRate). The flood above is the issue's closed loop, which keeps the receiver saturated.`] : []),
         `Bare apply: the same count of PreviewEnvironment server-side applies from one KubeClient in the bench process at the same concurrency, right after the deliveries — the API server's share of the answer.`,
       ],
     };

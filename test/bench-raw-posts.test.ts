@@ -85,3 +85,33 @@ test('a connection the receiver closed (an idle timeout, Connection: close) fail
     server.close();
   }
 });
+
+test('open loop: each request goes out when it is due, not after the answers before it, and one that waits for a connection is timed from when it was due', async () => {
+  const arrived: number[] = [];
+  const answeredAt: number[] = [];
+  const holdMs = 400;
+  const { server, port } = await listen((req, res) => {
+    const n = arrived.push(performance.now()) - 1;
+    req.resume();
+    setTimeout(() => {
+      answeredAt[n] = performance.now();
+      res.end('{}');
+    }, holdMs);
+  });
+  try {
+    const request = serializePost(`127.0.0.1:${port}`, { path: '/', headers: {}, body: '{}' });
+    const connections = await RawConnections.open(port, 2);
+    const started = performance.now();
+    // 50 per second: due at 0, 20 and 40 ms; two connections, each answer held 400 ms.
+    const answers = await connections.sendAtRate([request, request, request], 50).finally(() => connections.close());
+    assert.ok(arrived[1]! >= started + 19, `the second went out when due (${(arrived[1]! - started).toFixed(0)} ms), not at once`);
+    assert.ok(arrived[1]! < answeredAt[0]!, 'the second went out before the first was answered');
+    assert.ok(arrived[2]! >= answeredAt[0]! - 1, 'the third waited for a free connection');
+    // Due at 40 ms, it went out after the first answer (≥ 400 ms) and was held 400 ms more.
+    assert.ok(answers[2]!.ms >= 2 * holdMs - 40 - 5, `timed from when it was due: ${answers[2]!.ms.toFixed(0)} ms`);
+    assert.deepEqual(answers.map((a) => a.status), [200, 200, 200]);
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
+});
