@@ -14,6 +14,8 @@ const metric = {
   queueDepth: 'preview_operator_queue_depth',
   toApplied: 'preview_operator_webhook_to_applied_seconds',
   toReady: 'preview_operator_webhook_to_ready_seconds',
+  // The webhook's answer inside the operator: body read → answer decided.
+  webhookAnswer: 'preview_operator_webhook_duration_seconds',
   // The webhook's write after the answer (EnvironmentWriter), where the operator has one.
   webhookWrite: 'preview_operator_webhook_write_seconds',
   webhookWritesPending: 'preview_operator_webhook_writes_pending',
@@ -72,6 +74,8 @@ export interface OperatorActivity {
   controllers: ControllerActivity[];
   webhookToApplied: Distribution;
   webhookToReady: Distribution;
+  /** Body read → answer decided, inside the operator (not the wait for its event loop before it). */
+  webhookAnswer: Distribution;
   /** Accepted delivery → its PreviewEnvironment write made (count 0 when not exported). */
   webhookWrite: Distribution;
   /** Highest number of webhook writes waiting in any tick (NaN when not exported or no ticks). */
@@ -189,6 +193,7 @@ export function operatorActivity(window: ActivityWindow): OperatorActivity {
     controllers,
     webhookToApplied: distribution(window, metric.toApplied),
     webhookToReady: distribution(window, metric.toReady),
+    webhookAnswer: distribution(window, metric.webhookAnswer),
     webhookWrite: distribution(window, metric.webhookWrite),
     peakWebhookWritesPending: pending.length ? Math.max(...pending) : Number.NaN,
     githubRequests: github,
@@ -229,6 +234,10 @@ export function burstActivityFigures(scenario: number, a: OperatorActivity, work
     { scenario, name: 'operator histogram: webhook → applied, p95', value: a.webhookToApplied.p95Ms, unit: 'ms' },
     { scenario, name: 'operator histogram: webhook → Ready, p50', value: a.webhookToReady.p50Ms, unit: 'ms' },
     { scenario, name: 'operator histogram: webhook → Ready, p95', value: a.webhookToReady.p95Ms, unit: 'ms' },
+    ...(a.webhookAnswer.count > 0 ? [
+      { scenario, name: 'operator histogram: webhook answer (body read → answer), p50', value: a.webhookAnswer.p50Ms, unit: 'ms' as const, note: `${a.webhookAnswer.count} deliveries` },
+      { scenario, name: 'operator histogram: webhook answer (body read → answer), p95', value: a.webhookAnswer.p95Ms, unit: 'ms' as const },
+    ] : []),
     ...(a.webhookWrite.count > 0 || Number.isFinite(a.peakWebhookWritesPending) ? [
       { scenario, name: 'webhook write after the answer, p50 (histogram)', value: a.webhookWrite.p50Ms, unit: 'ms' as const, note: `${a.webhookWrite.count} writes` },
       { scenario, name: 'webhook write after the answer, p95 (histogram)', value: a.webhookWrite.p95Ms, unit: 'ms' as const },
