@@ -5,6 +5,7 @@
 // latency.svg under bench/results/<timestamp>/.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
+import { timeFixedCpuWork } from './machine-speed.js';
 import path from 'node:path';
 import { parseBenchArgs, type BenchArgs } from './bench-args.js';
 import { BenchCompileError, benchTsconfig, compileBenchEntries } from './bench-build.js';
@@ -32,6 +33,7 @@ const log = (line: string) => process.stderr.write(`[bench ${new Date().toISOStr
 
 const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 const loadAtStart = loadAverage();
+const speedAtStart = timeFixedCpuWork();
 const started = Date.now();
 
 // Before anything is started: a compile error ends the run at once, with tsc's own words.
@@ -65,12 +67,13 @@ try {
 results.sort((a, b) => a.scenario - b.scenario);
 
 const totalS = (Date.now() - started) / 1000;
-const machine = `${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown'}), Node ${process.version}; load average ${loadAtStart} at the start, ${loadAverage()} at the end (other work shares these cores)`;
+const speedAtEnd = timeFixedCpuWork();
+const machine = `${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown'}), Node ${process.version}; load average ${loadAtStart} at the start, ${loadAverage()} at the end (other work shares these cores); a fixed CPU task (5,000 JSON round trips of a Deployment-sized object, one thread, best of 3: bench/machine-speed.ts) took ${speedAtStart.toFixed(0)} ms at the start and ${speedAtEnd.toFixed(0)} ms at the end`;
 const table = renderTextTable(results, { check: args.check });
 process.stdout.write(`\n${table}\n`);
 const series = results.flatMap((r) => Object.entries(r.samples).map(([label, samples]) => ({ label, samples })));
 writeFileSync(path.join(outDir, 'latency.svg'), renderDistributionSvg(series, { title: `preview-operator bench ${stamp}` }));
-writeFileSync(path.join(outDir, 'results.json'), `${JSON.stringify({ startedAt: new Date(started).toISOString(), totalSeconds: totalS, compileSeconds, machine, args, results }, null, 2)}\n`);
+writeFileSync(path.join(outDir, 'results.json'), `${JSON.stringify({ startedAt: new Date(started).toISOString(), totalSeconds: totalS, compileSeconds, machine, fixedCpuTaskMs: { start: speedAtStart, end: speedAtEnd }, args, results }, null, 2)}\n`);
 const image = imageRuntime(repositoryRoot);
 const md = [
   `# preview-operator bench, ${new Date(started).toISOString()}`,
