@@ -62,6 +62,7 @@ export class RawConnections {
    * that falls behind shows in the figures instead of slowing the sender (no coordinated omission).
    */
   async sendAtRate(requests: readonly Buffer[], perSecond: number): Promise<TimedAnswer[]> {
+    if (!(perSecond > 0)) throw new RangeError(`a rate must be above 0 per second, got ${perSecond}`);
     const answers: TimedAnswer[] = new Array(requests.length);
     const idle = [...this.connections];
     const due: number[] = [];

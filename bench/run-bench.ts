@@ -5,12 +5,12 @@
 // latency.svg under bench/results/<timestamp>/.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { timeFixedCpuWork } from './machine-speed.js';
 import path from 'node:path';
 import { parseBenchArgs, type BenchArgs } from './bench-args.js';
 import { BenchCompileError, benchTsconfig, compileBenchEntries } from './bench-build.js';
 import { startBenchEnvironment, type BenchEnvironment } from './bench-environment.js';
 import { benchBuildDir, repositoryRoot } from './child-process.js';
+import { timeFixedCpuWork } from './machine-speed.js';
 import { renderDistributionSvg } from './distribution-plot.js';
 import type { ScenarioResult } from './figures.js';
 import { renderMarkdownTable, renderTextTable } from './results-table.js';

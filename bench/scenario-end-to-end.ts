@@ -488,7 +488,8 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
       };
       // The bench times the answers, and its process also serves the operator's GitHub requests
       // (the emulator): its own delay is in "delivery → answered", so it is measured too.
-      const benchDelay = monitorEventLoopDelay({ resolution: 10 });
+      const delayResolutionMs = 10;
+      const benchDelay = monitorEventLoopDelay({ resolution: delayResolutionMs });
       benchDelay.enable();
       const started = performance.now();
       const interval = n.burst.withinMs / planned.length;
@@ -537,7 +538,8 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
         { scenario: 4, name: 'operator CPU seconds, burst → all comments', value: usage1.cpuSeconds - usage0.cpuSeconds, unit: 's' },
         { scenario: 4, name: 'API writes per environment (audit log)', value: writes.length / count, unit: 'count' },
         { scenario: 4, name: 'GitHub requests per environment', value: requests.length / count, unit: 'count' },
-        { scenario: 4, name: 'the bench\'s own event-loop delay while the deliveries were answered, p99', value: benchDelay.percentile(99) / 1e6, unit: 'ms', note: `max ${(benchDelay.max / 1e6).toFixed(0)} ms; the emulator in the bench serves the operator's GitHub requests meanwhile` },
+        // The histogram holds the periods of a 10-ms timer: the delay is what exceeds the 10 ms.
+        { scenario: 4, name: 'the bench\'s own event-loop delay while the deliveries were answered, p99', value: Math.max(0, benchDelay.percentile(99) / 1e6 - delayResolutionMs), unit: 'ms', note: `max ${Math.max(0, benchDelay.max / 1e6 - delayResolutionMs).toFixed(0)} ms; the emulator in the bench serves the operator's GitHub requests meanwhile` },
       );
       const burstNotes = [
         `${count} PRs across ${burstRepos.length} repositories, deliveries scheduled ${interval.toFixed(0)} ms apart (last sent at ${lastSent.toFixed(0)} ms, last answered at ${lastAnswered.toFixed(0)} ms).`,

@@ -24,8 +24,8 @@ export interface PacedStatus {
  */
 export function progressWait(status: PacedStatus | undefined, sha: string, now: number, intervalMs: number): number {
   if (status?.phase !== 'Deploying' || status.deployedSha !== sha || !status.lastReconciled) return 0;
-  // Status times are whole seconds, cut down: the write was made up to a second after the
-  // time it shows, so the interval counts from the end of that second.
+  // Status times are whole seconds, cut down: the time shown is when that settle began, to the
+  // second, so the interval counts from the end of that second.
   const last = Date.parse(status.lastReconciled) + 1000;
   // Never longer than the interval: a clock ahead of ours (another leader's) must not stretch it.
   return Number.isNaN(last) ? 0 : Math.min(intervalMs, Math.max(0, last + intervalMs - now));

@@ -249,12 +249,15 @@ test('a cluster that does not answer does not delay the answer: 202 first, the w
   await reset();
   let answer!: () => void;
   store.hold = new Promise((resolve) => { answer = resolve; });
-  const res = await prDelivery('opened').deliver(url);
-  assert.equal(res.status, 202, 'answered while the write waits for the cluster');
-  assert.equal(writer.pending, 1, 'the write is still under way');
-  assert.equal(writes.length, 0, 'nothing written yet');
-  await new Promise((r) => setTimeout(r, 600));
-  answer();
+  try {
+    const res = await prDelivery('opened').deliver(url);
+    assert.equal(res.status, 202, 'answered while the write waits for the cluster');
+    assert.equal(writer.pending, 1, 'the write is still under way');
+    assert.equal(writes.length, 0, 'nothing written yet');
+    await new Promise((r) => setTimeout(r, 600));
+  } finally {
+    answer(); // also when an assertion failed: later tests wait for the writer to be idle
+  }
   await writer.idle();
   assert.deepEqual(writes.map((w) => [w.result, w.attempts]), [['upserted', 1]]);
   assert.ok(writes[0]!.durationMs >= 550, 'timed from submit to written');
