@@ -187,7 +187,6 @@ export async function webhookIntake(env: BenchEnvironment, options: IntakeOption
       }
     }
 
-
     const client = answers.map((a) => a.ms);
     const s = summarize(client);
     const r = summarize(raw);
@@ -227,7 +226,7 @@ export async function webhookIntake(env: BenchEnvironment, options: IntakeOption
           return [
             { scenario: 1, name: `webhook answer p50 ${at}`, value: a.p50, unit: 'ms' as const, note: `${o.answers.length} deliveries` },
             { scenario: 1, name: `webhook answer p99 ${at}`, value: a.p99, unit: 'ms' as const, note: `max ${a.max.toFixed(1)} ms` },
-            { scenario: 1, name: `… of which the request written late, p99 ${at}`, value: summarize(o.late).p99, unit: 'ms' as const, note: `max ${summarize(o.late).max.toFixed(1)} ms` },
+            { scenario: 1, name: `… the client's lateness writing a request (within the answer time), p99 ${at}`, value: summarize(o.late).p99, unit: 'ms' as const, note: `max ${summarize(o.late).max.toFixed(1)} ms` },
             { scenario: 1, name: `… receiver-side p99 (body read → answer) ${at}`, value: summarize(o.receiver).p99, unit: 'ms' as const },
             { scenario: 1, name: `delivery → recorded in the cluster p99 ${at}`, value: w.p99, unit: 'ms' as const, note: `p50 ${w.p50.toFixed(1)} ms` },
             { scenario: 1, name: `receiver process CPU per delivery ${at}`, value: o.cpuMs, unit: 'ms' as const },
