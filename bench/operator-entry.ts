@@ -4,7 +4,7 @@
 // repositories (file://, as `dev` passes them) and, on request, diagnostics of a stage.
 // The bench runs it compiled (tsconfig.bench.json), as the image runs dist/src/main.js.
 // stdin, each answered by one stdout JSON line:
-//   "profile-start", "profile-stop <file>"  a CPU profile (inspector, sampling every 0.5 ms);
+//   "profile-start <µs>", "profile-stop <file>"  a CPU profile (inspector, one sample every <µs>);
 //   "memory"                                {"benchMemory": OperatorMemorySample};
 //   "heap-snapshot <file>"                  v8.writeHeapSnapshot → {"benchHeapSnapshot": {...}}.
 // stdout: one line {"benchOperator": {webhookUrl, metricsUrl, pid, workers}} once serving, then the operator's own JSON log lines.
@@ -69,9 +69,9 @@ process.on('SIGTERM', () => void stop());
 process.on('SIGINT', () => void stop());
 
 for await (const line of createInterface({ input: process.stdin })) {
-  if (line === 'profile-start') {
+  if (line.startsWith('profile-start ')) {
     await session.post('Profiler.enable');
-    await session.post('Profiler.setSamplingInterval', { interval: 500 });
+    await session.post('Profiler.setSamplingInterval', { interval: Number(line.slice('profile-start '.length)) });
     await session.post('Profiler.start');
     process.stdout.write(`${JSON.stringify({ benchProfile: 'started' })}\n`);
   } else if (line.startsWith('profile-stop ')) {

@@ -12,6 +12,8 @@ export interface TimedAnswer {
   ms: number;
   /** Open loop: how long after it was due the request was written (waiting for a connection, or for the client itself); else 0. */
   lateMs: number;
+  /** When the answer's last byte was read (performance.now()). */
+  endedAt: number;
 }
 
 export interface RawPost {
@@ -165,7 +167,8 @@ class AnswerReader {
     const waiting = this.waiting;
     this.waiting = undefined;
     this.buffered = this.buffered.subarray(end);
-    waiting.resolve({ status, ms: performance.now() - waiting.started, lateMs: waiting.lateMs });
+    const endedAt = performance.now();
+    waiting.resolve({ status, ms: endedAt - waiting.started, lateMs: waiting.lateMs, endedAt });
   }
 
   private fail(err: Error): void {

@@ -1,7 +1,7 @@
 // Which scenarios run, in which order, with which counts. The independent ones first (intake,
 // rendering, the apply baseline, resync), then the end-to-end ones against the operator
 // process, which share its start-up: one PR at a time (2), then the burst (4), idle (5) and
-// teardown (8) on the burst's environments.
+// teardown (8) on the burst's environments. Each step gets a control plane of its own.
 import type { BenchArgs } from './bench-args.js';
 import type { BenchEnvironment } from './bench-environment.js';
 import type { ScenarioResult } from './figures.js';

@@ -15,6 +15,8 @@ import type { WebhookDelivery } from '../test/github-emulator/webhook-delivery.j
 import type { BenchEnvironment } from './bench-environment.js';
 import { startBenchChild } from './child-process.js';
 import { RawConnections, serializePost } from './raw-posts.js';
+import { slowestAnswerGroups } from './answer-stalls.js';
+import { GcPauseRecorder, summarizeGcPauses, type GcPause } from './gc-pauses.js';
 import { scheduleBetween, threadSchedule, type ThreadSchedule } from './process-usage.js';
 import type { ScenarioResult } from './figures.js';
 import { ratio, summarize } from './stats.js';
@@ -53,6 +55,8 @@ interface IntakeReport {
   durationsMs: number[];
   results: Record<string, number>;
   cpuMs: number;
+  /** The receiver's GC pauses since its last report. */
+  gcPauses: GcPause[];
   writes: { durationsMs: number[]; results: Record<string, number>; failed: number; retries: number; pending: number };
 }
 
@@ -147,10 +151,14 @@ export async function webhookIntake(env: BenchEnvironment, options: IntakeOption
     // was runnable but waited for a CPU while the answers went out.
     const receiverPid = server.child.pid!;
     const scheduleBefore = threadSchedule(receiverPid);
+    // Whose collector stopped a thread while the answers went out: the receiver's, or the client's own.
+    const clientGc = new GcPauseRecorder();
     const started = performance.now();
     const answers = await connections.sendAll(requests).finally(() => connections.close());
     const wallMs = performance.now() - started;
     const scheduleAfter = threadSchedule(receiverPid);
+    const answering = [performance.timeOrigin + started, performance.timeOrigin + started + wallMs] as const;
+    const clientPauses = summarizeGcPauses(await clientGc.stop(), ...answering);
     const schedule: ThreadSchedule | undefined = scheduleBefore && scheduleAfter ? scheduleBetween(scheduleBefore, scheduleAfter) : undefined;
     server.send('idle');
     await server.nextJson(600_000, isIdle);
@@ -193,6 +201,8 @@ export async function webhookIntake(env: BenchEnvironment, options: IntakeOption
     const serverSide = summarize(inside.durationsMs);
     const recorded = summarize(inside.writes.durationsMs);
     const failed = answers.filter((a) => a.status >= 300).length;
+    const receiverPauses = summarizeGcPauses(inside.gcPauses, ...answering);
+    const stalls = slowestAnswerGroups(answers);
     return {
       scenario: 1,
       title: 'Webhook intake',
@@ -214,6 +224,9 @@ export async function webhookIntake(env: BenchEnvironment, options: IntakeOption
         { scenario: 1, name: 'webhook answer ÷ bare apply (p50)', value: ratio(s.p50, r.p50), unit: 'ratio', note: 'same run' },
         { scenario: 1, name: 'webhook answer ÷ bare apply (p99)', value: ratio(s.p99, r.p99), unit: 'ratio', note: 'same run' },
         { scenario: 1, name: 'deliveries per second', value: deliveries.length / (wallMs / 1000), unit: 'count' },
+        { scenario: 1, name: 'slowest 1 % of answers: groups read together (each within 1 ms of the one before)', value: stalls.groups, unit: 'count', note: `${stalls.slowest} answers; the largest group ${stalls.largest}` },
+        { scenario: 1, name: 'receiver GC pauses during the answers: longest', value: receiverPauses.longestMs, unit: 'ms', note: `${receiverPauses.count} pauses, ${receiverPauses.totalMs.toFixed(0)} ms in all` },
+        { scenario: 1, name: "the bench client's own GC pauses during the answers: longest", value: clientPauses.longestMs, unit: 'ms', note: `${clientPauses.count} pauses, ${clientPauses.totalMs.toFixed(0)} ms in all` },
         ...(schedule ? [
           { scenario: 1, name: 'receiver main thread during the answers: on a CPU', value: schedule.onCpuMs / 1000, unit: 's' as const },
           { scenario: 1, name: 'receiver main thread during the answers: runnable, waiting for a CPU', value: schedule.waitingMs / 1000, unit: 's' as const },
@@ -249,6 +262,7 @@ export async function webhookIntake(env: BenchEnvironment, options: IntakeOption
         schedule
           ? `The receiver's main thread while the answers went out (${(wallMs / 1000).toFixed(2)} s): ${(schedule.onCpuMs / 1000).toFixed(2)} s on a CPU and ${(schedule.waitingMs / 1000).toFixed(2)} s runnable but waiting for one, in ${schedule.slices} time slices (/proc/<pid>/task/<pid>/schedstat): it had work ${(100 * (schedule.onCpuMs + schedule.waitingMs) / wallMs).toFixed(0)} % of the time and a core for ${(100 * schedule.onCpuMs / Math.max(schedule.onCpuMs + schedule.waitingMs, 1e-9)).toFixed(0)} % of that; the API server, etcd and the client had the rest.`
           : 'The kernel keeps no schedstat here: the receiver\'s time waiting for a CPU is not measured.',
+        `The slowest 1 % (${stalls.slowest} answers) were read in ${stalls.groups} group${stalls.groups === 1 ? '' : 's'} (the largest ${stalls.largest}), each answer within 1 ms of the one before: with ${options.concurrency} always in flight, a stall of the receiver's thread or of the client delays every request in flight at once, so a few stalls set the p99. Garbage-collector pauses while the answers went out: the receiver ${receiverPauses.count} (longest ${receiverPauses.longestMs.toFixed(1)} ms, ${receiverPauses.totalMs.toFixed(0)} ms in all), the bench's client ${clientPauses.count} (longest ${clientPauses.longestMs.toFixed(1)} ms).`,
         ...openLoopFailures,
         ...(openLoopResults.length > 0 ? [`Open loop: after the flood, deliveries for other PRs sent at a steady ${openLoopResults.map((o) => `${o.perSecond}`).join(' and ')} per second for ${options.openLoop.seconds} s each, after the bare applies below and ${settleMs / 1000} s after the writes before were done, as GitHub sends them: each is due at its time whether or not the earlier ones were answered, goes out on an idle connection of the ${options.concurrency} (or waits for one), and is timed from when it was due (bench/raw-posts.ts sendAtRate). The flood above is the issue's closed loop, which keeps the receiver saturated.`] : []),
         `Bare apply: the same count of PreviewEnvironment server-side applies from one KubeClient in the bench process at the same concurrency, right after the deliveries — the API server's share of the answer.`,

@@ -5,7 +5,8 @@
 // Output: one JSON line `{ "url": ... }` once listening; on stdin "idle", `{ "idle": true }` once
 // every accepted delivery's write is done; on stdin "report", one JSON line with the receiver's
 // own answer times and results, the writer's writes (submit → written, result, attempts) and
-// the process's CPU time since the last report; on stdin "stop", exits.
+// the process's CPU time and its garbage collector's pauses since the last report; on stdin
+// "stop", exits.
 import { createInterface } from 'node:readline';
 import { ApprovalRevoker } from '../src/github/approval-revoker.js';
 import { DeliveryDedupe } from '../src/github/delivery-dedupe.js';
@@ -18,6 +19,7 @@ import { KubeClient, loadKubeConfig } from '../src/kube/client.js';
 import { resolvePolicyConfig } from '../src/policy/policy-validation.js';
 import { createServer } from '../src/server/create-server.js';
 import { startServer } from '../src/server/start-server.js';
+import { GcPauseRecorder } from './gc-pauses.js';
 
 interface IntakeInput {
   kubeconfigPath: string;
@@ -41,6 +43,7 @@ const receiver = new WebhookReceiver({
   observe: (outcome) => outcomes.push(outcome),
 });
 const server = await startServer(createServer({ webhook: receiver }));
+const gcPauses = new GcPauseRecorder();
 let cpuSince = process.cpuUsage();
 process.stdout.write(`${JSON.stringify({ url: `${server.url}/api/github/webhooks` })}\n`);
 
@@ -60,6 +63,7 @@ for await (const line of createInterface({ input: process.stdin })) {
       results,
       // Answers and writes share this process: what both cost, for the CPU per delivery.
       cpuMs: (cpu.user + cpu.system) / 1000,
+      gcPauses: gcPauses.take(),
       writes: {
         // Submit → written; a write refused for good is counted, not timed.
         durationsMs: writes.filter((w) => w.result !== 'failed').map((w) => w.durationMs),

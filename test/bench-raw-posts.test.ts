@@ -37,9 +37,13 @@ test('every request arrives whole on kept-alive connections and each answer is t
       body: JSON.stringify({ n, text: 'ü'.repeat(n) }),
     }));
     const connections = await RawConnections.open(port, 4);
+    const sendStarted = performance.now();
     const answers = await connections.sendAll(requests).finally(() => connections.close());
+    const sendEnded = performance.now();
     assert.deepEqual(answers.map((a) => a.status), Array.from({ length: 30 }, (_, n) => (n % 3 === 0 ? 400 : 202)));
     assert.ok(answers.every((a) => a.ms > 0 && Number.isFinite(a.ms)));
+    // When each answer was read: inside the sending, and after its own time had passed.
+    assert.ok(answers.every((a) => a.endedAt >= sendStarted + a.ms && a.endedAt <= sendEnded), 'each answer was read within the sending, its time after the start');
     assert.equal(seen.length, 30);
     for (const s of seen) {
       const n = Number(JSON.parse(s.body).n);
