@@ -28,8 +28,11 @@ export async function startBenchEnvironment(log: (line: string) => void): Promis
       cluster, gh, admin, log,
       async stop() {
         admin.close();
-        await gh.close();
-        await cluster.stop();
+        try {
+          await gh.close();
+        } finally {
+          await cluster.stop();
+        }
       },
     };
   } catch (err) {

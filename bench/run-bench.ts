@@ -52,6 +52,7 @@ for (const step of scenarioPlan(args)) {
   let stepStarted = Date.now();
   try {
     env = await startBenchEnvironment(log);
+    log(`a control plane and a GitHub emulator of its own, up in ${((Date.now() - stepStarted) / 1000).toFixed(1)} s`);
     stepStarted = Date.now();
     const out = await step.run(env, { ...args, outDir, log });
     for (const r of out) results.push({ ...r, durationMs: r.durationMs ?? Date.now() - stepStarted });

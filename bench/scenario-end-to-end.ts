@@ -46,7 +46,7 @@ export interface EndToEndOptions extends StepContext {
 
 const operatorUserAgent = 'preview-operator';
 const readyCommentMark = '✅ Ready';
-/** The operator's CPU profile: one sample a millisecond, V8's default (every 0.5 ms cost it a third more CPU in the burst). */
+/** The operator's CPU profile: one sample a millisecond, V8's default (the bench sampled every 0.5 ms before). */
 const operatorProfileIntervalUs = 1000;
 
 /** Times (performance.now(), ms) at which each stage of one pull request was seen. */
@@ -74,6 +74,8 @@ interface BurstPass {
   notes: string[];
   /** Where the machine's CPU went, from the first delivery to all Ready (also in `notes`). */
   machineCpuNote: string;
+  /** Why not all got Ready, when they did not (also in `notes`). */
+  convergenceNote?: string;
   /** The profiles' summaries (a profiled pass only). */
   profileNotes: string[];
 }
@@ -457,8 +459,8 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
      * One burst: `n.burst.pullRequests` PRs opened across the burst repositories, their deliveries
      * sent within `n.burst.withinMs`, timed until every environment is Ready and every comment says
      * so. With `profiled`, the operator's and the API server's CPU profilers run through it: a
-     * profiler costs the operator CPU (sampling every 0.5 ms, a third more) and so the burst
-     * seconds, so the timed pass runs without them and a second pass takes the profiles.
+     * profiler costs the operator CPU and so the burst seconds, so the timed pass runs without
+     * them and a second pass takes the profiles.
      */
     const burstPass = async (profiled: boolean, onPlanned: (timelines: Timeline[]) => void): Promise<BurstPass> => {
       // Commits are made before the clock starts: repositories in parallel, each one's PRs in
@@ -551,6 +553,7 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
       const operatorWrites = new Set(writes);
       const requests = gh.requestsSince(ghMark);
       const count = timelines.length;
+      const convergenceNote = converged ? undefined : `Not all Ready after ${burstTimeout / 1000} s (${readyByDeadline} of ${timelines.length}); per-environment figures cover those that got there. At the deadline: ${where}.`;
       const machineCpuNote = cpuNote(`from the first delivery to ${converged ? 'all Ready' : 'the deadline'}`, cpuBetween(cpu0, cpuReady), (converged ? allReadyMs : performance.now() - started) / 1000);
       const { figures, samples } = stageFigures(4, timelines, 'S4');
       figures.unshift(
@@ -569,7 +572,7 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
       );
       const burstNotes = [
         `${count} PRs across ${burstRepos.length} repositories, deliveries scheduled ${interval.toFixed(0)} ms apart (last sent at ${lastSent.toFixed(0)} ms, last answered at ${lastAnswered.toFixed(0)} ms).`,
-        ...(converged ? [] : [`Not all Ready after ${burstTimeout / 1000} s (${readyByDeadline} of ${count}); per-environment figures cover those that got there. At the deadline: ${where}.`]),
+        ...(convergenceNote ? [convergenceNote] : []),
         // How the operator ran, beside the figures of its memory and CPU (scenario 2 may not be in the run).
         ...notes,
         `Every API write from the first delivery until all comments were read (${allWrites.length}), by client: ${countBy(allWrites, (w) => w.user.username)}; `
@@ -597,7 +600,7 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
         burstNotes.push(activityNote(activity.activity), scrapeNote(activity));
       }
       if (heapNote) burstNotes.push(heapNote);
-      return { timelines, converged, allReadyMs, operatorCpuSeconds: usageReady.cpuSeconds - usage0.cpuSeconds, figures, samples, notes: burstNotes, machineCpuNote, profileNotes };
+      return { timelines, converged, allReadyMs, operatorCpuSeconds: usageReady.cpuSeconds - usage0.cpuSeconds, figures, samples, notes: burstNotes, machineCpuNote, convergenceNote, profileNotes };
     };
     let timedPass: BurstPass | undefined;
     if (wantsBurst) await attempt([4, 5, 8], 'Burst', async () => {
@@ -652,6 +655,7 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
       });
     });
 
+    let allGone = false;
     // ---- scenario 8: teardown ----
     if (wanted.has(8) && burst.length > 0) await attempt([8], 'Teardown', async () => {
       const closes: Array<{ t: Timeline; delivery: WebhookDelivery }> = [];
@@ -670,7 +674,7 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
       }));
       const answeredMs = performance.now() - started;
       const teardownTimeout = options.quick ? 180_000 : 300_000;
-      const allGone = await waitFor('every burst namespace gone', teardownTimeout, operator.child, observer, () => burst.every((t) => observer.byEnvironment.get(t.environment!)?.namespaceGone !== undefined));
+      allGone = await waitFor('every burst namespace gone', teardownTimeout, operator.child, observer, () => burst.every((t) => observer.byEnvironment.get(t.environment!)?.namespaceGone !== undefined));
       const goneMs = allGone ? performance.now() - started : Number.NaN;
       const perNamespace = burst.map((t, i) => (observer.byEnvironment.get(t.environment!)?.namespaceGone ?? Number.NaN) - closing[i]!.sent!).filter(Number.isFinite);
       const s = summarize(perNamespace);
@@ -693,7 +697,7 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
 
     // ---- scenario 4 again, profiled: where the burst's time goes ----
     if (wanted.has(4) && options.profile) await attempt([4], 'Burst again, profiled', async () => {
-      const before = wanted.has(8) ? 'after the first burst was torn down (scenario 8)' : `with the first burst's ${burst.length} environments still standing`;
+      const before = allGone ? 'after the first burst was torn down (scenario 8)' : burst.length > 0 ? `with the first burst's ${burst.length} environments not all gone` : 'without a first burst';
       const pass = await burstPass(true, () => {});
       const count = pass.timelines.length;
       results.push({
@@ -706,6 +710,7 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
         notes: [
           `${count} more PRs in the same repositories, ${before}, with the operator's CPU profiler (inspector, a sample every ${operatorProfileIntervalUs / 1000} ms) and the API server's (pprof, the burst's first ${apiServerProfileSeconds} s) on. Scenario 4's figures above come from the burst without them, because a profiler costs the operator CPU.`
             + (timedPass ? ` This pass: ${pass.operatorCpuSeconds.toFixed(1)} operator CPU s, all Ready after ${(pass.allReadyMs / 1000).toFixed(1)} s; the timed one: ${timedPass.operatorCpuSeconds.toFixed(1)} s and ${(timedPass.allReadyMs / 1000).toFixed(1)} s. The machine's speed moves between two passes too: compare them by where the machine's CPU went (below, and in the timed pass's notes).` : ''),
+          ...(pass.convergenceNote ? [pass.convergenceNote] : []),
           pass.machineCpuNote,
           ...pass.profileNotes,
         ],

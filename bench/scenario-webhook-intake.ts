@@ -154,7 +154,10 @@ export async function webhookIntake(env: BenchEnvironment, options: IntakeOption
     // Whose collector stopped a thread while the answers went out: the receiver's, or the client's own.
     const clientGc = new GcPauseRecorder();
     const started = performance.now();
-    const answers = await connections.sendAll(requests).finally(() => connections.close());
+    const answers = await connections.sendAll(requests).finally(() => connections.close()).catch(async (err: unknown) => {
+      await clientGc.stop();
+      throw err;
+    });
     const wallMs = performance.now() - started;
     const scheduleAfter = threadSchedule(receiverPid);
     const answering = [performance.timeOrigin + started, performance.timeOrigin + started + wallMs] as const;
