@@ -13,7 +13,7 @@ function closedLoop(stalls: { at: number; ms: number }[], count = 2000): { ms: n
     const stall = stalls.find((s) => s.at === i);
     if (stall) clock += stall.ms;
     // The 20 answers read right after a stall waited through it.
-    const waited = stalls.some((s) => i >= s.at && i < s.at + 20) ? stalls.find((s) => i >= s.at && i < s.at + 20)!.ms : 0;
+    const waited = stalls.find((s) => i >= s.at && i < s.at + 20)?.ms ?? 0;
     answers.push({ ms: 10 + waited, endedAt: clock });
   }
   return answers;
