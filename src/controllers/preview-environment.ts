@@ -183,9 +183,14 @@ export interface EnvironmentObject extends KubeObject {
 
 const environmentLabel = ownershipLabelKeys.environment;
 
+/** The environments' cache indexed by repository: every environment event asks for its siblings. */
+const repositoryIndex = 'repository';
+const repositoryKey = (repository: { owner: string; name: string }) => `${repository.owner.toLowerCase()}/${repository.name.toLowerCase()}`;
+
 /** Registers the controller and its informers with the manager (before `manager.start()`). */
 export function registerPreviewEnvironmentController(manager: Manager, options: PreviewEnvironmentControllerOptions): PreviewEnvironmentController {
   const environments = manager.informer<EnvironmentObject>(previewEnvironmentKind, options.environmentSelector ? { labelSelector: options.environmentSelector } : {});
+  environments.addIndex(repositoryIndex, (e) => (e.spec?.repository ? [repositoryKey(e.spec.repository)] : []));
   const byEnvironment = { labelSelector: environmentLabel };
   const namespaces = manager.informer(namespaceKind, byEnvironment);
   // Unfiltered: the same caches as the Algorithm and Database controllers' in one process.
@@ -753,9 +758,7 @@ class PreviewEnvironmentReconciler implements Reconciler {
   // ---- facts -----------------------------------------------------------------------------
 
   private siblings(env: EnvironmentObject): EnvironmentObject[] {
-    const owner = env.spec.repository.owner.toLowerCase();
-    const repo = env.spec.repository.name.toLowerCase();
-    return this.informers.environments.list().filter((e) => e.spec?.repository?.owner.toLowerCase() === owner && e.spec.repository.name.toLowerCase() === repo);
+    return this.informers.environments.byIndex(repositoryIndex, repositoryKey(env.spec.repository));
   }
 
   /** expiresAt: the last deployment (or creation) plus the TTL; from status when the config's TTL is not known yet. */
