@@ -16,7 +16,7 @@ export const repositoryRoot = fileURLToPath(new URL('../', import.meta.url));
 export const benchBuildDir = path.join(repositoryRoot, '.cache/bench-build');
 
 /** The bench entries compiled by tsconfig.bench.json. */
-export type BenchEntry = 'operator-entry' | 'webhook-intake-server';
+export type BenchEntry = 'operator-entry' | 'webhook-intake-server' | 'speed-probe';
 
 export function compiledEntryPath(entry: BenchEntry): string {
   return path.join(benchBuildDir, 'bench', `${entry}.js`);
@@ -108,15 +108,18 @@ export class JsonLines {
 
 /**
  * Starts a compiled bench entry as the image starts the operator: `node <the ENTRYPOINT's node
- * flags> .cache/bench-build/bench/<entry>.js` with the image's ENV (image-runtime.ts). The
- * entries must have been compiled first (run-bench does it once, bench-build.ts).
+ * flags> .cache/bench-build/bench/<entry>.js` with the image's ENV (image-runtime.ts), on one
+ * CPU with `cpu`. The entries must have been compiled first (run-bench does it once, bench-build.ts).
  */
-export function startBenchChild(entry: BenchEntry, args: string[], env: Record<string, string>, options: { logFile?: string } = {}): JsonLineChild {
+export function startBenchChild(entry: BenchEntry, args: string[], env: Record<string, string>, options: { logFile?: string; cpu?: number } = {}): JsonLineChild {
   const script = compiledEntryPath(entry);
   if (!existsSync(script)) throw new Error(`${path.relative(repositoryRoot, script)} does not exist: compile the bench entries first (npx tsc -p tsconfig.bench.json; npm run bench does it)`);
   const log = options.logFile ? createWriteStream(options.logFile, { flags: 'a' }) : undefined;
   const image = imageRuntime(repositoryRoot);
-  const child = spawn(process.execPath, [...image.nodeFlags, script, ...args], {
+  const argv = [process.execPath, ...image.nodeFlags, script, ...args];
+  // Pinned with taskset, which execs node in its place: the pid is node's.
+  const [command, ...commandArgs] = options.cpu === undefined ? argv : ['taskset', '-c', String(options.cpu), ...argv];
+  const child = spawn(command!, commandArgs, {
     cwd: repositoryRoot,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...image.env, ...env },
     stdio: ['pipe', 'pipe', 'pipe'],

@@ -37,6 +37,7 @@ import { cpuBetween, cpuNote, cpuSnapshot } from './machine-cpu.js';
 import { processUsage, resetPeakRss } from './process-usage.js';
 import { baselineClient, baselineOnce, deleteNamespaces } from './scenario-apply-baseline.js';
 import type { counts as countsOf, StepContext, StepResult } from './scenario-plan.js';
+import { compareSpeed, perCoreMs, SpeedProbe, speedNote, speedProbeIntervalMs, type SpeedComparison, type TimeWindow } from './speed-probe-recorder.js';
 import { ratio, summarize } from './stats.js';
 
 export interface EndToEndOptions extends StepContext {
@@ -78,6 +79,8 @@ interface BurstPass {
   convergenceNote?: string;
   /** The profiles' summaries (a profiled pass only). */
   profileNotes: string[];
+  /** How fast each core ran from the first delivery to all Ready, against the quiet seconds before (none without probes). */
+  speed: SpeedComparison[];
 }
 
 async function freePort(): Promise<number> {
@@ -460,9 +463,23 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
      * sent within `n.burst.withinMs`, timed until every environment is Ready and every comment says
      * so. With `profiled`, the operator's and the API server's CPU profilers run through it: a
      * profiler costs the operator CPU and so the burst seconds, so the timed pass runs without
-     * them and a second pass takes the profiles.
+     * them and a second pass takes the profiles. Each pass runs beside a speed probe: the burst's
+     * time is its busy CPU seconds over two cores, and those move with how fast the host lets a
+     * core run (up to 2× for the same work), which the probe measures from the quiet seconds before.
      */
     const burstPass = async (profiled: boolean, onPlanned: (timelines: Timeline[]) => void): Promise<BurstPass> => {
+      // A probe that cannot run (no taskset, a restricted CPU set) costs its figure, not the burst.
+      const probes = await SpeedProbe.startPerCore().catch((err: Error) => err);
+      try {
+        const quiet = { from: Date.now(), to: 0 };
+        if (!(probes instanceof Error)) await Promise.all(probes.map((p) => p.waitForSamples(3)));
+        quiet.to = Date.now();
+        return await measureBurst(profiled, onPlanned, probes, quiet);
+      } finally {
+        if (!(probes instanceof Error)) await Promise.all(probes.map((p) => p.stop()));
+      }
+    };
+    const measureBurst = async (profiled: boolean, onPlanned: (timelines: Timeline[]) => void, probes: SpeedProbe[] | Error, quiet: TimeWindow): Promise<BurstPass> => {
       // Commits are made before the clock starts: repositories in parallel, each one's PRs in
       // turn (a driver numbers PRs from its own state). Sent round-robin over repositories.
       const perRepo = burstRepos.map((_, r) => Math.floor(n.burst.pullRequests / burstRepos.length) + (r < n.burst.pullRequests % burstRepos.length ? 1 : 0));
@@ -494,7 +511,8 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
       // The burst's own peak: VmHWM from here on (the earlier scenarios' peak is left out).
       const peakReset = resetPeakRss(operator.pid);
       const usage0 = processUsage(operator.pid);
-      const cpuPids = () => ({ operator: operator.pid, ...cluster.pids(), 'bench (GitHub emulator, clients, cluster supervision)': process.pid });
+      const probePids = probes instanceof Error ? {} : Object.fromEntries(probes.map((p, core) => [`speed probe (core ${core})`, p.pid]));
+      const cpuPids = () => ({ operator: operator.pid, ...cluster.pids(), 'bench (GitHub emulator, clients, cluster supervision)': process.pid, ...probePids });
       const cpu0 = cpuSnapshot(cpuPids());
       let peakRss = usage0.rssMb;
       const sampler = setInterval(() => {
@@ -519,6 +537,7 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
       const benchDelay = monitorEventLoopDelay({ resolution: delayResolutionMs });
       benchDelay.enable();
       const started = performance.now();
+      const startedAt = Date.now();
       const interval = n.burst.withinMs / planned.length;
       await Promise.all(planned.map((p, i) => new Promise<void>((resolve, reject) => {
         setTimeout(() => send(agent, operator.webhookUrl, observer, p.t, p.delivery).then(resolve, reject), i * interval);
@@ -529,6 +548,13 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
       const burstTimeout = options.quick ? 180_000 : 300_000;
       const converged = await waitFor('every burst environment Ready', burstTimeout, operator.child, observer, () => timelines.every((t) => t.ready !== undefined));
       const allReadyMs = converged ? performance.now() - started : Number.NaN;
+      const burstWindow = { from: startedAt, to: Date.now() };
+      const speed = probes instanceof Error ? [] : probes.map((p) => compareSpeed(p.samples(), quiet, burstWindow));
+      // Every sample, for comparing runs later (the figures keep only the medians).
+      if (!(probes instanceof Error)) {
+        const file = path.join(options.outDir, `speed-probe-${profiled ? 'profiled' : 'timed'}-burst.json`);
+        writeFileSync(file, `${JSON.stringify({ quiet, burst: burstWindow, cores: probes.map((p) => p.samples()) })}\n`);
+      }
       // A failed end scrape loses these figures, not the burst's others.
       const activity = await metrics.stop().catch((err: Error) => err);
       const readyByDeadline = timelines.filter((t) => t.ready !== undefined).length;
@@ -559,6 +585,10 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
       figures.unshift(
         { scenario: 4, name: `all ${count} Ready (from the first delivery)`, value: allReadyMs / 1000, unit: 's', target: { op: '<=', value: 60, text: '≤ 60 s on 2 cores' } },
         { scenario: 4, name: `Ready within the ${burstTimeout / 1000} s the bench waits`, value: readyByDeadline, unit: 'count' },
+        ...speed.map((c, core): Figure => ({
+          scenario: 4, name: `core ${core}'s time for the speed probe's fixed work meanwhile, median`, value: c.duringMs, unit: 'ms',
+          note: `${c.quietMs.toFixed(1)} ms in the quiet seconds before (×${c.slowdown.toFixed(2)}); the same work, so a slower core shows as a longer time`,
+        })),
         { scenario: 4, name: `all ${count} comments say ready`, value: allCommentedMs / 1000, unit: 's' },
         { scenario: 4, name: peakReset ? 'operator peak RSS, first delivery → all Ready (VmHWM)' : 'operator peak RSS (VmHWM, process lifetime: the kernel refused a reset)', value: usageReady.peakRssMb, unit: 'MB', target: { op: '<=', value: 250, text: '≤ 250 MB' } },
         { scenario: 4, name: 'operator peak RSS during the burst (sampled 5/s)', value: peakRss, unit: 'MB' },
@@ -579,6 +609,7 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
           + `each other client's by verb/resource: ${otherClientsWrites(allWrites.filter((w) => !operatorWrites.has(w)))}.`,
         `Operator API writes (${writes.length}) by verb/resource: ${countBy(writes, verbResource)}.`,
         machineCpuNote,
+        probes instanceof Error ? `No speed probe ran: ${probes.message}` : speedNote(speed, `from the first delivery to ${converged ? 'all Ready' : 'the deadline'}`, speedProbeIntervalMs),
         `GitHub requests (${requests.length}) by operation: ${countBy(requests, (r) => `${r.method} ${r.operationId ?? r.path}${r.status === 304 ? ' (304)' : ''}`)}.`,
       ];
       const profileNotes: string[] = [];
@@ -600,7 +631,7 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
         burstNotes.push(activityNote(activity.activity), scrapeNote(activity));
       }
       if (heapNote) burstNotes.push(heapNote);
-      return { timelines, converged, allReadyMs, operatorCpuSeconds: usageReady.cpuSeconds - usage0.cpuSeconds, figures, samples, notes: burstNotes, machineCpuNote, convergenceNote, profileNotes };
+      return { timelines, converged, allReadyMs, operatorCpuSeconds: usageReady.cpuSeconds - usage0.cpuSeconds, figures, samples, notes: burstNotes, machineCpuNote, convergenceNote, profileNotes, speed };
     };
     let timedPass: BurstPass | undefined;
     if (wantsBurst) await attempt([4, 5, 8], 'Burst', async () => {
@@ -705,13 +736,16 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
         figures: [
           { scenario: 4, name: `all ${count} Ready, profiled pass (from the first delivery)`, value: pass.allReadyMs / 1000, unit: 's' },
           { scenario: 4, name: 'operator CPU seconds, profiled pass, burst → all Ready', value: pass.operatorCpuSeconds, unit: 's' },
+          // The same work as the timed pass's? Its writes say.
+          ...pass.figures.filter((f) => f.name === 'API writes per environment (audit log)').map((f) => ({ ...f, name: 'API writes per environment, profiled pass (audit log)' })),
         ],
         samples: {},
         notes: [
           `${count} more PRs in the same repositories, ${before}, with the operator's CPU profiler (inspector, a sample every ${operatorProfileIntervalUs / 1000} ms) and the API server's (pprof, the burst's first ${apiServerProfileSeconds} s) on. Scenario 4's figures above come from the burst without them, because a profiler costs the operator CPU.`
-            + (timedPass ? ` This pass: ${pass.operatorCpuSeconds.toFixed(1)} operator CPU s, all Ready after ${(pass.allReadyMs / 1000).toFixed(1)} s; the timed one: ${timedPass.operatorCpuSeconds.toFixed(1)} s and ${(timedPass.allReadyMs / 1000).toFixed(1)} s. The machine's speed moves between two passes too: compare them by where the machine's CPU went (below, and in the timed pass's notes).` : ''),
+            + (timedPass ? ` This pass: ${pass.operatorCpuSeconds.toFixed(1)} operator CPU s, all Ready after ${(pass.allReadyMs / 1000).toFixed(1)} s; the timed one: ${timedPass.operatorCpuSeconds.toFixed(1)} s and ${(timedPass.allReadyMs / 1000).toFixed(1)} s. The machine's speed moves between two passes too: the cores ran the speed probe's work in ${perCoreMs(pass.speed, 'duringMs')} ms (median, core by core) in this pass and ${perCoreMs(timedPass.speed, 'duringMs')} ms in the timed one; compare them by where the machine's CPU went as well (below, and in the timed pass's notes).` : ''),
           ...(pass.convergenceNote ? [pass.convergenceNote] : []),
           pass.machineCpuNote,
+          ...(pass.speed.length > 0 ? [speedNote(pass.speed, 'in this pass, from the first delivery to all Ready', speedProbeIntervalMs)] : []),
           ...pass.profileNotes,
         ],
       });
