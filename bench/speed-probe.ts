@@ -2,13 +2,15 @@
 // interval, the fixed work of machine-speed.ts, timed by the CPU time this process spent on it
 // rather than by the clock. Waiting for a core is left out, so what is left is how fast a core
 // ran the work — slower when the host gives this virtual machine less of its cores (the guest
-// sees no steal time here), or when the other processes crowd the caches. One JSON line per
+// sees no steal time here), or when the other processes crowd the caches. The CPU time is the
+// process's: the bench pins the probe to one core, so its collector's helper threads run there
+// too and their time is the same work's (unpinned, it can exceed the clock's). One JSON line per
 // sample on stdout: {"speedProbe": {"at": <epoch ms>, "cpuMs": …, "wallMs": …}}.
 import { fixedCpuWork } from './machine-speed.js';
 
-const intervalMs = Number(process.argv[2] ?? 500);
-const roundTrips = Number(process.argv[3] ?? 500);
-if (!(intervalMs > 0 && roundTrips > 0)) throw new Error(`usage: speed-probe <interval ms> <round trips>; got ${process.argv.slice(2).join(' ')}`);
+// Both from the bench (speed-probe-recorder.ts holds the defaults).
+const [intervalMs = Number.NaN, roundTrips = Number.NaN] = process.argv.slice(2, 4).map(Number);
+if (!(intervalMs > 0 && roundTrips > 0)) throw new Error(`usage: speed-probe <interval ms> <round trips>; got ${process.argv.slice(2).join(' ') || 'nothing'}`);
 
 const cpuMs = () => {
   const { user, system } = process.cpuUsage();
