@@ -147,6 +147,12 @@ export function startBenchChild(entry: BenchEntry, args: string[], env: Record<s
   });
   // A command sent to a child that has just died: its exit is what the waits report.
   child.stdin!.on('error', () => {});
+  // A command that could not be started (taskset missing) has no 'exit': it ends here, 'close'
+  // follows, and the waits say why.
+  child.once('error', (err) => {
+    stderr += `\n${err.message}`;
+    if (child.pid === undefined) exited = true;
+  });
   return {
     child,
     nextJson<T>(timeoutMs = 120_000, match: (value: any) => boolean = () => true): Promise<T> {

@@ -37,7 +37,7 @@ import { cpuBetween, cpuNote, cpuSnapshot } from './machine-cpu.js';
 import { processUsage, resetPeakRss } from './process-usage.js';
 import { baselineClient, baselineOnce, deleteNamespaces } from './scenario-apply-baseline.js';
 import type { counts as countsOf, StepContext, StepResult } from './scenario-plan.js';
-import { compareSpeed, perCoreMs, SpeedProbe, speedNote, speedProbeIntervalMs, type SpeedComparison, type TimeWindow } from './speed-probe-recorder.js';
+import { compareSpeed, perCoreMs, SpeedProbe, speedNote, type SpeedComparison, type TimeWindow } from './speed-probe-recorder.js';
 import { ratio, summarize } from './stats.js';
 
 export interface EndToEndOptions extends StepContext {
@@ -468,18 +468,26 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
      * core run (up to 2× for the same work), which the probe measures from the quiet seconds before.
      */
     const burstPass = async (profiled: boolean, onPlanned: (timelines: Timeline[]) => void): Promise<BurstPass> => {
-      // A probe that cannot run (no taskset, a restricted CPU set) costs its figure, not the burst.
-      const probes = await SpeedProbe.startPerCore().catch((err: Error) => err);
+      // Probes that cannot run (no taskset, a restricted CPU set, no samples) cost their figures, not the burst.
+      let probeError: Error | undefined;
+      let probes = await SpeedProbe.startPerCore().catch((err: Error) => {
+        probeError = err;
+        return [];
+      });
+      const quiet = { from: Date.now(), to: 0 };
+      await Promise.all(probes.map((p) => p.waitForSamples(3))).catch(async (err: Error) => {
+        probeError = err;
+        await Promise.all(probes.map((p) => p.stop()));
+        probes = [];
+      });
+      quiet.to = Date.now();
       try {
-        const quiet = { from: Date.now(), to: 0 };
-        if (!(probes instanceof Error)) await Promise.all(probes.map((p) => p.waitForSamples(3)));
-        quiet.to = Date.now();
-        return await measureBurst(profiled, onPlanned, probes, quiet);
+        return await measureBurst(profiled, onPlanned, probes, probeError, quiet);
       } finally {
-        if (!(probes instanceof Error)) await Promise.all(probes.map((p) => p.stop()));
+        await Promise.all(probes.map((p) => p.stop()));
       }
     };
-    const measureBurst = async (profiled: boolean, onPlanned: (timelines: Timeline[]) => void, probes: SpeedProbe[] | Error, quiet: TimeWindow): Promise<BurstPass> => {
+    const measureBurst = async (profiled: boolean, onPlanned: (timelines: Timeline[]) => void, probes: SpeedProbe[], probeError: Error | undefined, quiet: TimeWindow): Promise<BurstPass> => {
       // Commits are made before the clock starts: repositories in parallel, each one's PRs in
       // turn (a driver numbers PRs from its own state). Sent round-robin over repositories.
       const perRepo = burstRepos.map((_, r) => Math.floor(n.burst.pullRequests / burstRepos.length) + (r < n.burst.pullRequests % burstRepos.length ? 1 : 0));
@@ -511,7 +519,7 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
       // The burst's own peak: VmHWM from here on (the earlier scenarios' peak is left out).
       const peakReset = resetPeakRss(operator.pid);
       const usage0 = processUsage(operator.pid);
-      const probePids = probes instanceof Error ? {} : Object.fromEntries(probes.map((p, core) => [`speed probe (core ${core})`, p.pid]));
+      const probePids = Object.fromEntries(probes.map((p, core) => [`speed probe (core ${core})`, p.pid]));
       const cpuPids = () => ({ operator: operator.pid, ...cluster.pids(), 'bench (GitHub emulator, clients, cluster supervision)': process.pid, ...probePids });
       const cpu0 = cpuSnapshot(cpuPids());
       let peakRss = usage0.rssMb;
@@ -549,9 +557,9 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
       const converged = await waitFor('every burst environment Ready', burstTimeout, operator.child, observer, () => timelines.every((t) => t.ready !== undefined));
       const allReadyMs = converged ? performance.now() - started : Number.NaN;
       const burstWindow = { from: startedAt, to: Date.now() };
-      const speed = probes instanceof Error ? [] : probes.map((p) => compareSpeed(p.samples(), quiet, burstWindow));
+      const speed = probes.map((p) => compareSpeed(p.samples(), quiet, burstWindow));
       // Every sample, for comparing runs later (the figures keep only the medians).
-      if (!(probes instanceof Error)) {
+      if (probes.length > 0) {
         const file = path.join(options.outDir, `speed-probe-${profiled ? 'profiled' : 'timed'}-burst.json`);
         writeFileSync(file, `${JSON.stringify({ quiet, burst: burstWindow, cores: probes.map((p) => p.samples()) })}\n`);
       }
@@ -609,7 +617,7 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
           + `each other client's by verb/resource: ${otherClientsWrites(allWrites.filter((w) => !operatorWrites.has(w)))}.`,
         `Operator API writes (${writes.length}) by verb/resource: ${countBy(writes, verbResource)}.`,
         machineCpuNote,
-        probes instanceof Error ? `No speed probe ran: ${probes.message}` : speedNote(speed, `from the first delivery to ${converged ? 'all Ready' : 'the deadline'}`, speedProbeIntervalMs),
+        probeError ? `No speed probe ran: ${probeError.message}` : speedNote(speed, `from the first delivery to ${converged ? 'all Ready' : 'the deadline'}`),
         `GitHub requests (${requests.length}) by operation: ${countBy(requests, (r) => `${r.method} ${r.operationId ?? r.path}${r.status === 304 ? ' (304)' : ''}`)}.`,
       ];
       const profileNotes: string[] = [];
@@ -742,10 +750,10 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
         samples: {},
         notes: [
           `${count} more PRs in the same repositories, ${before}, with the operator's CPU profiler (inspector, a sample every ${operatorProfileIntervalUs / 1000} ms) and the API server's (pprof, the burst's first ${apiServerProfileSeconds} s) on. Scenario 4's figures above come from the burst without them, because a profiler costs the operator CPU.`
-            + (timedPass ? ` This pass: ${pass.operatorCpuSeconds.toFixed(1)} operator CPU s, all Ready after ${(pass.allReadyMs / 1000).toFixed(1)} s; the timed one: ${timedPass.operatorCpuSeconds.toFixed(1)} s and ${(timedPass.allReadyMs / 1000).toFixed(1)} s. The machine's speed moves between two passes too: the cores ran the speed probe's work in ${perCoreMs(pass.speed, 'duringMs')} ms (median, core by core) in this pass and ${perCoreMs(timedPass.speed, 'duringMs')} ms in the timed one; compare them by where the machine's CPU went as well (below, and in the timed pass's notes).` : ''),
+            + (timedPass ? ` This pass: ${pass.operatorCpuSeconds.toFixed(1)} operator CPU s, all Ready after ${(pass.allReadyMs / 1000).toFixed(1)} s; the timed one: ${timedPass.operatorCpuSeconds.toFixed(1)} s and ${(timedPass.allReadyMs / 1000).toFixed(1)} s. The machine's speed moves between two passes too: ${pass.speed.length > 0 && timedPass.speed.length > 0 ? `the cores ran the speed probe's work in ${perCoreMs(pass.speed)} ms (median, core by core) in this pass and ${perCoreMs(timedPass.speed)} ms in the timed one; ` : ''}compare them by where the machine's CPU went${pass.speed.length > 0 && timedPass.speed.length > 0 ? ' as well' : ''} (below, and in the timed pass's notes).` : ''),
           ...(pass.convergenceNote ? [pass.convergenceNote] : []),
           pass.machineCpuNote,
-          ...(pass.speed.length > 0 ? [speedNote(pass.speed, 'in this pass, from the first delivery to all Ready', speedProbeIntervalMs)] : []),
+          ...(pass.speed.length > 0 ? [speedNote(pass.speed, 'in this pass, from the first delivery to all Ready')] : []),
           ...pass.profileNotes,
         ],
       });

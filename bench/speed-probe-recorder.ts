@@ -51,19 +51,19 @@ export function compareSpeed(samples: readonly SpeedSample[], quiet: TimeWindow,
 }
 
 /** One line for a scenario's notes: each core's comparison, in core order. */
-export function speedNote(perCore: readonly SpeedComparison[], what: string, intervalMs: number): string {
+export function speedNote(perCore: readonly SpeedComparison[], what: string): string {
   const cores = perCore.map((c, core) => Number.isFinite(c.slowdown)
     ? `core ${core} median ${c.duringMs.toFixed(1)} ms of CPU (p10 ${c.duringP10Ms.toFixed(1)}, p90 ${c.duringP90Ms.toFixed(1)}, mean ${c.duringMeanMs.toFixed(1)}; ${c.duringSamples} samples) against ${c.quietMs.toFixed(1)} ms in the quiet seconds before (${c.quietSamples} samples): ×${c.slowdown.toFixed(2)}`
     : `core ${core} no samples ${c.quietSamples === 0 ? 'in the quiet seconds before' : what}`);
-  return `Each core's speed ${what} (bench/speed-probe.ts: a fixed piece of JSON work every ${intervalMs} ms in a process pinned to the core, timed by its CPU time, so waiting for the core is left out): ${cores.join('; ')}.`;
+  return `Each core's speed ${what} (bench/speed-probe.ts: a fixed piece of JSON work every ${speedProbeIntervalMs} ms in a process pinned to the core, timed by its CPU time, so waiting for the core is left out): ${cores.join('; ')}.`;
 }
 
-/** The cores' speeds in one figure's words: "12.1 / 18.3 ms". */
-export function perCoreMs(perCore: readonly SpeedComparison[], key: 'duringMs' | 'quietMs'): string {
-  return perCore.map((c) => c[key].toFixed(1)).join(' / ');
+/** The cores' medians during the window measured, in one figure's words: "12.1 / 18.3". */
+export function perCoreMs(perCore: readonly SpeedComparison[]): string {
+  return perCore.map((c) => c.duringMs.toFixed(1)).join(' / ');
 }
 
-/** How often a probe samples by default, and how much work each sample is (about 7 ms at full speed: 0.7 % of a core). */
+/** How often a probe samples, and how much work each sample is (about 7 ms at full speed: 0.7 % of a core). */
 export const speedProbeIntervalMs = 1000;
 export const speedProbeRoundTrips = 300;
 
@@ -71,11 +71,11 @@ export class SpeedProbe {
   private readonly taken: SpeedSample[] = [];
   private readonly waiters: Array<() => void> = [];
 
-  private constructor(private readonly child: JsonLineChild, readonly intervalMs: number) {}
+  private constructor(private readonly child: JsonLineChild) {}
 
   /** One probe pinned to each core (0 … n−1); if one cannot start, none is left running. */
-  static async startPerCore(options: { intervalMs?: number; roundTrips?: number } = {}): Promise<SpeedProbe[]> {
-    const started = await Promise.allSettled(Array.from({ length: availableParallelism() }, (_, cpu) => SpeedProbe.start({ ...options, cpu })));
+  static async startPerCore(): Promise<SpeedProbe[]> {
+    const started = await Promise.allSettled(Array.from({ length: availableParallelism() }, (_, cpu) => SpeedProbe.start(cpu)));
     const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     const probes = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
     if (failed) {
@@ -85,17 +85,16 @@ export class SpeedProbe {
     return probes;
   }
 
-  /** Starts a probe (on one core with `cpu`); resolves once it has compiled its work and samples. */
-  static async start(options: { intervalMs?: number; roundTrips?: number; cpu?: number } = {}): Promise<SpeedProbe> {
-    const intervalMs = options.intervalMs ?? speedProbeIntervalMs;
-    const child = startBenchChild('speed-probe', [String(intervalMs), String(options.roundTrips ?? speedProbeRoundTrips)], {}, { cpu: options.cpu });
+  /** Starts a probe pinned to `cpu`; resolves once it has compiled its work and samples. */
+  static async start(cpu: number): Promise<SpeedProbe> {
+    const child = startBenchChild('speed-probe', [String(speedProbeIntervalMs), String(speedProbeRoundTrips)], {}, { cpu });
     try {
       await child.nextJson(30_000, (v) => v?.speedProbe === 'started');
     } catch (err) {
       await child.stop(1000);
       throw err;
     }
-    const probe = new SpeedProbe(child, intervalMs);
+    const probe = new SpeedProbe(child);
     void probe.collect();
     return probe;
   }
@@ -115,10 +114,13 @@ export class SpeedProbe {
     while (this.taken.length < target) {
       if (this.child.hasExited()) throw new Error(`the speed probe exited:\n${this.child.stderrTail()}`);
       if (Date.now() > deadline) throw new Error(`the speed probe took ${count - (target - this.taken.length)} of ${count} samples in ${timeoutMs} ms`);
+      // Woken by the next sample, or after two intervals to look at the child and the deadline again.
+      let timer: ReturnType<typeof setTimeout> | undefined;
       await new Promise<void>((resolve) => {
         this.waiters.push(resolve);
-        setTimeout(resolve, this.intervalMs * 2).unref();
+        timer = setTimeout(resolve, speedProbeIntervalMs * 2);
       });
+      clearTimeout(timer);
     }
   }
 

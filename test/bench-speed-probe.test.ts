@@ -25,21 +25,23 @@ async function probeSamples(count: number, sharedCore: boolean): Promise<SpeedSa
     probe.kill();
     spinner?.kill();
   }
+  assert.equal(samples.length, count, `the probe pinned to CPU 0 wrote ${samples.length} of ${count} samples`);
   return samples;
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
-test('a probe that shares its core with a busy process reports the CPU time of its work, not the longer wait', { timeout: 60_000 }, async () => {
-  const alone = await probeSamples(12, false);
+test('a probe that shares its core with a busy process reports the CPU time of its work, not the longer wait', { timeout: 90_000 }, async () => {
+  // Alone before and after: the host may change the core's speed in between (docs/benchmarks.md).
+  const before = await probeSamples(12, false);
   const shared = await probeSamples(12, true);
-  const wallAlone = median(alone.map((s) => s.wallMs));
+  const after = await probeSamples(12, false);
   const wallShared = median(shared.map((s) => s.wallMs));
-  const cpuAlone = median(alone.map((s) => s.cpuMs));
   const cpuShared = median(shared.map((s) => s.cpuMs));
+  const cpuAlone = [median(before.map((s) => s.cpuMs)), median(after.map((s) => s.cpuMs))];
   assert.ok(wallShared > 1.4 * cpuShared, `sharing the core, the clock shows the wait: ${wallShared.toFixed(1)} ms by the clock, ${cpuShared.toFixed(1)} ms of CPU`);
-  assert.ok(cpuShared < 1.4 * cpuAlone && cpuShared > cpuAlone / 1.4, `the CPU time stays the work's: ${cpuShared.toFixed(1)} ms shared, ${cpuAlone.toFixed(1)} ms alone (by the clock ${wallShared.toFixed(1)} and ${wallAlone.toFixed(1)} ms)`);
-  for (const s of [...alone, ...shared]) assert.ok(s.cpuMs > 0 && Number.isFinite(s.at));
+  assert.ok(cpuAlone.some((alone) => cpuShared < 1.4 * alone && cpuShared > alone / 1.4), `the CPU time stays the work's: ${cpuShared.toFixed(1)} ms shared, ${cpuAlone.map((ms) => ms.toFixed(1)).join(' and ')} ms alone before and after`);
+  for (const s of [...before, ...shared, ...after]) assert.ok(s.cpuMs > 0 && Number.isFinite(s.at));
 });
 
 test('the comparison takes the median of each window and their ratio, core by core', () => {
@@ -54,11 +56,11 @@ test('the comparison takes the median of each window and their ratio, core by co
   assert.equal(c.duringMs, 22);
   assert.equal(c.slowdown, 2);
   const other = compareSpeed(samples, { from: 1000, to: 1500 }, { from: 1000, to: 2000 });
-  assert.match(speedNote([c, other], 'in the burst', 500), /core 0 median 22\.0 ms of CPU .* against 11\.0 ms .*×2\.00; core 1 median 11\.0 ms .*against 10\.0 ms .*×1\.10\.$/);
+  assert.match(speedNote([c, other], 'in the burst'), /core 0 median 22\.0 ms of CPU .* against 11\.0 ms .*×2\.00; core 1 median 11\.0 ms .*against 10\.0 ms .*×1\.10\.$/);
 });
 
 test('without samples in a window the comparison says so instead of a ratio', () => {
   const c = compareSpeed([{ at: 1000, cpuMs: 10, wallMs: 10 }], { from: 0, to: 500 }, { from: 900, to: 1100 });
   assert.ok(Number.isNaN(c.slowdown));
-  assert.match(speedNote([c], 'in the burst', 500), /core 0 no samples in the quiet seconds before/);
+  assert.match(speedNote([c], 'in the burst'), /core 0 no samples in the quiet seconds before/);
 });

@@ -52,6 +52,7 @@ import { progressWait } from './progress-pacer.js';
 import { renderEnvironment, type RenderFailure, type RenderFailureKind, type RenderOutcome } from './preview-environment-rendering.js';
 import { SlotLedger, type SlotEnvironment } from './preview-environment-slots.js';
 import { environmentAnnotationKeys } from '../github/environment-store.js';
+import { repositoryKey } from '../github/octokit-factory.js';
 
 export const previewEnvironmentKind: KindRef = { apiVersion: previewEnvironmentApiVersion, kind: 'PreviewEnvironment' };
 /** Held until the environment's namespace is gone and GitHub was told. */
@@ -185,7 +186,6 @@ const environmentLabel = ownershipLabelKeys.environment;
 
 /** The environments' cache indexed by repository: every environment event asks for its siblings. */
 const repositoryIndex = 'repository';
-const repositoryKey = (repository: { owner: string; name: string }) => `${repository.owner.toLowerCase()}/${repository.name.toLowerCase()}`;
 
 /** Registers the controller and its informers with the manager (before `manager.start()`). */
 export function registerPreviewEnvironmentController(manager: Manager, options: PreviewEnvironmentControllerOptions): PreviewEnvironmentController {

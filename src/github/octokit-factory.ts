@@ -24,6 +24,9 @@ export interface RepositoryName {
   name: string;
 }
 
+/** One key per repository, whatever the case GitHub or a person wrote it in (GitHub's names are case-insensitive). */
+export const repositoryKey = (r: RepositoryName) => `${r.owner}/${r.name}`.toLowerCase();
+
 export type GitHubAuth =
   | {
     type: 'app';
@@ -74,8 +77,6 @@ export interface GitHubClients {
   tokenFor(repository: RepositoryName): Promise<string>;
   readonly rateLimits: RateLimitObserver;
 }
-
-const repoKey = (r: RepositoryName) => `${r.owner}/${r.name}`.toLowerCase();
 
 export function createGitHubClients(options: GitHubClientOptions): GitHubClients {
   const log = options.log ?? silentLogger;
@@ -160,7 +161,7 @@ export function createGitHubClients(options: GitHubClientOptions): GitHubClients
 
   function installationIdFor(repository: RepositoryName): Promise<number> {
     if (app.installationId !== undefined) return Promise.resolve(app.installationId);
-    const key = repoKey(repository);
+    const key = repositoryKey(repository);
     let id = installationIds.get(key);
     if (!id) {
       id = appClient.rest.apps.getRepoInstallation({ owner: repository.owner, repo: repository.name }).then((r) => r.data.id);
@@ -176,7 +177,7 @@ export function createGitHubClients(options: GitHubClientOptions): GitHubClients
     forRepository: async (repository) => forInstallation(await installationIdFor(repository)),
     forInstallation,
     installationIdFor,
-    forgetRepository: (repository) => void installationIds.delete(repoKey(repository)),
+    forgetRepository: (repository) => void installationIds.delete(repositoryKey(repository)),
     tokenFor: async (repository) => {
       const client = forInstallation(await installationIdFor(repository));
       const auth = (await client.auth({ type: 'installation' })) as { token: string };

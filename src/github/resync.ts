@@ -29,7 +29,7 @@ import { effectivePolicy, type PolicyConfig } from '../policy/policy-config.js';
 import type { PullRequestFacts } from '../policy/pull-request-facts.js';
 import { environmentAnnotationKeys, environmentObject } from './environment-store.js';
 import type { EnvironmentWriter } from './environment-writer.js';
-import type { GitHubClient, GitHubClients, RepositoryName } from './octokit-factory.js';
+import { repositoryKey, type GitHubClient, type GitHubClients, type RepositoryName } from './octokit-factory.js';
 import { isRateLimited } from './octokit-rate-limit.js';
 import { decide } from './pull-request-decision.js';
 import { pullRequestFacts, type PullRequestFactsOptions } from './pull-request-payload.js';
@@ -117,7 +117,6 @@ interface DeletionCandidate {
   observedAt: number;
 }
 
-const repositoryKey = (r: RepositoryName) => `${r.owner}/${r.name}`.toLowerCase();
 
 /**
  * ETags of the answers each client saw last, by URL: an answer with the same ETag came
