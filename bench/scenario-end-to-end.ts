@@ -753,6 +753,8 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
             + (timedPass ? ` This pass: ${pass.operatorCpuSeconds.toFixed(1)} operator CPU s, all Ready after ${(pass.allReadyMs / 1000).toFixed(1)} s; the timed one: ${timedPass.operatorCpuSeconds.toFixed(1)} s and ${(timedPass.allReadyMs / 1000).toFixed(1)} s. The machine's speed moves between two passes too: ${pass.speed.length > 0 && timedPass.speed.length > 0 ? `the cores ran the speed probe's work in ${perCoreMs(pass.speed)} ms (median, core by core) in this pass and ${perCoreMs(timedPass.speed)} ms in the timed one; ` : ''}compare them by where the machine's CPU went${pass.speed.length > 0 && timedPass.speed.length > 0 ? ' as well' : ''} (below, and in the timed pass's notes).` : ''),
           ...(pass.convergenceNote ? [pass.convergenceNote] : []),
           pass.machineCpuNote,
+          // Which writes, when the count differs from the timed pass's.
+          ...pass.notes.filter((n) => n.startsWith('Operator API writes')),
           ...(pass.speed.length > 0 ? [speedNote(pass.speed, 'in this pass, from the first delivery to all Ready')] : []),
           ...pass.profileNotes,
         ],
