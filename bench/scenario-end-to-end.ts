@@ -37,7 +37,7 @@ import { cpuBetween, cpuNote, cpuSnapshot } from './machine-cpu.js';
 import { processUsage, resetPeakRss } from './process-usage.js';
 import { baselineClient, baselineOnce, deleteNamespaces } from './scenario-apply-baseline.js';
 import type { counts as countsOf, StepContext, StepResult } from './scenario-plan.js';
-import { compareSpeed, perCoreMs, SpeedProbe, speedNote, type SpeedComparison, type TimeWindow } from './speed-probe-recorder.js';
+import { CoreSpeedProbes, perCoreMs, speedNote, type SpeedComparison } from './speed-probe-recorder.js';
 import { ratio, summarize } from './stats.js';
 
 export interface EndToEndOptions extends StepContext {
@@ -468,26 +468,14 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
      * core run (up to 2× for the same work), which the probe measures from the quiet seconds before.
      */
     const burstPass = async (profiled: boolean, onPlanned: (timelines: Timeline[]) => void): Promise<BurstPass> => {
-      // Probes that cannot run (no taskset, a restricted CPU set, no samples) cost their figures, not the burst.
-      let probeError: Error | undefined;
-      let probes = await SpeedProbe.startPerCore().catch((err: Error) => {
-        probeError = err;
-        return [];
-      });
-      const quiet = { from: Date.now(), to: 0 };
-      await Promise.all(probes.map((p) => p.waitForSamples(3))).catch(async (err: Error) => {
-        probeError = err;
-        await Promise.all(probes.map((p) => p.stop()));
-        probes = [];
-      });
-      quiet.to = Date.now();
+      const probes = await CoreSpeedProbes.start();
       try {
-        return await measureBurst(profiled, onPlanned, probes, probeError, quiet);
+        return await measureBurst(profiled, onPlanned, probes);
       } finally {
-        await Promise.all(probes.map((p) => p.stop()));
+        await probes.stop();
       }
     };
-    const measureBurst = async (profiled: boolean, onPlanned: (timelines: Timeline[]) => void, probes: SpeedProbe[], probeError: Error | undefined, quiet: TimeWindow): Promise<BurstPass> => {
+    const measureBurst = async (profiled: boolean, onPlanned: (timelines: Timeline[]) => void, probes: CoreSpeedProbes): Promise<BurstPass> => {
       // Commits are made before the clock starts: repositories in parallel, each one's PRs in
       // turn (a driver numbers PRs from its own state). Sent round-robin over repositories.
       const perRepo = burstRepos.map((_, r) => Math.floor(n.burst.pullRequests / burstRepos.length) + (r < n.burst.pullRequests % burstRepos.length ? 1 : 0));
@@ -519,8 +507,7 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
       // The burst's own peak: VmHWM from here on (the earlier scenarios' peak is left out).
       const peakReset = resetPeakRss(operator.pid);
       const usage0 = processUsage(operator.pid);
-      const probePids = Object.fromEntries(probes.map((p, core) => [`speed probe (core ${core})`, p.pid]));
-      const cpuPids = () => ({ operator: operator.pid, ...cluster.pids(), 'bench (GitHub emulator, clients, cluster supervision)': process.pid, ...probePids });
+      const cpuPids = () => ({ operator: operator.pid, ...cluster.pids(), 'bench (GitHub emulator, clients, cluster supervision)': process.pid, ...probes.pids() });
       const cpu0 = cpuSnapshot(cpuPids());
       let peakRss = usage0.rssMb;
       const sampler = setInterval(() => {
@@ -557,12 +544,10 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
       const converged = await waitFor('every burst environment Ready', burstTimeout, operator.child, observer, () => timelines.every((t) => t.ready !== undefined));
       const allReadyMs = converged ? performance.now() - started : Number.NaN;
       const burstWindow = { from: startedAt, to: Date.now() };
-      const speed = probes.map((p) => compareSpeed(p.samples(), quiet, burstWindow));
+      const speed = probes.compare(burstWindow);
       // Every sample, for comparing runs later (the figures keep only the medians).
-      if (probes.length > 0) {
-        const file = path.join(options.outDir, `speed-probe-${profiled ? 'profiled' : 'timed'}-burst.json`);
-        writeFileSync(file, `${JSON.stringify({ quiet, burst: burstWindow, cores: probes.map((p) => p.samples()) })}\n`);
-      }
+      const speedSamples = probes.samplesJson(burstWindow);
+      if (speedSamples) writeFileSync(path.join(options.outDir, `speed-probe-${profiled ? 'profiled' : 'timed'}-burst.json`), speedSamples);
       // A failed end scrape loses these figures, not the burst's others.
       const activity = await metrics.stop().catch((err: Error) => err);
       const readyByDeadline = timelines.filter((t) => t.ready !== undefined).length;
@@ -617,7 +602,7 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
           + `each other client's by verb/resource: ${otherClientsWrites(allWrites.filter((w) => !operatorWrites.has(w)))}.`,
         `Operator API writes (${writes.length}) by verb/resource: ${countBy(writes, verbResource)}.`,
         machineCpuNote,
-        probeError ? `No speed probe ran: ${probeError.message}` : speedNote(speed, `from the first delivery to ${converged ? 'all Ready' : 'the deadline'}`),
+        probes.error ? `No speed probe ran: ${probes.error.message}` : speedNote(speed, `from the first delivery to ${converged ? 'all Ready' : 'the deadline'}`),
         `GitHub requests (${requests.length}) by operation: ${countBy(requests, (r) => `${r.method} ${r.operationId ?? r.path}${r.status === 304 ? ' (304)' : ''}`)}.`,
       ];
       const profileNotes: string[] = [];

@@ -7,6 +7,10 @@ import { availableParallelism } from 'node:os';
 import { startBenchChild, type JsonLineChild } from './child-process.js';
 import { percentile } from './stats.js';
 
+/** How often a probe samples, and how much work each sample is (about 7 ms at full speed: 0.7 % of a core). */
+const speedProbeIntervalMs = 1000;
+const speedProbeRoundTrips = 300;
+
 export interface SpeedSample {
   /** When the work ended (epoch ms). */
   at: number;
@@ -63,27 +67,53 @@ export function perCoreMs(perCore: readonly SpeedComparison[]): string {
   return perCore.map((c) => c.duringMs.toFixed(1)).join(' / ');
 }
 
-/** How often a probe samples, and how much work each sample is (about 7 ms at full speed: 0.7 % of a core). */
-export const speedProbeIntervalMs = 1000;
-export const speedProbeRoundTrips = 300;
+/**
+ * A probe pinned to each core (0 … n−1), with their samples in the quiet seconds after they
+ * started. Probes that cannot run (no taskset, a restricted CPU set, no samples) leave `error` and
+ * no probes: they cost their figures, not the measurement beside them.
+ */
+export class CoreSpeedProbes {
+  private constructor(private readonly probes: SpeedProbe[], readonly quiet: TimeWindow, readonly error?: Error) {}
 
-export class SpeedProbe {
+  static async start(quietSamples = 3): Promise<CoreSpeedProbes> {
+    const started = await Promise.allSettled(Array.from({ length: availableParallelism() }, (_, cpu) => SpeedProbe.start(cpu)));
+    const probes = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    const from = Date.now();
+    const error = failed ? (failed.reason as Error) : await Promise.all(probes.map((p) => p.waitForSamples(quietSamples))).then(() => undefined, (err: Error) => err);
+    if (error) {
+      await Promise.all(probes.map((p) => p.stop()));
+      return new CoreSpeedProbes([], { from, to: Date.now() }, error);
+    }
+    return new CoreSpeedProbes(probes, { from, to: Date.now() });
+  }
+
+  /** The probes' processes by name, for where the machine's CPU went. */
+  pids(): Record<string, number> {
+    return Object.fromEntries(this.probes.map((p, core) => [`speed probe (core ${core})`, p.pid]));
+  }
+
+  /** Each core's samples in `during` against its quiet ones; none without probes. */
+  compare(during: TimeWindow): SpeedComparison[] {
+    return this.probes.map((p) => compareSpeed(p.samples(), this.quiet, during));
+  }
+
+  /** Every sample of every core with both windows (for comparing runs later); undefined without probes. */
+  samplesJson(during: TimeWindow): string | undefined {
+    return this.probes.length > 0 ? `${JSON.stringify({ quiet: this.quiet, burst: during, cores: this.probes.map((p) => p.samples()) })}\n` : undefined;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.probes.map((p) => p.stop()));
+  }
+}
+
+/** One probe process pinned to a core, and the samples it wrote. */
+class SpeedProbe {
   private readonly taken: SpeedSample[] = [];
   private readonly waiters: Array<() => void> = [];
 
   private constructor(private readonly child: JsonLineChild) {}
-
-  /** One probe pinned to each core (0 … n−1); if one cannot start, none is left running. */
-  static async startPerCore(): Promise<SpeedProbe[]> {
-    const started = await Promise.allSettled(Array.from({ length: availableParallelism() }, (_, cpu) => SpeedProbe.start(cpu)));
-    const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    const probes = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
-    if (failed) {
-      await Promise.all(probes.map((p) => p.stop()));
-      throw failed.reason;
-    }
-    return probes;
-  }
 
   /** Starts a probe pinned to `cpu`; resolves once it has compiled its work and samples. */
   static async start(cpu: number): Promise<SpeedProbe> {

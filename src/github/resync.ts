@@ -117,7 +117,6 @@ interface DeletionCandidate {
   observedAt: number;
 }
 
-
 /**
  * ETags of the answers each client saw last, by URL: an answer with the same ETag came
  * from the client's ETag cache (GitHub said 304). Kept per client, as the ETag cache is.
