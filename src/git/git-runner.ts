@@ -1,7 +1,14 @@
 // Runs one git command through simple-git: inside the global limit on concurrent git processes,
 // with a minimal environment (no ambient GIT_* variables, no user or system configuration), a
-// timeout, credentials given on the command line for that one command only, and failures turned
-// into GitOperationError with the credentials redacted.
+// timeout, credentials for that one command only, and failures turned into GitOperationError
+// with the credentials redacted.
+//
+// The token reaches git through the environment of that git process only (`GIT_CONFIG_COUNT`
+// and `GIT_CONFIG_KEY_0`/`VALUE_0`: an `http.<origin>.extraheader`), never its argv: anyone on
+// the host may read `/proc/<pid>/cmdline`, while `/proc/<pid>/environ` is readable only by the
+// same uid (under ptrace rules) and root — and repository code runs under another uid. No
+// helper program and no file: nothing to clean up after a crash, nothing on disk to find. The
+// git children that need it (git-remote-https) inherit it; nothing else does.
 import { mkdirSync } from 'node:fs';
 import { simpleGit, GitError } from 'simple-git';
 import { GitOperationError, type GitFailureReason } from './git-errors.js';
@@ -72,14 +79,8 @@ export class GitRunner {
   /** Runs `git <args>` in `baseDir` and returns its stdout. */
   run(baseDir: string, args: readonly string[], command: GitCommandOptions = {}): Promise<string> {
     const config = [...(command.config ?? [])];
-    const secrets: string[] = [];
-    if (command.token) {
-      if (!command.remote) throw new Error('a token needs the remote it is meant for');
-      const basic = Buffer.from(`x-access-token:${command.token}`).toString('base64');
-      // Scoped to the remote's origin, so a redirect elsewhere does not carry it.
-      config.push(`http.${command.remote.origin}/.extraheader=AUTHORIZATION: basic ${basic}`);
-      secrets.push(command.token, basic);
-    }
+    const credentials = command.token ? credentialEnvironment(command.token, command.remote) : undefined;
+    const secrets = credentials?.secrets ?? [];
     return this.processes.run(async () => {
       const subcommand = args.find((arg) => !arg.startsWith('-')) ?? '';
       this.started.set(subcommand, (this.started.get(subcommand) ?? 0) + 1);
@@ -93,9 +94,12 @@ export class GitRunner {
         // as missing or empty). The exit still ends it after a grace period, because a git
         // killed for silence can leave a helper (git-remote-https) holding the streams open.
         completion: { onClose: true, onExit: exitGraceMs },
-        allowEnvironment: this.allowEnvironment,
+        allowEnvironment: credentials ? [...this.allowEnvironment, ...Object.keys(credentials.env)] : this.allowEnvironment,
+        // Only the GIT_CONFIG_COUNT mechanism itself: simple-git still checks every key set
+        // through it against its unsafe list (a core.sshCommand there would still be refused).
+        ...(credentials ? { unsafe: { allowUnsafeConfigEnvCount: true } } : {}),
         trimmed: false,
-      }).env(this.env);
+      }).env(credentials ? { ...this.env, ...credentials.env } : this.env);
       try {
         return await git.raw([...args]);
       } catch (err) {
@@ -103,6 +107,21 @@ export class GitRunner {
       }
     });
   }
+}
+
+/** The environment that gives git `token` for `remote`'s origin only, and the strings to redact. */
+function credentialEnvironment(token: string, remote: URL | undefined): { env: Record<string, string>; secrets: string[] } {
+  if (!remote) throw new Error('a token needs the remote it is meant for');
+  const basic = Buffer.from(`x-access-token:${token}`).toString('base64');
+  return {
+    env: {
+      GIT_CONFIG_COUNT: '1',
+      // Scoped to the remote's origin, so a redirect elsewhere does not carry it.
+      GIT_CONFIG_KEY_0: `http.${remote.origin}/.extraheader`,
+      GIT_CONFIG_VALUE_0: `AUTHORIZATION: basic ${basic}`,
+    },
+    secrets: [token, basic],
+  };
 }
 
 function redact(text: string, secrets: readonly string[]): string {

@@ -3,6 +3,7 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -345,4 +346,46 @@ test('a warm checkout of a cached commit fetches nothing; cold and warm timings 
   const read = performance.now() - started;
   // The times are figures for the reader, not assertions: on shared cores two samples can come out either way.
   t.diagnostic(`201 files: cold ${cold.toFixed(0)} ms; warm same SHA ${warmSameSha.toFixed(0)} ms; warm new SHA ${newSha.toFixed(0)} ms; readFile of a cached SHA ${read.toFixed(0)} ms`);
+});
+
+/** Every process's command line (as anyone on the host may read it in /proc/<pid>/cmdline). */
+function commandLines(): Array<{ pid: string; argv: string }> {
+  const lines: Array<{ pid: string; argv: string }> = [];
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      lines.push({ pid, argv: readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ') });
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return lines;
+}
+
+test('the token is on no process\'s command line while git uses it, and it still authenticates', async () => {
+  const origin = await newOrigin();
+  const token = `ghs_${randomBytes(16).toString('hex')}`;
+  const secrets = [token, Buffer.from(`x-access-token:${token}`).toString('base64')];
+  // Looked at while git waits for each authorised answer: its processes are all running then.
+  const looks: Array<{ gitProcesses: number; leaks: string[] }> = [];
+  const server = await serveGitOverHttp(origin, {
+    token,
+    beforeAnswer: () => {
+      const port = new URL(server.cloneUrl).host;
+      const lines = commandLines();
+      looks.push({
+        gitProcesses: lines.filter((l) => l.argv.includes(port)).length,
+        leaks: lines.filter((l) => secrets.some((s) => l.argv.includes(s))).map((l) => `${l.pid}: ${l.argv.split(' ')[0]}`),
+      });
+    },
+  });
+  after(() => server.close());
+  const head = await origin.openPullRequest(6, { files: { 'a.txt': 'a' } });
+  const location = { ...at(origin, head, server.cloneUrl), token };
+  const cache = newCache();
+
+  await cache.withCheckout(location, async (dir) => assert.equal(readFileSync(path.join(dir, 'a.txt'), 'utf8'), 'a'));
+  assert.equal(await cache.resolveBranch(location, 'main'), await origin.resolveRef('refs/heads/main'));
+  assert.ok(looks.length >= 3, `${looks.length} authorised requests`);
+  assert.ok(looks.every((l) => l.gitProcesses >= 1), 'every look saw the git processes talking to the server');
+  assert.deepEqual(looks.flatMap((l) => l.leaks), [], 'processes whose command line carries the token');
 });

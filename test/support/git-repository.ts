@@ -306,12 +306,19 @@ export interface GitHttpServer {
   close(): Promise<void>;
 }
 
+export interface GitHttpServerOptions {
+  /** Every request must carry HTTP Basic auth whose password is this token. */
+  token?: string;
+  /** Awaited before an authorised request is served: git waits for its answer meanwhile (to look at it while it runs). */
+  beforeAnswer?: (request: GitHttpRequest) => Promise<void> | void;
+}
+
 /**
  * Serves the repository over git's smart HTTP protocol (`git http-backend` as a CGI program) on
  * 127.0.0.1. With `token`, every request must carry HTTP Basic auth whose password is that token
  * (as GitHub accepts installation tokens); others get 401.
  */
-export async function serveGitOverHttp(repository: GitRepository, { token }: { token?: string } = {}): Promise<GitHttpServer> {
+export async function serveGitOverHttp(repository: GitRepository, { token, beforeAnswer }: GitHttpServerOptions = {}): Promise<GitHttpServer> {
   const backend = path.join(execFileSync('git', ['--exec-path'], { encoding: 'utf8' }).trim(), 'git-http-backend');
   const requests: GitHttpRequest[] = [];
 
@@ -323,11 +330,18 @@ export async function serveGitOverHttp(repository: GitRepository, { token }: { t
     return decoded.slice(decoded.indexOf(':') + 1) === token;
   }
 
-  function handle(req: IncomingMessage, res: ServerResponse): void {
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const authorization = req.headers.authorization ?? '';
-    requests.push({ method: req.method ?? '', url: req.url ?? '', authorization });
+    const request = { method: req.method ?? '', url: req.url ?? '', authorization };
+    requests.push(request);
     if (!authorised(authorization)) {
       res.writeHead(401, { 'WWW-Authenticate': 'Basic realm="GitHub"' }).end('Unauthorized');
+      return;
+    }
+    try {
+      await beforeAnswer?.(request);
+    } catch {
+      res.writeHead(500).end('beforeAnswer failed');
       return;
     }
     const url = new URL(req.url ?? '/', 'http://localhost');
@@ -367,7 +381,7 @@ export async function serveGitOverHttp(repository: GitRepository, { token }: { t
     });
   }
 
-  const server = createServer(handle);
+  const server = createServer((req, res) => void handle(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
