@@ -22,6 +22,9 @@ Commands:
            under leader election (every replica serves webhooks; only the leader reconciles).
   synth    Print the YAML a pull request of a local repository would get:
              preview-operator synth --repo <path> [--pr <n>] [--sha <sha>] [--repository owner/name]
+  renderer Serve the sandbox on a Unix socket for the operator container of the same pod (the
+           chart's renderer container; needs root or the capabilities named in docs/security.md):
+             preview-operator renderer --checkout-root <dir> --client-gid <gid> --sandbox-renderer-socket <path>
   dev      Try it locally: a local control plane, a GitHub emulator, the operator and a demo pull
            request (npm run dev). With KUBECONFIG set it uses that cluster instead.
   help     This text and every setting (preview-operator help settings).
@@ -101,6 +104,25 @@ export async function runCli(argv: readonly string[], env: Readonly<Record<strin
         for (const message of output.messages) io.stderr(`${message}\n`);
         io.stdout(output.yaml);
         return output.ok ? 0 : 1;
+      }
+      case 'renderer': {
+        const own = takeFlags(args, ['checkout-root', 'client-gid']);
+        const issues = [...own.issues];
+        const checkoutRoot = own.values.get('checkout-root');
+        if (!checkoutRoot) issues.push({ setting: '--checkout-root', message: 'required: the checkout volume shared with the operator' });
+        const clientGid = Number(own.values.get('client-gid'));
+        if (!Number.isSafeInteger(clientGid) || clientGid < 0) issues.push({ setting: '--client-gid', message: 'required: the operator\'s gid, the only group that may connect' });
+        let config;
+        try {
+          config = loadConfig({ args: own.rest, env, purpose: 'renderer' });
+        } catch (err) {
+          if (!(err instanceof ConfigError)) throw err;
+          issues.push(...err.issues);
+        }
+        if (config && !config.sandbox.rendererSocket) issues.push({ setting: '--sandbox-renderer-socket', message: 'required: where to listen' });
+        if (issues.length > 0 || !config) return reportIssues(io, issues);
+        const { runRenderer } = await import('./cli-renderer.js');
+        return await runRenderer(config, { checkoutRoot: checkoutRoot!, clientGid }, io);
       }
       case 'dev': {
         // The local demo needs the repository's test harness (control plane, GitHub emulator):

@@ -14,7 +14,9 @@ export type SandboxFailureReason =
   /** Threw (or rejected) an error of its own. */
   | 'exception'
   /** Finished without valid manifests: wrong default export, output too large, not manifests, exited early. */
-  | 'bad-output';
+  | 'bad-output'
+  /** Not run at all: the kernel isolation the sandbox needs is not available where the operator runs. */
+  | 'isolation';
 
 export class SandboxError extends Error {
   override readonly name = 'SandboxError';

@@ -1,9 +1,10 @@
 // Evaluated inside the sandboxed process before any repository code (it is the bundle's first
-// module). It takes the process's stdout for the result protocol, sends everything the code
-// prints to stderr, reads the input, and closes the doors Node 20's permission model leaves open:
-// the network (fetch), signals to other processes (process.kill, e.g. of the operator), and
-// loading forbidden built-ins through process.getBuiltinModule.
-import { readFileSync } from 'node:fs';
+// module). It reads the operator's request from stdin, keeps the run's nonce where the
+// repository's code cannot reach it, answers on fd 3 (the result channel; stdout and stderr are
+// only logs), and hides what the permission model leaves open: fetch, process.kill and forbidden
+// built-ins through process.getBuiltinModule. None of this is the boundary — the kernel is
+// (sandbox-isolation.ts); it turns what would be a kernel refusal into a clear message.
+import { createWriteStream, readFileSync } from 'node:fs';
 import { builtinName, isAllowedBuiltin } from './sandbox-builtins.js';
 
 /** An error shaped like the permission model's own, so one code path reports both. */
@@ -11,16 +12,23 @@ export function accessDenied(permission: string, resource: string): Error {
   return Object.assign(new Error(`Access to this API has been restricted`), { code: 'ERR_ACCESS_DENIED', permission, resource });
 }
 
-const protocolWrite = process.stdout.write.bind(process.stdout);
-// console.* and process.stdout.write from the repository's code become logs.
-process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
+/** What the operator sends on stdin: the run's nonce and the chart factory's input. */
+export interface SandboxRequestDocument {
+  nonce: string;
+  input: unknown;
+}
 
-/** The input the operator sent on stdin (one JSON document), read before the repository's code runs. */
-export const sandboxInput: unknown = JSON.parse(readFileSync(0, 'utf8'));
+const request = JSON.parse(readFileSync(0, 'utf8')) as SandboxRequestDocument;
+const nonce = request.nonce;
 
-/** Writes the one result document to the real stdout, then ends the process. */
+/** The input the operator sent, read before the repository's code runs. */
+export const sandboxInput: unknown = request.input;
+
+const resultChannel = createWriteStream('', { fd: 3 });
+
+/** Writes the one result document, after the run's nonce, to the result channel, then ends the process. */
 export function sendResult(document: string): void {
-  protocolWrite(`${document}\n`, () => process.exit(0));
+  resultChannel.end(`${nonce}\n${document}`, () => process.exit(0));
 }
 
 const denyNetwork = (): never => {

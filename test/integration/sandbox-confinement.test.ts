@@ -192,8 +192,9 @@ test('the code cannot signal the operator, write files or generate code from str
 });
 
 test('imports are limited to the repository, the construct packages and safe built-ins', async () => {
-  await failure(run(`import outside from '../../outside.js';\nexport default function (): void { console.log(outside); }`),
-    'permission', /"\.\.\/\.\.\/outside\.js" is outside the repository/);
+  const outside = path.join(scratch, 'outside.ts');
+  await failure(run(`import outside from ${JSON.stringify(outside)};\nexport default function (): void { console.log(outside); }`),
+    'permission', /outside\.ts" is outside the repository/);
   await failure(run(`import YAML from 'yaml';\nexport default function (): void { console.log(YAML); }`),
     'permission', /"yaml" is not available in the preview sandbox; \.preview\/main\.ts may import preview-operator\/constructs, cdk8s, cdk8s-plus-33, constructs/);
 });
@@ -206,8 +207,8 @@ test('errors in the code are reported as exceptions with their place; a wrong sh
   await failure(run('export default function (: void {\n'), 'compile', /^\.preview\/main\.ts could not be compiled:\n\.preview\/main\.ts:1:25: /);
   await failure(run('export const notDefault = 1;\n'), 'bad-output', /must export a default function \(chart, context\) => void/);
   await failure(run('export default function (): void { process.exit(3); }'), 'bad-output', /exited with code 3 before producing manifests/);
-  await failure(run(`import { writeSync } from 'node:fs';\nexport default function (): void { writeSync(1, 'forged'); }`),
-    'bad-output', /wrote something other than the sandbox's answer/);
+  await failure(run(`import { writeSync } from 'node:fs';\nexport default function (): void { writeSync(3, 'forged'); }`),
+    'bad-output', /wrote something other than the sandbox's answer to its result channel/);
   await failure(run(`
     import { Chart } from 'cdk8s';
     import { k8s } from 'cdk8s-plus-33';
