@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { imageRuntime, parseImageRuntime } from '../bench/image-runtime.js';
@@ -17,4 +18,11 @@ test('the repository\'s Dockerfile gives the production runtime', () => {
   const runtime = imageRuntime(fileURLToPath(new URL('..', import.meta.url)));
   assert.equal(runtime.env.NODE_ENV, 'production');
   assert.ok(runtime.nodeFlags.includes('--enable-source-maps'));
+  assert.ok(runtime.nodeFlags.includes('--disable-sigusr1'), 'no signal opens the operator\'s inspector');
+});
+
+test('the tests run on the Node major the image ships', () => {
+  const dockerfile = readFileSync(new URL('../Dockerfile', import.meta.url), 'utf8');
+  const shipped = /^ARG NODE_IMAGE=node:(\d+)-slim$/m.exec(dockerfile)?.[1];
+  assert.equal(shipped, process.versions.node.split('.')[0], `the image ships node:${shipped}, the tests run on ${process.version}`);
 });
