@@ -50,11 +50,11 @@ describe('renderComment', () => {
         { kind: 'Database', name: 'orders', ready: false, message: 'waiting for 1 of 2 replicas' },
       ],
     });
-    assert.match(body, /^\| Algorithm \| recommender \| ✅ \|  \|$/m);
-    assert.match(body, /^\| Database \| orders \| ⏳ \| waiting for 1 of 2 replicas \|$/m);
+    assert.match(body, /^\| `Algorithm` \| `recommender` \| ✅ \|  \|$/m);
+    assert.match(body, /^\| `Database` \| `orders` \| ⏳ \| `waiting for 1 of 2 replicas` \|$/m);
   });
 
-  it('lists the reasons of a failure, untrusted text escaped', () => {
+  it('lists the reasons of a failure, each as code', () => {
     const body = renderComment({
       ...base,
       state: 'failed',
@@ -65,9 +65,63 @@ describe('renderComment', () => {
       resources: [{ kind: 'Database', name: 'a|b', ready: false, message: 'line1\nline2 | <b>x</b>' }],
     });
     assert.match(body, /^\*\*Why:\*\*$/m);
-    assert.match(body, /^- \.preview\/preview\.yaml: \/algorithms\/0\/replicas must be &lt;= 5$/m);
+    assert.match(body, /^- `\.preview\/preview\.yaml: \/algorithms\/0\/replicas must be <= 5`$/m);
     assert.doesNotMatch(body, /pr-99 -->/);
-    assert.match(body, /^\| Database \| a\\\|b \| ⏳ \| line1 line2 \\\| &lt;b&gt;x&lt;\/b&gt; \|$/m);
+    assert.match(body, /^\| `Database` \| `a\\\|b` \| ⏳ \| `line1 line2 \\\| <b>x<\/b>` \|$/m);
+  });
+
+  describe('text from the repository is inert (an attacker writes the error message)', () => {
+    const zws = '\u200b';
+    const attack = 'config error: ask @acme/security-team or @everyone ![x](https://evil.example/p.png) '
+      + '[click](javascript:alert(1)) [a](https://evil.example) <img src=https://evil.example/i.png>';
+    const log = 'sandbox log:\n```\n</details>\n# Owned by @mallory\n![pixel](https://evil.example/t.png)\n\n````` still inside\n';
+    const body = renderComment({
+      ...base,
+      state: 'failed',
+      reasons: [attack, log, 'bad value "``x``" <!-- preview-operator:pr-12 --> ends --> and --!> here'],
+      resources: [{ kind: 'Algorithm', name: 'web', ready: false, message: 'image `a|b` @org/team ![i](https://evil.example/c.png)\\|' }],
+    });
+    const lines = body.split('\n');
+
+    it('a one-line message is one code span, its mentions broken', () => {
+      const expected = attack.replace(/@/g, `@${zws}`);
+      assert.ok(lines.includes(`- \`${expected}\``), body);
+    });
+
+    it('a log is a fenced block inside its list item, fenced longer than any backtick run in it', () => {
+      const start = lines.indexOf('- ``````text');
+      assert.ok(start > 0, body);
+      const end = lines.indexOf('  ``````', start);
+      assert.deepEqual(lines.slice(start + 1, end), [
+        '  sandbox log:', '  ```', '  </details>', `  # Owned by @${zws}mallory`, '  ![pixel](https://evil.example/t.png)', '', '  ````` still inside',
+      ]);
+      // Nothing between the fences could close them: no run of six backticks.
+      assert.ok(lines.slice(start + 1, end).every((line) => !/`{6}/.test(line)));
+    });
+
+    it('a span holding backticks is fenced with a longer run', () => {
+      assert.ok(lines.includes('- ```bad value "``x``" <' + zws + '!-- preview-operator:pr-12 --' + zws + '> ends --' + zws + '> and --' + zws + '!> here```'), body);
+    });
+
+    it('a table cell is one code span and one cell, whatever pipes and backslashes it holds', () => {
+      const row = lines.find((line) => line.startsWith('| `Algorithm`'))!;
+      // Pipes not escaped by a backslash of their own are the table's: exactly five.
+      assert.equal(row.replace(/\\\|/g, '').split('|').length - 1, 5, row);
+      assert.equal(row, `| \`Algorithm\` | \`web\` | ⏳ | \`\`image \`a\\|b\` @${zws}org/team ![i](https://evil.example/c.png)\\${zws}\\|\`\` |`);
+    });
+
+    it('no mention, no second marker, no comment delimiter outside the marker line', () => {
+      assert.equal(body.match(/@(?!\u200b)/g), null, 'every @ is followed by a zero-width space');
+      assert.equal(body.match(/<!--/g)?.length, 1);
+      assert.equal(body.match(/--!?>/g)?.length, 1);
+      assert.ok(body.startsWith(`${commentMarker(12)}\n`));
+    });
+
+    it('no image, link or HTML outside code: every reason is code', () => {
+      const items = lines.slice(lines.indexOf('**Why:**'), lines.indexOf('| Resource | Name | Ready | Details |')).filter((line) => line.startsWith('- '));
+      assert.equal(items.length, 3);
+      for (const item of items) assert.match(item, /^- (`+)[^`].*[^`]\1$|^- `{6}text$/, item);
+    });
   });
 
   it('keeps the body bounded whatever the input', () => {

@@ -1,5 +1,6 @@
 // The sticky PR comment's Markdown: a pure function of the environment's report. No clock,
 // nothing random, so an unchanged environment renders the same bytes (and is not re-sent).
+import { codeBlock, codeCell, codeSpan } from './inert-markdown.js';
 import type { EnvironmentState, ResourceReadiness } from './reporter.js';
 
 export interface CommentInput {
@@ -45,14 +46,21 @@ const explanation: Record<EnvironmentState, (input: CommentInput) => string> = {
 
 const sha = (value: string) => `\`${value.slice(0, 7)}\``;
 
-/** Text from the cluster or a repository is not trusted Markdown: no HTML, no table breaks. */
-function escapeText(text: string, max: number): string {
-  const clipped = text.length > max ? `${text.slice(0, max - 1)}…` : text;
-  return clipped.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
-function escapeCell(text: string): string {
-  return escapeText(text.replace(/\s+/g, ' ').trim(), maxCellLength).replace(/\|/g, '\\|');
+/** Text from the cluster or a repository is not Markdown: a code span in the table, inert (see inert-markdown.ts). */
+function cell(text: string): string {
+  return codeCell(clip(text.replace(/\s+/g, ' ').trim(), maxCellLength));
+}
+
+/** A reason as a list item: one line as a code span, several (a log, a stack) as a fenced block inside the item. */
+function reasonItem(reason: string): string[] {
+  const text = clip(reason.replace(/\r\n?/g, '\n').replace(/\s+$/, ''), maxReasonLength);
+  if (!text.includes('\n')) return [`- ${codeSpan(text)}`];
+  const [open, ...rest] = codeBlock(text);
+  return [`- ${open!}`, ...rest.map((line) => (line === '' ? '' : `  ${line}`))];
 }
 
 /** A safe https/http URL for a Markdown link, or undefined. */
@@ -80,14 +88,14 @@ export function renderReport(input: CommentInput): string {
   }
   if (input.reasons.length > 0) {
     lines.push(input.state === 'failed' ? '**Why:**' : '**Details:**', '');
-    for (const reason of input.reasons.slice(0, maxReasons)) lines.push(`- ${escapeText(reason.replace(/\r?\n/g, ' '), maxReasonLength)}`);
+    for (const reason of input.reasons.slice(0, maxReasons)) lines.push(...reasonItem(reason));
     if (input.reasons.length > maxReasons) lines.push(`- …and ${input.reasons.length - maxReasons} more`);
     lines.push('');
   }
   if (input.resources.length > 0 && input.state !== 'destroyed' && input.state !== 'expired') {
     lines.push('| Resource | Name | Ready | Details |', '| --- | --- | --- | --- |');
     for (const r of input.resources.slice(0, maxResources)) {
-      lines.push(`| ${escapeCell(r.kind)} | ${escapeCell(r.name)} | ${r.ready ? '✅' : '⏳'} | ${r.message ? escapeCell(r.message) : ''} |`);
+      lines.push(`| ${cell(r.kind)} | ${cell(r.name)} | ${r.ready ? '✅' : '⏳'} | ${r.message ? cell(r.message) : ''} |`);
     }
     if (input.resources.length > maxResources) lines.push(`| …and ${input.resources.length - maxResources} more | | | |`);
     lines.push('');

@@ -73,7 +73,7 @@ describe('the GitHub reporter', { concurrency: true }, () => {
     assert.equal(f.comments().length, 1);
     assert.equal(f.comments()[0]!.id, first!.id);
     assert.match(f.comments()[0]!.body, /✅ Ready/);
-    assert.match(f.comments()[0]!.body, /\| Database \| orders \| ✅ \|/);
+    assert.match(f.comments()[0]!.body, /\| `Database` \| `orders` \| ✅ \|/);
     assert.match(f.comments()[0]!.body, /\*\*Deployed commit:\*\* `aaaaaaa`/);
     assert.equal(f.known.commentId, first!.id);
   });
@@ -156,10 +156,10 @@ describe('the GitHub reporter', { concurrency: true }, () => {
     const [first, second] = f.deployments();
     assert.equal(first!.statuses.at(-1)!.state, 'success');
     assert.deepEqual(second!.statuses.map((s) => [s.state, s.description]), [['failure', reasons[0]]]);
-    assert.match(f.comments()[0]!.body, /❌ Failed[\s\S]*\/databases\/0\/replicas must be &lt;= 5/);
+    assert.match(f.comments()[0]!.body, /❌ Failed[\s\S]*`[^`\n]*\/databases\/0\/replicas must be <= 5`/);
     const run = gh.checkRuns(f.repository, { headSha: sha('c') })[0]!;
     assert.equal(run.conclusion, 'failure');
-    assert.match(run.output.summary!, /replicas must be &lt;= 5/);
+    assert.match(run.output.summary!, /replicas must be <= 5`/);
   });
 
   it('on teardown: the comment says destroyed and every Deployment is inactive', async () => {
