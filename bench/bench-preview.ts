@@ -54,6 +54,7 @@ export function renderLikeTheController(name: string, spec: PreviewEnvironmentSp
     host: identity.host,
     allowedKinds: new AllowedKinds(defaultAllowedKinds),
     podSecurity: settings.podSecurity,
+    ingressClassName: settings.ingressClassName,
     certificateIssuer: settings.tls === false ? undefined : { name: settings.tls.issuer?.name ?? 'preview-issuer', kind: settings.tls.issuer?.kind ?? 'ClusterIssuer' },
   });
   if (checked.violations.length > 0) throw new Error(`policy violations: ${checked.violations.map((v) => v.message).join('; ')}`);

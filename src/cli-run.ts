@@ -161,6 +161,7 @@ export async function startOperator(config: OperatorConfig, options: StartOperat
       tlsIssuer: tls ? tls.issuer : false,
       policy: config.policy,
       allowedKinds: config.previews.allowedKinds,
+      renderPolicy: config.previews.renderPolicy,
       podSecurity: config.previews.podSecurity,
       // file:// repositories (dev, tests) need no token; GitHub ones get the installation's.
       gitToken: async (repository) => github.tokenFor(repository),

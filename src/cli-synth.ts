@@ -82,6 +82,7 @@ export async function synthesize(request: SynthRequest, config: OperatorConfig):
       settings: { domain: config.previews.domain, ingressClassName: config.previews.ingressClass, tls: config.previews.tls, podSecurity: config.previews.podSecurity },
       trust: effectivePolicy(config.policy, repository).trust,
       allowedKinds: new AllowedKinds(config.previews.allowedKinds),
+      renderPolicy: config.previews.renderPolicy,
     }, {
       repositories: new RepositoryCache({ cacheDir, allowedProtocols: ['file:'], maxConcurrentGitProcesses: config.git.concurrency, gitTimeoutMs: config.git.timeoutMs }),
       sandbox: new Sandbox({ timeoutMs: config.sandbox.timeoutMs, maxHeapMb: config.sandbox.maxHeapMb, maxRssMb: config.sandbox.maxRssMb }),

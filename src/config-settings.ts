@@ -17,6 +17,7 @@ export interface SettingSpec {
 }
 
 import { defaultAllowedKinds } from './synth/policy-allowed-kinds.js';
+import { defaultOutputLimits } from './synth/rendered-output-limits.js';
 
 const env = (flag: string) => `PREVIEW_OPERATOR_${flag.toUpperCase().replace(/-/g, '_')}`;
 
@@ -86,6 +87,14 @@ export const settings: readonly SettingSpec[] = [
   setting('environment-selector', 'string', 'Previews', 'Only PreviewEnvironments matching this label selector (default: all); for two operators side by side.'),
   setting('pod-security', 'string', 'Previews', 'Pod Security level enforced in preview namespaces (restricted, baseline or privileged).', 'restricted'),
   setting('allowed-kinds', 'list', 'Previews', 'Kinds a rendering may contain, Kind or Kind.group, comma-separated (namespaced kinds only).', defaultAllowedKinds.join(',')),
+
+  setting('allowed-service-types', 'list', 'Rendering policy', 'Service types a rendering may use besides ClusterIP: LoadBalancer, NodePort (default none; ExternalName never).'),
+  setting('allowed-ingress-annotations', 'list', 'Rendering policy', 'Ingress annotations a rendering may set besides the built-in safe ones (see "The rendering policy"); snippets, auth-url and the like never.'),
+  setting('allow-token-automount', 'boolean', 'Rendering policy', 'ServiceAccounts and pods of a rendering may mount API tokens (false: ServiceAccounts must set automountServiceAccountToken: false).', 'false'),
+  setting('max-rendered-objects', 'integer', 'Rendering policy', 'Objects one rendering may contain.', String(defaultOutputLimits.maxObjects)),
+  setting('max-rendered-bytes', 'integer', 'Rendering policy', 'Bytes of JSON one rendering may have in all.', String(defaultOutputLimits.maxBytes)),
+  setting('max-rendered-object-bytes', 'integer', 'Rendering policy', 'Bytes of JSON one rendered object may have.', String(defaultOutputLimits.maxObjectBytes)),
+  setting('max-rendered-depth', 'integer', 'Rendering policy', 'How deeply a rendering may nest arrays and objects.', String(defaultOutputLimits.maxDepth)),
 
   setting('prometheus-url', 'url', 'Canary analysis', 'Prometheus-compatible API (…/api/v1/query) giving canary success rates; unset: canaries never promote by analysis.'),
   setting('canary-query', 'string', 'Canary analysis', 'PromQL template of a canary\'s success rate (default: the Algorithm controller\'s).'),

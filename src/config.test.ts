@@ -197,3 +197,21 @@ test('every setting has a distinct flag and environment variable', () => {
   assert.equal(new Set(settings.map((s) => s.flag)).size, settings.length);
   assert.equal(new Set(settings.map((s) => s.env)).size, settings.length);
 });
+
+test('the rendering policy: strict by default, loosened only within what can be allowed', () => {
+  assert.deepEqual(load(minimal).previews.renderPolicy, {
+    allowedServiceTypes: [], ingressAnnotations: [], allowTokenAutomount: false,
+    limits: { maxObjects: 500, maxBytes: 4 * 1024 * 1024, maxObjectBytes: 512 * 1024, maxDepth: 64 },
+  });
+  const loose = load([...minimal, '--allowed-service-types=LoadBalancer,NodePort', '--allow-token-automount=true', '--max-rendered-objects=2000'],
+    { PREVIEW_OPERATOR_ALLOWED_INGRESS_ANNOTATIONS: 'nginx.ingress.kubernetes.io/enable-cors' }).previews.renderPolicy;
+  assert.deepEqual([loose.allowedServiceTypes, loose.ingressAnnotations, loose.allowTokenAutomount, loose.limits.maxObjects],
+    [['LoadBalancer', 'NodePort'], ['nginx.ingress.kubernetes.io/enable-cors'], true, 2000]);
+  assert.deepEqual(issuesOf(() => load([...minimal, '--allowed-service-types=ExternalName',
+    '--allowed-ingress-annotations=nginx.ingress.kubernetes.io/server-snippet,not a key', '--max-rendered-depth=100000'])), [
+    '--allowed-service-types (PREVIEW_OPERATOR_ALLOWED_SERVICE_TYPES): ExternalName: each must be LoadBalancer or NodePort (ClusterIP is always allowed, ExternalName never)',
+    '--allowed-ingress-annotations (PREVIEW_OPERATOR_ALLOWED_INGRESS_ANNOTATIONS): "nginx.ingress.kubernetes.io/server-snippet" can never be allowed: snippets are raw controller configuration',
+    '--allowed-ingress-annotations (PREVIEW_OPERATOR_ALLOWED_INGRESS_ANNOTATIONS): "not a key" is not an annotation key (prefix/name)',
+    '--max-rendered-depth (PREVIEW_OPERATOR_MAX_RENDERED_DEPTH): --max-rendered-depth=100000: must be between 16 and 1000',
+  ]);
+});

@@ -11,7 +11,10 @@ import { parseDuration, ttlProblem } from './policy/budgets.js';
 import type { PolicyConfig } from './policy/policy-config.js';
 import { resolvePolicyConfig, validatePolicyConfig } from './policy/policy-validation.js';
 import { AllowedKinds } from './synth/policy-allowed-kinds.js';
+import { ingressAnnotationSettingProblem } from './synth/policy-ingress-annotations.js';
+import { optionalServiceTypes, type OptionalServiceType } from './synth/policy-network-exposure.js';
 import type { PodSecurityLevel } from './synth/policy-pod-security.js';
+import type { RenderPolicySettings } from './synth/policy-rendered-objects.js';
 import { controllerNames, settings, type ControllerName, type SettingSpec } from './config-settings.js';
 import { logLevels, type LogLevel } from './logger.js';
 
@@ -64,6 +67,8 @@ export interface OperatorConfig {
     environmentSelector?: string;
     /** Kinds a rendering may contain (`Kind` or `Kind.group`). */
     allowedKinds: string[];
+    /** What the rendering policy allows beyond its strict defaults, and its limits. */
+    renderPolicy: RenderPolicySettings;
   };
   canary: {
     prometheusUrl?: string;
@@ -382,6 +387,17 @@ export function loadConfig(options: LoadConfigOptions): OperatorConfig {
   } catch (err) {
     problem('allowed-kinds', (err as Error).message);
   }
+  const serviceTypes = list('allowed-service-types');
+  const badTypes = serviceTypes.filter((t) => !(optionalServiceTypes as readonly string[]).includes(t));
+  if (badTypes.length > 0) problem('allowed-service-types', `${badTypes.join(', ')}: each must be LoadBalancer or NodePort (ClusterIP is always allowed, ExternalName never)`);
+  const ingressAnnotations = list('allowed-ingress-annotations');
+  for (const reason of ingressAnnotations.map(ingressAnnotationSettingProblem)) if (reason) problem('allowed-ingress-annotations', reason);
+  const allowTokenAutomount = bool('allow-token-automount');
+  // Depth at most 1000: past the check, objects are cloned and serialised recursively.
+  const limits = {
+    maxObjects: int('max-rendered-objects', 1), maxBytes: int('max-rendered-bytes', 1024),
+    maxObjectBytes: int('max-rendered-object-bytes', 1024), maxDepth: int('max-rendered-depth', 16, 1000),
+  };
 
   // Canary analysis
   const prometheusUrl = url('prometheus-url');
@@ -431,6 +447,10 @@ export function loadConfig(options: LoadConfigOptions): OperatorConfig {
       podSecurity: podSecurity!,
       ...(environmentSelector ? { environmentSelector } : {}),
       allowedKinds,
+      renderPolicy: {
+        allowedServiceTypes: serviceTypes as OptionalServiceType[], ingressAnnotations, allowTokenAutomount: allowTokenAutomount!,
+        limits: { maxObjects: limits.maxObjects!, maxBytes: limits.maxBytes!, maxObjectBytes: limits.maxObjectBytes!, maxDepth: limits.maxDepth! },
+      },
     },
     canary: {
       ...(prometheusUrl ? { prometheusUrl } : {}),

@@ -15,7 +15,7 @@ import { isTrusted } from '../policy/trust.js';
 import type { TrustPolicy } from '../policy/policy-config.js';
 import type { PullRequestFacts } from '../policy/pull-request-facts.js';
 import type { AllowedKinds } from '../synth/policy-allowed-kinds.js';
-import { checkRenderedObjects, formatPolicyViolations, type PolicyViolation } from '../synth/policy-rendered-objects.js';
+import { checkRenderedObjects, formatPolicyViolations, type PolicyViolation, type RenderPolicySettings } from '../synth/policy-rendered-objects.js';
 import { mergeUntrustedConfig } from '../synth/policy-untrusted-config.js';
 import {
   previewChartProps, previewIdentity, renderPreviewInProcess, splitRendering, type PreviewRenderSettings,
@@ -74,6 +74,8 @@ export interface RenderRequest {
   settings: PreviewRenderSettings;
   trust: TrustPolicy;
   allowedKinds: AllowedKinds;
+  /** What the rendering policy allows beyond its strict defaults (default `defaultRenderPolicySettings`). */
+  renderPolicy?: RenderPolicySettings;
   /** An installation token for the repository (undefined for public or local repositories). */
   token?: string;
 }
@@ -223,6 +225,8 @@ async function render(request: RenderRequest, deps: RenderDependencies): Promise
     host: identity.host,
     allowedKinds: request.allowedKinds,
     podSecurity: request.settings.podSecurity,
+    ingressClassName: request.settings.ingressClassName,
+    ...request.renderPolicy,
     certificateIssuer: request.settings.tls === false ? undefined : { name: request.settings.tls.issuer?.name ?? 'preview-issuer', kind: request.settings.tls.issuer?.kind ?? 'ClusterIssuer' },
   });
   if (checked.violations.length > 0) {

@@ -44,6 +44,7 @@ import type { RepositoryCache } from '../git/repository-cache.js';
 import { expiresAt as expiryAfter } from '../policy/budgets.js';
 import { defaultPolicySettings, effectivePolicy, type EffectivePolicy, type PolicyConfig } from '../policy/policy-config.js';
 import { AllowedKinds, defaultAllowedKinds, type GroupKind } from '../synth/policy-allowed-kinds.js';
+import type { RenderPolicySettings } from '../synth/policy-rendered-objects.js';
 import { Semaphore } from '../git/semaphore.js';
 import { Sandbox } from '../synth/sandbox.js';
 import type { PreviewRenderSettings } from '../synth/render-preview.js';
@@ -114,6 +115,8 @@ export interface PreviewEnvironmentControllerOptions {
   policy?: PolicyConfig;
   /** Kinds a rendering may contain, `Kind` or `Kind.group`, namespaced only (default `defaultAllowedKinds`). */
   allowedKinds?: readonly string[];
+  /** What the rendering policy allows beyond its strict defaults, and its limits (default `defaultRenderPolicySettings`). */
+  renderPolicy?: RenderPolicySettings;
   /** Pod Security level enforced in (and checked for) every environment namespace (default `restricted`). */
   podSecurity?: PodSecurityLevel;
   /** Who may reach environments from outside their namespace (default the ingress-nginx namespace). */
@@ -530,7 +533,7 @@ class PreviewEnvironmentReconciler implements Reconciler {
     const started = performance.now();
     const token = await this.options.gitToken?.({ owner: env.spec.repository.owner, name: env.spec.repository.name });
     const outcome = await renderEnvironment(
-      { name, spec: env.spec, settings, trust: policy.trust, allowedKinds: this.allowedKinds, token },
+      { name, spec: env.spec, settings, trust: policy.trust, allowedKinds: this.allowedKinds, renderPolicy: this.options.renderPolicy, token },
       { repositories: this.options.repositories, files: this.options.previewFiles, sandbox: this.sandbox, sandboxRuns: this.sandboxRuns },
     );
     this.logger.info({

@@ -9,6 +9,7 @@ const policy: RenderPolicy = {
   host: 'app-pr-7.preview.example.com',
   allowedKinds: new AllowedKinds(),
   podSecurity: 'restricted',
+  ingressClassName: 'nginx',
   certificateIssuer: { name: 'preview-issuer', kind: 'ClusterIssuer' },
 };
 

@@ -1,12 +1,26 @@
 // The policy every rendering passes before anything reaches the API server, whether it came
 // from the construct library in the operator or from a repository's `.preview/main.ts` in the
 // sandbox. Pure: the objects and the environment in, the objects as they will be applied and
-// every violation out. A rendering with any violation is applied not at all.
+// every violation out. Deny by default: a kind outside the allow-list, and any field of an
+// allowed kind that reaches past the environment (see PolicyRule), is refused. A rendering with
+// any violation is applied not at all.
 import type { Manifest } from '../../constructs/index.js';
 import { AllowedKinds, formatGroupKind, groupKindOf, isKnownClusterScoped } from './policy-allowed-kinds.js';
+import { checkCertificate } from './policy-certificates.js';
+import { asObject } from './policy-json.js';
+import { checkIngress, checkService, type OptionalServiceType } from './policy-network-exposure.js';
 import { checkPodSecurity, podTemplateOf, type PodSecurityLevel } from './policy-pod-security.js';
+import { checkRole, checkRoleBinding } from './policy-rbac.js';
+import { checkPodTokens, checkSecret, checkServiceAccount } from './policy-service-account-tokens.js';
+import { defaultOutputLimits, findOutputShapeProblem, type OutputLimit, type OutputLimits } from './rendered-output-limits.js';
 
 export type PolicyRule =
+  /** More objects than the limit: each would be an API request, and a rendering is not a bulk loader. */
+  | 'too-many-objects'
+  /** More bytes of JSON than the limit, in all or in one object. */
+  | 'too-large'
+  /** Nested deeper than the limit (checked before anything clones or walks the rendering recursively). */
+  | 'too-deep'
   /** Not a Kubernetes object (no apiVersion, kind or name) or the same object twice. */
   | 'malformed'
   /** A cluster-scoped kind: it would outlive the environment or reach beyond it. */
@@ -19,27 +33,71 @@ export type PolicyRule =
   | 'rbac-cluster-role'
   /** A RoleBinding subject other than a ServiceAccount of the environment's namespace. */
   | 'rbac-subject'
+  /** A Role with `*` in its groups, resources or verbs (or nonResourceURLs). */
+  | 'rbac-wildcard'
+  /** A Role granting escalate, bind or impersonate. */
+  | 'rbac-privileged-verb'
+  /** A Role granting anything on the namespace's guards (NetworkPolicy, ResourceQuota, LimitRange), RBAC or token requests. */
+  | 'rbac-guard-resource'
+  /** A Role granting writes on kinds this policy checks (Services, Ingresses, Secrets, Certificates, ...). */
+  | 'rbac-checked-write'
   /** A pod that the namespace's Pod Security level would refuse. */
   | 'pod-security'
   /** An Ingress or Certificate for a host outside the environment's own. */
   | 'foreign-host'
+  /** An Ingress for another IngressClass than the operator's (spec.ingressClassName or the legacy annotation). */
+  | 'ingress-class'
+  /** An Ingress annotation outside the allow-list, never allowed (snippets, auth-url, ...) or with an unsafe value. */
+  | 'ingress-annotation'
   /** A Certificate signed by another issuer than the configured one. */
   | 'certificate-issuer'
+  /** A Certificate that would be a certificate authority (isCA, cert sign or crl sign usages). */
+  | 'certificate-ca'
+  /** A Certificate naming URIs, IP or email addresses, other names or a literal subject. */
+  | 'certificate-san'
+  /** A Certificate with key usages beyond serving TLS (client auth, code signing, ...). */
+  | 'certificate-usage'
+  /** A Service of a type other than ClusterIP (and those the operator allows). */
+  | 'service-type'
+  /** A Service of type ExternalName: a DNS alias of any name (e.g. kubernetes.default). */
+  | 'service-external-name'
   /** A Service with externalIPs (it could intercept cluster traffic, CVE-2020-8554). */
   | 'service-external-ips'
+  /** A Secret of type kubernetes.io/service-account-token (or annotated for one). */
+  | 'service-account-token'
+  /** A ServiceAccount or pod that would mount an API token (unless the operator allows it). */
+  | 'service-account-automount'
   /** A claim bound to a named existing volume (it could take another environment's data). */
   | 'volume-binding'
   /** Owner references are the operator's to set. */
   | 'owner-references';
 
+export type Violate = (rule: PolicyRule, message: string) => void;
+
 export interface PolicyViolation {
-  /** `Kind.group namespace/name` of the offending object. */
+  /** `Kind.group namespace/name` of the offending object (`the rendering` for its size and shape). */
   object: string;
   rule: PolicyRule;
   message: string;
 }
 
-export interface RenderPolicy {
+/** What an operator may loosen (or tighten); the defaults are the strict ones. */
+export interface RenderPolicySettings {
+  /** Service types allowed besides ClusterIP (default none; ExternalName never). */
+  allowedServiceTypes: readonly OptionalServiceType[];
+  /** Ingress annotations allowed besides `defaultIngressAnnotations` (snippets and the like never). */
+  ingressAnnotations: readonly string[];
+  /** ServiceAccounts and pods may mount API tokens (default false). */
+  allowTokenAutomount: boolean;
+  /** Objects, bytes and depth of a rendering. */
+  limits: OutputLimits;
+}
+
+export const defaultRenderPolicySettings: Readonly<RenderPolicySettings> = Object.freeze({
+  allowedServiceTypes: [], ingressAnnotations: [], allowTokenAutomount: false, limits: defaultOutputLimits,
+});
+
+export interface RenderPolicy extends Partial<RenderPolicySettings> {
   /** The environment's namespace: every object is put there, and nothing may point elsewhere. */
   namespace: string;
   /** The environment's host: Ingresses and Certificates may name it and its subdomains only. */
@@ -49,6 +107,8 @@ export interface RenderPolicy {
   podSecurity: PodSecurityLevel;
   /** The issuer Certificates must use (undefined: any). */
   certificateIssuer?: { name: string; kind: string };
+  /** The IngressClass of every Ingress (set where an Ingress names none). */
+  ingressClassName: string;
 }
 
 export interface PolicyResult {
@@ -57,13 +117,23 @@ export interface PolicyResult {
   violations: PolicyViolation[];
 }
 
-type Json = Record<string, unknown>;
-
 const serverFields = ['uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'managedFields', 'selfLink'];
 
-function asObject(value: unknown): Json | undefined {
-  return value && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : undefined;
-}
+const shapeRules: Record<OutputLimit, PolicyRule> = { depth: 'too-deep', objects: 'too-many-objects', bytes: 'too-large', 'object-bytes': 'too-large' };
+
+type ObjectCheck = (object: Manifest, policy: RenderPolicy, violate: Violate) => void;
+
+/** The checks of particular kinds, by `group/Kind`. */
+const kindChecks: Record<string, ObjectCheck> = {
+  '/Service': checkService,
+  '/Secret': (object, _policy, violate) => checkSecret(object, violate),
+  '/ServiceAccount': checkServiceAccount,
+  '/PersistentVolumeClaim': checkClaim,
+  'networking.k8s.io/Ingress': checkIngress,
+  'cert-manager.io/Certificate': checkCertificate,
+  'rbac.authorization.k8s.io/Role': (object, _policy, violate) => checkRole(object, violate),
+  'rbac.authorization.k8s.io/RoleBinding': checkRoleBinding,
+};
 
 export function describeObject(object: { apiVersion?: string; kind?: string; metadata?: { name?: string; namespace?: string } }): string {
   const gk = formatGroupKind(groupKindOf({ apiVersion: object.apiVersion ?? '', kind: object.kind ?? '?' }));
@@ -73,20 +143,24 @@ export function describeObject(object: { apiVersion?: string; kind?: string; met
 
 /** Checks a rendering against the policy; see PolicyRule for what is refused and why. */
 export function checkRenderedObjects(rendered: readonly Manifest[], policy: RenderPolicy): PolicyResult {
+  // First, and on its own: nothing below may clone or walk a rendering of unbounded size or depth.
+  const shape = findOutputShapeProblem(rendered, policy.limits ?? defaultOutputLimits);
+  if (shape) return { objects: [], violations: [{ object: 'the rendering', rule: shapeRules[shape.limit], message: shape.message }] };
+
   const violations: PolicyViolation[] = [];
   const objects: Manifest[] = [];
   const seen = new Set<string>();
 
   for (const original of rendered) {
     const object = structuredClone(original) as Manifest;
-    if (typeof object.apiVersion !== 'string' || typeof object.kind !== 'string' || typeof object.metadata?.name !== 'string') {
-      violations.push({ object: describeObject(object), rule: 'malformed', message: 'every object needs apiVersion, kind and metadata.name' });
+    if (typeof object?.apiVersion !== 'string' || typeof object.kind !== 'string' || typeof object.metadata?.name !== 'string') {
+      violations.push({ object: describeObject(asObject(object) ?? {}), rule: 'malformed', message: 'every object needs apiVersion, kind and metadata.name' });
       continue;
     }
     const gk = groupKindOf(object);
     const declaredNamespace = object.metadata.namespace;
     const what = describeObject(object);
-    const violate = (rule: PolicyRule, message: string) => violations.push({ object: what, rule, message });
+    const violate: Violate = (rule, message) => violations.push({ object: what, rule, message });
 
     if (isKnownClusterScoped(gk)) {
       violate('cluster-scoped', `${formatGroupKind(gk)} is cluster-scoped; a preview may create only namespaced objects in its own namespace`);
@@ -107,76 +181,27 @@ export function checkRenderedObjects(rendered: readonly Manifest[], policy: Rend
     if (seen.has(identity)) violate('malformed', 'the rendering contains this object twice');
     seen.add(identity);
 
-    checkRbac(object, gk.group, policy, violate);
+    kindChecks[`${gk.group}/${gk.kind}`]?.(object, policy, violate);
     checkPods(object, policy, violate);
-    checkHosts(object, gk.group, policy, violate);
-    if (gk.group === '' && gk.kind === 'Service') {
-      const ips = asObject(object.spec)?.externalIPs;
-      if (Array.isArray(ips) && ips.length > 0) violate('service-external-ips', 'spec.externalIPs must not be set');
-    }
-    if (gk.group === '' && gk.kind === 'PersistentVolumeClaim') {
-      const spec = asObject(object.spec) ?? {};
-      if (spec.volumeName !== undefined && spec.volumeName !== '') violate('volume-binding', `spec.volumeName binds an existing volume (${String(spec.volumeName)}); claims must be provisioned`);
-      const source = asObject(spec.dataSourceRef);
-      if (source?.namespace !== undefined && source.namespace !== policy.namespace) violate('other-namespace', `spec.dataSourceRef reads from namespace "${String(source.namespace)}"`);
-    }
     objects.push(object);
   }
   return { objects, violations };
 }
 
-function checkRbac(object: Manifest, group: string, policy: RenderPolicy, violate: (rule: PolicyRule, message: string) => void): void {
-  if (group !== 'rbac.authorization.k8s.io' || object.kind !== 'RoleBinding') return;
-  const roleRef = asObject(object.roleRef) ?? {};
-  if (roleRef.kind !== 'Role') violate('rbac-cluster-role', `roleRef names ${String(roleRef.kind)} "${String(roleRef.name)}"; bindings may name Roles of the namespace only`);
-  const subjects = Array.isArray(object.subjects) ? object.subjects.map((s) => asObject(s) ?? {}) : [];
-  subjects.forEach((subject, i) => {
-    if (subject.kind !== 'ServiceAccount') {
-      violate('rbac-subject', `subjects[${i}] is the ${String(subject.kind)} "${String(subject.name)}"; only ServiceAccounts of the namespace may be bound`);
-    } else if (subject.namespace !== undefined && subject.namespace !== policy.namespace) {
-      violate('rbac-subject', `subjects[${i}] is a ServiceAccount of namespace "${String(subject.namespace)}"`);
-    }
-  });
+function checkClaim(object: Manifest, policy: RenderPolicy, violate: Violate): void {
+  const spec = asObject(object.spec) ?? {};
+  if (spec.volumeName !== undefined && spec.volumeName !== '') violate('volume-binding', `spec.volumeName binds an existing volume (${String(spec.volumeName)}); claims must be provisioned`);
+  const source = asObject(spec.dataSourceRef);
+  if (source?.namespace !== undefined && source.namespace !== policy.namespace) violate('other-namespace', `spec.dataSourceRef reads from namespace "${String(source.namespace)}"`);
 }
 
-function checkPods(object: Manifest, policy: RenderPolicy, violate: (rule: PolicyRule, message: string) => void): void {
+function checkPods(object: Manifest, policy: RenderPolicy, violate: Violate): void {
   const pod = podTemplateOf(object as Manifest & { metadata: { annotations?: Record<string, string> } });
   if (!pod) return;
   for (const v of checkPodSecurity(pod.spec, pod.annotations, policy.podSecurity)) {
     violate('pod-security', `${pod.path}.${v.path}: ${v.message} (Pod Security "${policy.podSecurity}", check ${v.check})`);
   }
-}
-
-function withinHost(name: unknown, host: string): boolean {
-  return typeof name === 'string' && (name === host || name.endsWith(`.${host}`));
-}
-
-function checkHosts(object: Manifest, group: string, policy: RenderPolicy, violate: (rule: PolicyRule, message: string) => void): void {
-  const spec = asObject(object.spec) ?? {};
-  if (group === 'networking.k8s.io' && object.kind === 'Ingress') {
-    const rules = Array.isArray(spec.rules) ? spec.rules.map((r) => asObject(r) ?? {}) : [];
-    rules.forEach((rule, i) => {
-      if (!withinHost(rule.host, policy.host)) violate('foreign-host', `spec.rules[${i}].host is ${rule.host === undefined ? 'empty (every host)' : `"${String(rule.host)}"`}; it must be ${policy.host} or a subdomain of it`);
-    });
-    const tls = Array.isArray(spec.tls) ? spec.tls.map((t) => asObject(t) ?? {}) : [];
-    tls.forEach((entry, i) => {
-      for (const host of Array.isArray(entry.hosts) ? entry.hosts : []) {
-        if (!withinHost(host, policy.host)) violate('foreign-host', `spec.tls[${i}].hosts names "${String(host)}"; it must be ${policy.host} or a subdomain of it`);
-      }
-    });
-    if (spec.defaultBackend !== undefined) violate('foreign-host', 'spec.defaultBackend would serve every host; route the environment\'s host instead');
-  }
-  if (group === 'cert-manager.io' && object.kind === 'Certificate') {
-    const names = [...(Array.isArray(spec.dnsNames) ? spec.dnsNames : []), ...(spec.commonName === undefined ? [] : [spec.commonName])];
-    for (const name of names) {
-      if (!withinHost(name, policy.host)) violate('foreign-host', `it names "${String(name)}"; certificates may cover ${policy.host} and its subdomains only`);
-    }
-    const issuer = asObject(spec.issuerRef) ?? {};
-    const wanted = policy.certificateIssuer;
-    if (wanted && (issuer.name !== wanted.name || (issuer.kind ?? 'Issuer') !== wanted.kind)) {
-      violate('certificate-issuer', `issuerRef is ${String(issuer.kind ?? 'Issuer')} "${String(issuer.name)}"; previews use ${wanted.kind} "${wanted.name}"`);
-    }
-  }
+  checkPodTokens(pod, policy, violate);
 }
 
 /** One line per violation, for a condition, an Event and the PR comment. */
