@@ -34,7 +34,8 @@ import { checksRequirement, effectivePolicy } from './policy/policy-config.js';
 import type { RepositoryFacts } from './policy/pull-request-facts.js';
 import { AllowedKinds } from './synth/policy-allowed-kinds.js';
 import type { PreviewRenderSettings } from './synth/render-preview.js';
-import { Sandbox } from './synth/sandbox.js';
+import { sandboxRunnerFor } from './synth/sandbox-remote.js';
+import type { SandboxRunner } from './synth/sandbox.js';
 
 /** Everything a controller registration may need; built once per process. */
 export interface OperatorParts {
@@ -47,7 +48,7 @@ export interface OperatorParts {
   github?: GitHubClients;
   reporter?: GitHubReporter;
   repositories: RepositoryCache;
-  sandbox: Sandbox;
+  sandbox: SandboxRunner;
   renderSettings: PreviewRenderSettings;
   allowedKinds: AllowedKinds;
 }
@@ -111,7 +112,7 @@ export async function startOperator(config: OperatorConfig, options: StartOperat
       gitTimeoutMs: config.git.timeoutMs,
       allowedProtocols: config.git.allowedProtocols,
     }),
-    sandbox: new Sandbox({ timeoutMs: config.sandbox.timeoutMs, maxHeapMb: config.sandbox.maxHeapMb, maxRssMb: config.sandbox.maxRssMb }),
+    sandbox: sandboxRunnerFor(config.sandbox),
     renderSettings: {
       domain: config.previews.domain,
       ingressClassName: config.previews.ingressClass,

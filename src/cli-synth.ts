@@ -18,7 +18,7 @@ import { Semaphore } from './git/semaphore.js';
 import { environmentName } from './github/pull-request-environment-name.js';
 import { effectivePolicy } from './policy/policy-config.js';
 import { AllowedKinds } from './synth/policy-allowed-kinds.js';
-import { Sandbox } from './synth/sandbox.js';
+import { sandboxRunnerFor } from './synth/sandbox-remote.js';
 
 const run = promisify(execFile);
 
@@ -85,7 +85,7 @@ export async function synthesize(request: SynthRequest, config: OperatorConfig):
       renderPolicy: config.previews.renderPolicy,
     }, {
       repositories: new RepositoryCache({ cacheDir, allowedProtocols: ['file:'], maxConcurrentGitProcesses: config.git.concurrency, gitTimeoutMs: config.git.timeoutMs }),
-      sandbox: new Sandbox({ timeoutMs: config.sandbox.timeoutMs, maxHeapMb: config.sandbox.maxHeapMb, maxRssMb: config.sandbox.maxRssMb }),
+      sandbox: sandboxRunnerFor(config.sandbox),
       sandboxRuns: new Semaphore(config.sandbox.concurrency),
     });
     if (!outcome.ok) return { ok: false, yaml: '', messages: [...messages, `${outcome.failure.kind}: ${outcome.failure.message}`] };

@@ -79,6 +79,7 @@ export const settings: readonly SettingSpec[] = [
   setting('sandbox-max-heap-mb', 'integer', 'Sandbox', 'V8 heap limit of the sandbox process (MB).', '256'),
   setting('sandbox-max-rss-mb', 'integer', 'Sandbox', 'Resident memory limit of the sandbox process (MB).', '512'),
   setting('sandbox-concurrency', 'integer', 'Sandbox', 'Sandbox processes allowed to run at once (each up to --sandbox-max-rss-mb); more renders wait.', '2'),
+  setting('sandbox-renderer-socket', 'file', 'Sandbox', 'Unix socket of the renderer container (`preview-operator renderer`) that runs repository code; unset: this process runs it, isolated by the kernel (needs root or CAP_SYS_ADMIN, CAP_SETUID, CAP_SETGID, CAP_CHOWN, CAP_KILL).'),
 
   setting('preview-domain', 'string', 'Previews', 'DNS domain of preview hosts: <repo>-pr-<n>.<domain>. Required by the preview-environment controller.'),
   setting('ingress-class', 'string', 'Previews', 'IngressClass of preview Ingresses.', 'nginx'),

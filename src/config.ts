@@ -57,7 +57,7 @@ export interface OperatorConfig {
   /** The policy file with the budget flags applied, defaults filled in. */
   policy: PolicyConfig;
   git: { cacheDir: string; concurrency: number; timeoutMs: number; allowedProtocols: string[] };
-  sandbox: { timeoutMs: number; maxHeapMb: number; maxRssMb: number; concurrency: number };
+  sandbox: { timeoutMs: number; maxHeapMb: number; maxRssMb: number; concurrency: number; rendererSocket?: string };
   previews: {
     domain: string;
     ingressClass: string;
@@ -97,7 +97,7 @@ export class ConfigError extends Error {
 }
 
 /** What the configuration is loaded for: each command needs different parts. */
-export type ConfigPurpose = 'run' | 'synth';
+export type ConfigPurpose = 'run' | 'synth' | 'renderer';
 
 export interface LoadConfigOptions {
   /** Flags, e.g. `['--webhook-port=8080', '--controllers', 'algorithm']`. */
@@ -439,7 +439,7 @@ export function loadConfig(options: LoadConfigOptions): OperatorConfig {
     github: { baseUrl: baseUrl!, ...(auth ? { auth } : {}), throttle: throttle!, maxRetryAfterSeconds: maxRetryAfterMs! / 1000 },
     policy: policy!,
     git: { cacheDir, concurrency: gitConcurrency!, timeoutMs: gitTimeoutMs!, allowedProtocols: protocols.map((p) => `${p}:`) },
-    sandbox: { timeoutMs: sandboxTimeoutMs!, maxHeapMb: maxHeapMb!, maxRssMb: maxRssMb!, concurrency: sandboxConcurrency! },
+    sandbox: { timeoutMs: sandboxTimeoutMs!, maxHeapMb: maxHeapMb!, maxRssMb: maxRssMb!, concurrency: sandboxConcurrency!, rendererSocket: str('sandbox-renderer-socket') },
     previews: {
       domain: domain ?? 'preview.localhost',
       ingressClass,

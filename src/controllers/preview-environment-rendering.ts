@@ -20,7 +20,7 @@ import { mergeUntrustedConfig } from '../synth/policy-untrusted-config.js';
 import {
   previewChartProps, previewIdentity, renderPreviewInProcess, splitRendering, type PreviewRenderSettings,
 } from '../synth/render-preview.js';
-import type { Sandbox } from '../synth/sandbox.js';
+import type { SandboxRunner } from '../synth/sandbox.js';
 import { SandboxError } from '../synth/sandbox-error.js';
 
 export const configPath = '.preview/preview.yaml';
@@ -85,7 +85,7 @@ export interface RenderDependencies {
   repositories: RepositoryCache;
   /** Where `.preview/` is read, every listing, file and branch lookup of a render (default `repositories`, i.e. git). */
   files?: PreviewFileSource;
-  sandbox: Sandbox;
+  sandbox: SandboxRunner;
   /**
    * Sandbox runs allowed at once, across every worker: each is a process of up to the
    * sandbox's memory cap, so the workers' count must not decide the operator's memory.

@@ -46,7 +46,7 @@ import { defaultPolicySettings, effectivePolicy, type EffectivePolicy, type Poli
 import { AllowedKinds, defaultAllowedKinds, type GroupKind } from '../synth/policy-allowed-kinds.js';
 import type { RenderPolicySettings } from '../synth/policy-rendered-objects.js';
 import { Semaphore } from '../git/semaphore.js';
-import { Sandbox } from '../synth/sandbox.js';
+import { Sandbox, type SandboxRunner } from '../synth/sandbox.js';
 import type { PreviewRenderSettings } from '../synth/render-preview.js';
 import { certificateCondition, environmentReadiness } from './preview-environment-readiness.js';
 import { progressWait } from './progress-pacer.js';
@@ -93,7 +93,7 @@ export interface PreviewEnvironmentControllerOptions {
   /** Where `.preview/` is read (default `repositories`, i.e. git; `run` reads it through GitHub's API). */
   previewFiles?: PreviewFileSource;
   /** Runs trusted repositories' `.preview/main.ts` (default: `new Sandbox()` with its default limits). */
-  sandbox?: Sandbox;
+  sandbox?: SandboxRunner;
   /** Environments are served at `<prefix>-pr-<n>.<domain>`. */
   domain: string;
   /** IngressClass of every environment's Ingress (default `nginx`). */
@@ -275,7 +275,7 @@ class PreviewEnvironmentReconciler implements Reconciler {
   private readonly events: EventRecorder;
   private readonly logger: Logger;
   private readonly clock: Clock;
-  private readonly sandbox: Sandbox;
+  private readonly sandbox: SandboxRunner;
   private readonly sandboxRuns: Semaphore;
   private readonly allowedKinds: AllowedKinds;
   private readonly policy: PolicyConfig;

@@ -11,6 +11,7 @@ import { createNamespace, testCluster, uniqueName } from '../support/test-cluste
 import { waitFor } from '../support/wait.js';
 
 type Container = {
+  name?: string;
   args?: string[];
   env?: { name: string; value?: string; valueFrom?: unknown }[];
   securityContext?: Record<string, unknown>;
@@ -39,6 +40,7 @@ test('the defaults: 2 replicas, non-root, read-only root with emptyDirs, probes,
   const objects = await renderChart({ release: 'po', namespace: 'previews' });
   assert.deepEqual(objects.map((o) => o.kind).sort(), [
     'ClusterRole', 'ClusterRoleBinding', 'ConfigMap', 'Deployment', 'PodDisruptionBudget', 'Role', 'RoleBinding', 'Service', 'ServiceAccount',
+    'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding',
   ]);
   const deployment = findObject(objects, 'Deployment');
   assert.equal((deployment.spec as { replicas: number }).replicas, 2);
@@ -71,6 +73,27 @@ test('the defaults: 2 replicas, non-root, read-only root with emptyDirs, probes,
   const clusterRole = findObject(objects, 'ClusterRole') as unknown as { rules: { resources: string[] }[] };
   assert.ok(!clusterRole.rules.some((r) => r.resources.includes('leases')), 'leases are granted by a Role in the release namespace only');
   assert.ok(!clusterRole.rules.some((r) => r.resources.includes('httproutes')), 'HTTPRoutes only when canary.traffic=httproute');
+});
+
+test('repository code runs in the renderer container, which holds no credentials', async () => {
+  const objects = await renderChart({ release: 'po', namespace: 'previews' });
+  const spec = podSpec(findObject(objects, 'Deployment')) as PodSpec & { automountServiceAccountToken?: boolean };
+  const [operator, renderer] = spec.containers;
+  assert.equal(renderer?.name, 'renderer');
+  assert.equal(spec.automountServiceAccountToken, false, 'no token is mounted into every container');
+  const mountsOf = (c: typeof operator) => new Map(c!.volumeMounts!.map((m) => [m.mountPath, m.name]));
+  assert.equal(mountsOf(operator).get('/var/run/secrets/kubernetes.io/serviceaccount'), 'kube-api-access', 'the operator gets the token');
+  const rendererMounts = mountsOf(renderer);
+  assert.equal(rendererMounts.get('/var/run/secrets/kubernetes.io/serviceaccount'), undefined, 'the renderer gets no token');
+  assert.deepEqual([...rendererMounts.values()].sort(), ['checkout-cache', 'renderer-socket', 'renderer-tmp'], 'no secret volume reaches the renderer');
+  assert.equal(renderer!.env!.some((e) => /TOKEN|SECRET|PRIVATE_KEY/.test(e.name)), false);
+  assert.deepEqual((renderer!.securityContext?.capabilities as { drop?: string[] } | undefined)?.drop, ['ALL']);
+  assert.equal(renderer!.securityContext?.allowPrivilegeEscalation, false);
+  const socket = renderer!.env!.find((e) => e.name === 'PREVIEW_OPERATOR_SANDBOX_RENDERER_SOCKET')?.value;
+  assert.equal(envOf(findObject(objects, 'Deployment')).find((e) => e.name === 'PREVIEW_OPERATOR_SANDBOX_RENDERER_SOCKET')?.value, socket);
+
+  const without = podSpec(findObject(await renderChart({ release: 'po', namespace: 'previews', set: ['sandbox.renderer.enabled=false'] }), 'Deployment'));
+  assert.deepEqual(without.containers.map((c) => c.name), ['operator']);
 });
 
 test('every value set: every operator setting reaches the container, and the operator loads what the chart renders', async () => {
