@@ -6,8 +6,13 @@
 // carries the hash of the manifest we last applied to it, and our field-manager entry still
 // owns every field of the desired object (see managed-fields.ts). A changed manifest, an
 // object edited or deleted by someone else — each fails one of the two checks and is applied.
+//
+// Before a new set's first write, `dryRunWrites` lets the API server judge every object that
+// would be written (validation, CEL rules, admission) without persisting any: a refusal then
+// leaves nothing half-applied.
 import { createHash } from 'node:crypto';
 import type { KubeClient } from './client.js';
+import { needsSetWrittenFirst } from './apply-dependencies.js';
 import { applyGroups, applyRank } from './apply-order.js';
 import { NotFoundError } from './errors.js';
 import { groupOf, identityOf, refOf, type KindRef, type KubeObject, type ObjectRef } from './kube-object.js';
@@ -26,6 +31,9 @@ export interface Ownership {
  */
 export type ApplyAction = 'created' | 'configured' | 'unchanged';
 
+/** Live objects by identity (`identityOf`), undefined where none exists, as `dryRunWrites` read them. */
+export type LiveObjects = ReadonlyMap<string, KubeObject | undefined>;
+
 export interface ApplyResult {
   ref: ObjectRef;
   action: ApplyAction;
@@ -43,6 +51,11 @@ export interface ApplySetOptions {
    * caller): they are applied without being read first.
    */
   fresh?: boolean;
+  /**
+   * The live objects `dryRunWrites` read for this same set a moment ago: `apply` decides
+   * "unchanged" from them instead of reading again (a stale answer costs what a stale cache does).
+   */
+  live?: LiveObjects;
 }
 
 export interface PruneOptions {
@@ -80,25 +93,50 @@ export class Applier {
   /**
    * Applies `objects` with server-side apply (field manager of the client, force), in
    * dependency order, objects of one rank in parallel. Objects already as desired are not
-   * written. Stops at the first error (later ranks are not applied).
+   * written. Stops at the first error (later ranks are not applied, earlier ones stay: for all
+   * or nothing, `dryRunWrites` first).
    */
   async apply(objects: readonly KubeObject[], options: ApplySetOptions = {}): Promise<ApplyResult[]> {
-    const prepared = objects.map((obj) => this.prepare(obj, options.ownership));
-    const seen = new Set<string>();
-    for (const obj of prepared) {
-      const id = identityOf(obj);
-      if (seen.has(id)) throw new Error(`${obj.kind} ${obj.metadata.namespace ?? ''}/${obj.metadata.name} appears twice in the set`);
-      seen.add(id);
-    }
+    const prepared = this.prepareSet(objects, options.ownership);
     const results: ApplyResult[] = [];
     for (const group of applyGroups(prepared)) {
-      const applied = await Promise.all(group.map((obj) => this.applyOne(obj, options.dryRun ?? false, options.fresh ?? false)));
+      const applied = await Promise.all(group.map((obj) => this.applyOne(obj, options)));
       results.push(...applied);
       // Objects of a new or changed CRD can only be applied once it serves them.
-      const crds = applied.filter((r) => r.ref.kind === 'CustomResourceDefinition' && groupOf(r.ref.apiVersion) === 'apiextensions.k8s.io' && r.action !== 'unchanged');
+      const crds = applied.filter((r) => isCrd(r.ref) && r.action !== 'unchanged');
       if (!options.dryRun) await Promise.all(crds.map((r) => this.waitEstablished(r.object)));
     }
     return results;
+  }
+
+  /**
+   * All or nothing, as far as the API server can tell ahead: every object of the set that
+   * `apply` would write (read as `apply` reads: cache, else GET; nothing when `fresh`) passes a
+   * server-side dry run, all at once. Throws the first refusal in set order, having written
+   * nothing; returns what it read, for `apply`'s `live`. Objects whose admission needs another
+   * object the set creates are left to their real write (apply-dependencies.ts). Counts, such as
+   * a ResourceQuota's, are checked per object: a set that fits only one by one passes.
+   */
+  async dryRunWrites(objects: readonly KubeObject[], options: Pick<ApplySetOptions, 'ownership' | 'fresh'> = {}): Promise<LiveObjects> {
+    const prepared = this.prepareSet(objects, options.ownership);
+    const read = (obj: KubeObject) => (options.fresh ? undefined : this.live(refOf(obj)));
+    const live = new Map(await Promise.all(prepared.map(async (obj) => [identityOf(obj), await read(obj)] as const)));
+    const writes = prepared.filter((obj) => {
+      const current = live.get(identityOf(obj));
+      return !(current && this.isUnchanged(current, obj));
+    });
+    const created = new Set(writes.filter((obj) => !live.get(identityOf(obj))).map((obj) => identityOf(obj)));
+    const crds = writes.filter((obj) => isCrd(obj));
+    const judged = writes.filter((obj) => !needsSetWrittenFirst(obj, created, crds));
+    const outcomes = await Promise.allSettled(judged.map((obj) => this.client.apply(obj, { force: true, dryRun: true })));
+    const refused = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+    if (refused) throw refused.reason;
+    return live;
+  }
+
+  /** Whether `apply` would leave `live` as it is (write nothing) for `desired`. */
+  isApplied(live: KubeObject, desired: KubeObject, ownership?: Ownership): boolean {
+    return this.isUnchanged(live, this.prepare(desired, ownership));
   }
 
   /**
@@ -146,6 +184,18 @@ export class Applier {
     return createHash('sha256').update(canonicalJson(hashed)).digest('hex').slice(0, 32);
   }
 
+  /** Every object prepared; an object twice in the set is an error. */
+  private prepareSet(objects: readonly KubeObject[], ownership: Ownership | undefined): KubeObject[] {
+    const prepared = objects.map((obj) => this.prepare(obj, ownership));
+    const seen = new Set<string>();
+    for (const obj of prepared) {
+      const id = identityOf(obj);
+      if (seen.has(id)) throw new Error(`${obj.kind} ${obj.metadata.namespace ?? ''}/${obj.metadata.name} appears twice in the set`);
+      seen.add(id);
+    }
+    return prepared;
+  }
+
   private prepare(obj: KubeObject, ownership: Ownership | undefined): KubeObject {
     if (!obj.apiVersion || !obj.kind || !obj.metadata?.name) throw new Error(`every object needs apiVersion, kind and metadata.name: ${JSON.stringify(obj).slice(0, 200)}`);
     // Only the top level and metadata are changed below (labels and annotations replaced, never
@@ -166,11 +216,12 @@ export class Applier {
     return copy;
   }
 
-  private async applyOne(desired: KubeObject, dryRun: boolean, fresh: boolean): Promise<ApplyResult> {
+  private async applyOne(desired: KubeObject, options: ApplySetOptions): Promise<ApplyResult> {
     const ref = refOf(desired);
-    const live = fresh ? undefined : await this.live(ref);
+    const id = identityOf(desired);
+    const live = options.live?.has(id) ? options.live.get(id) : options.fresh ? undefined : await this.live(ref);
     if (live && this.isUnchanged(live, desired)) return { ref, action: 'unchanged', object: live };
-    const object = await this.client.apply(desired, { force: true, dryRun });
+    const object = await this.client.apply(desired, { force: true, dryRun: options.dryRun ?? false });
     return { ref, action: live ? 'configured' : 'created', object };
   }
 
@@ -206,6 +257,10 @@ export class Applier {
     const spec = crd.spec as { group?: string; versions?: { name: string }[] } | undefined;
     for (const v of spec?.versions ?? []) this.client.discovery.invalidate(`${spec?.group}/${v.name}`);
   }
+}
+
+function isCrd(kind: KindRef): boolean {
+  return kind.kind === 'CustomResourceDefinition' && groupOf(kind.apiVersion) === 'apiextensions.k8s.io';
 }
 
 /** JSON with object keys sorted, so equal manifests hash equally whatever their key order. */
