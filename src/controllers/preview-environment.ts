@@ -4,9 +4,11 @@
 //   deleted?  → report destroyed (or expired) → delete the namespace → wait until gone → drop the finalizer
 //   Expired at this head SHA and torn down? → nothing (zero writes)
 //   finalizer → per-repository cap (else Queued) → TTL (else Expired: namespace deleted, object kept)
+//   → guards put back where they drifted (watched: a deleted or edited one wakes its environment)
 //   → wait for CI on a new head SHA (optional checks gate; the deployed SHA keeps serving)
 //   → render at the head SHA (cached per generation and SHA) → policy → Namespace (owned by the
-//   PreviewEnvironment) → server-side apply → prune what left the rendering → readiness → status → report
+//   PreviewEnvironment) → a new rendering dry-run as a whole on the server (a refusal applies
+//   nothing) → server-side apply → prune what left the rendering → readiness → status → report
 //
 // An unchanged environment costs reads only: every write (finalizer, apply, prune, status,
 // events, GitHub) happens only when something differs. Problems a user can fix (configuration,
@@ -27,10 +29,11 @@
 // repeats 'expired', which the reporter's hashes make a no-op), never 'destroyed'.
 import {
   Applier, ConflictError, EventRecorder, ForbiddenError, InvalidError, NoKindMatchError, NotFoundError,
-  addFinalizer, controllerReference, formatTime, hasFinalizer, identityOf, refOf, removeCondition, removeFinalizer,
+  addFinalizer, controllerReference, formatTime, groupOf, hasFinalizer, identityOf, refOf, removeCondition, removeFinalizer,
   jsonEqual, setCondition, stderrLogger, systemClock, toKubeError, updateStatus,
   type Clock, type Condition, type ConditionInput, type Controller, type EventFilter, type Informer, type KindRef,
-  type KubeObject, type Logger, type Manager, type ObjectRef, type ReconcileContext, type ReconcileResult, type Reconciler,
+  type KubeObject, type LiveObjects, type Logger, type Manager, type ObjectRef, type Ownership, type ReconcileContext, type ReconcileResult,
+  type Reconciler,
 } from '../kube/index.js';
 import {
   ownershipLabelKeys, previewEnvironmentApiVersion,
@@ -50,7 +53,9 @@ import { Sandbox, type SandboxRunner } from '../synth/sandbox.js';
 import type { PreviewRenderSettings } from '../synth/render-preview.js';
 import { certificateCondition, environmentReadiness } from './preview-environment-readiness.js';
 import { progressWait } from './progress-pacer.js';
-import { renderEnvironment, type RenderFailure, type RenderFailureKind, type RenderOutcome } from './preview-environment-rendering.js';
+import {
+  renderEnvironment, type RenderedEnvironment, type RenderFailure, type RenderFailureKind, type RenderOutcome,
+} from './preview-environment-rendering.js';
 import { SlotLedger, type SlotEnvironment } from './preview-environment-slots.js';
 import { environmentAnnotationKeys } from '../github/environment-store.js';
 import { repositoryKey } from '../github/octokit-factory.js';
@@ -78,6 +83,8 @@ const knownVersions: Record<string, string> = {
 };
 /** How soon an unreadable commit or repository is tried again. */
 const sourceRetryMs = 30_000;
+/** How long a rendering the API server refused is not dry-run again (a refusal may depend on the cluster: a quota, an account). */
+const refusalRecheckMs = 60_000;
 /** setTimeout fires at once beyond 2^31-1 ms; the periodic resync covers longer waits anyway. */
 const maxRequeueMs = 6 * 3600_000;
 /** How often a head SHA waiting for CI asks again (default; checks are polled, not watched). */
@@ -219,6 +226,8 @@ export function registerPreviewEnvironmentController(manager: Manager, options: 
       { informer: algorithms, map: labelled },
       { informer: databases, map: labelled },
       { informer: ingresses, map: labelled },
+      // A guard deleted or edited by anyone else is put back at once, not at the next push.
+      ...guards.map((informer) => ({ informer, map: (obj: KubeObject) => reconciler.driftedGuard(informer, obj) })),
       // A change to one environment of a repository (above all its deletion) may free a slot.
       { informer: environments as unknown as Informer<KubeObject>, map: (obj) => reconciler.queuedSiblings(obj as EnvironmentObject) },
     ],
@@ -284,6 +293,10 @@ class PreviewEnvironmentReconciler implements Reconciler {
   private readonly renders = new Map<string, { key: string; outcome: RenderOutcome }>();
   /** The rendering whose leftovers were last pruned, per environment. */
   private readonly pruned = new Map<string, string>();
+  /** The rendering last applied in full, per environment: a new one is dry-run first; its guards are kept as applied. */
+  private readonly applied = new Map<string, { key: string; objects: readonly KubeObject[] }>();
+  /** A rendering the API server refused in its dry run, per environment: not dry-run again before `refusalRecheckMs`. */
+  private readonly refusals = new Map<string, { key: string; failure: Failure; at: number }>();
   private readonly preferredVersions = new Map<string, string>();
   /** The object as this controller last wrote it, until the informer has caught up with the write. */
   private readonly written = new Map<string, EnvironmentObject>();
@@ -334,6 +347,22 @@ class PreviewEnvironmentReconciler implements Reconciler {
       .map((e) => e.metadata.name!);
   }
 
+  /**
+   * The environment of a guard (NetworkPolicy, ResourceQuota, LimitRange) that is no longer as
+   * last applied — deleted, edited, its label removed — so that its reconcile puts it back.
+   * Our own writes, and guards of a rendering not applied yet, wake nothing.
+   */
+  driftedGuard(informer: Informer<KubeObject>, obj: KubeObject): string[] {
+    const name = obj.metadata.labels?.[environmentLabel];
+    const applied = name ? this.applied.get(name) : undefined;
+    if (!name || !applied) return [];
+    const ref = { ...refOf(obj), apiVersion: informer.kind.apiVersion, kind: informer.kind.kind };
+    const desired = applied.objects.find((o) => identityOf(o) === identityOf(ref));
+    if (!desired) return [];
+    const live = informer.get(`${ref.namespace}/${ref.name}`);
+    return live && this.applier.isApplied({ ...live, ...informer.kind }, desired, { label: environmentLabel, value: name }) ? [] : [name];
+  }
+
   // ---- converge ------------------------------------------------------------------------
 
   private async converge(current: Current, ctx: ReconcileContext): Promise<ReconcileResult | void> {
@@ -361,6 +390,9 @@ class PreviewEnvironmentReconciler implements Reconciler {
     const expiry = env.status?.phase === 'Expired' ? undefined : this.expiry(env, configTtl, policy, memo !== undefined);
     if (expiry !== undefined && now >= expiry.getTime()) return this.expire(current, ctx, expiry, policy, configTtl);
 
+    // Whatever this reconcile goes on to do (wait for checks, fail to render, be refused), the
+    // guards of what serves are put back if they drifted.
+    await this.repairGuards(env);
     if (this.options.checksGate && (env.status?.phase === 'Expired' || env.spec.pullRequest.headSha !== env.status?.deployedSha)) {
       const verdict = await this.options.checksGate.state(env.spec.repository, env.spec.pullRequest.headSha);
       if (verdict.state !== 'passed') return this.holdForChecks(current, ctx, verdict, expiry);
@@ -429,16 +461,8 @@ class PreviewEnvironmentReconciler implements Reconciler {
 
     lap('render');
     const ownership = { label: environmentLabel, value: name };
-    try {
-      const namespace = { ...rendered.namespace, metadata: { ...rendered.namespace.metadata, ownerReferences: [controllerReference(current.env)] } };
-      const [namespaceApplied] = await this.applier.apply([namespace], { ownership });
-      // In a namespace created just now nothing can exist yet: no read before each apply.
-      await this.applier.apply(rendered.objects, { ownership, fresh: namespaceApplied?.action === 'created' });
-    } catch (err) {
-      const rejected = describeRejection(err);
-      if (!rejected) throw err;
-      return this.fail(current, ctx, rejected, this.expiry(current.env, rendered.config.ttl, policy, true));
-    }
+    const refused = await this.applyRendering(current.env, rendered, ownership, liveNamespace);
+    if (refused) return this.fail(current, ctx, refused, this.expiry(current.env, rendered.config.ttl, policy, true));
     // A claim that failed (a conflict) fails this reconcile here, before anything is pruned.
     await claim;
 
@@ -506,6 +530,75 @@ class PreviewEnvironmentReconciler implements Reconciler {
     const waits = [expiresAt.getTime() - this.clock.now()];
     if (certManagerInstalled && certificate?.status === 'False') waits.push(this.options.certificatePollMs ?? 5000);
     return { requeueAfter: clampRequeue(Math.min(...waits)) };
+  }
+
+  /**
+   * The namespace and the rendering: a new one (another render key than the last applied) all or
+   * nothing, through a dry run of the whole set before its first write. A refusal by the API
+   * server is returned; what served before keeps serving, its namespace's annotations included.
+   */
+  private async applyRendering(
+    env: EnvironmentObject, rendered: RenderedEnvironment, ownership: Ownership, liveNamespace: KubeObject | undefined,
+  ): Promise<Failure | undefined> {
+    const name = env.metadata.name!;
+    const key = this.renders.get(name)?.key ?? '';
+    const namespace = { ...rendered.namespace, metadata: { ...rendered.namespace.metadata, ownerReferences: [controllerReference(env)] } };
+    try {
+      // A namespace to create comes first: the operator's own object, and nothing can be dry-run in it before.
+      const [created] = liveNamespace ? [] : await this.applier.apply([namespace], { ownership });
+      // In a namespace created just now nothing can exist yet: no read before each apply.
+      const fresh = created?.action === 'created';
+      const checked = this.applied.get(name)?.key === key ? undefined : await this.dryRunRendering(env, key, rendered, ownership, fresh);
+      if (checked && 'refused' in checked) return checked.refused;
+      if (liveNamespace) await this.applier.apply([namespace], { ownership });
+      await this.applier.apply(rendered.objects, { ownership, fresh, live: checked?.live });
+      this.applied.set(name, { key, objects: rendered.objects });
+      this.refusals.delete(name);
+      return undefined;
+    } catch (err) {
+      const rejected = describeRejection(err);
+      if (!rejected) throw err;
+      return rejected;
+    }
+  }
+
+  /**
+   * The server-side dry run of a new rendering: every object it would write, at once (extra
+   * requests: one dry-run apply per object written). A refusal is kept for its render key and
+   * reused for `refusalRecheckMs`, so the events of what still serves do not dry-run it again.
+   */
+  private async dryRunRendering(
+    env: EnvironmentObject, key: string, rendered: RenderedEnvironment, ownership: Ownership, fresh: boolean,
+  ): Promise<{ live: LiveObjects } | { refused: Failure }> {
+    const name = env.metadata.name!;
+    const known = this.refusals.get(name);
+    if (known?.key === key && this.clock.now() - known.at < refusalRecheckMs) return { refused: known.failure };
+    try {
+      return { live: await this.applier.dryRunWrites(rendered.objects, { ownership, fresh }) };
+    } catch (err) {
+      const rejected = describeRejection(err);
+      if (!rejected) throw err;
+      const serving = env.status?.deployedSha ? `; ${env.status.deployedSha.slice(0, 12)} keeps serving` : '';
+      const failure = { ...rejected, message: `${rejected.message}; nothing of ${rendered.sha.slice(0, 12)} was applied${serving}` };
+      this.refusals.set(name, { key, failure, at: this.clock.now() });
+      return { refused: failure };
+    }
+  }
+
+  /**
+   * Puts the namespace's guards back as last applied where they drifted (the cache tells, so
+   * this reads nothing while they are intact). Only in a namespace this environment controls, and
+   * only once this process applied a rendering to it (after a restart: from its first apply).
+   */
+  private async repairGuards(env: EnvironmentObject): Promise<void> {
+    const name = env.metadata.name!;
+    const applied = this.applied.get(name);
+    const namespace = this.informers.namespaces.get(name);
+    if (!applied || !namespace || namespace.metadata.deletionTimestamp || !isControlledBy(namespace, env)) return;
+    const guards = applied.objects.filter((o) => guardKinds.some((g) => g.kind === o.kind && g.group === groupOf(o.apiVersion)));
+    const results = await this.applier.apply(guards, { ownership: { label: environmentLabel, value: name } });
+    const repaired = results.filter((r) => r.action !== 'unchanged').map((r) => `${r.ref.kind}/${r.ref.name}`);
+    if (repaired.length > 0) this.logger.info({ environment: name, repaired }, 'guards put back');
   }
 
   private timeDelivery(env: EnvironmentObject, now: number, applied: boolean, ready: boolean): void {
@@ -816,6 +909,8 @@ class PreviewEnvironmentReconciler implements Reconciler {
   private forget(name: string): void {
     this.renders.delete(name);
     this.pruned.delete(name);
+    this.applied.delete(name);
+    this.refusals.delete(name);
     this.slots.release(name);
     this.written.delete(name);
   }
@@ -878,7 +973,10 @@ function findReadyMessage(env: EnvironmentObject): string {
 /** Rejections by the API server that the rendering caused (a user can fix them), or undefined. */
 function describeRejection(err: unknown): Failure | undefined {
   if (err instanceof InvalidError) {
-    const causes = err.causes.map((c) => `${c.field ? `${c.field}: ` : ''}${c.message ?? c.reason ?? ''}`);
+    // The comment's lines name the object: the causes alone say only which field.
+    const details = err.status?.details;
+    const object = details?.kind && details.name ? `${details.kind} ${details.name}: ` : '';
+    const causes = err.causes.map((c) => `${object}${c.field ? `${c.field}: ` : ''}${c.message ?? c.reason ?? ''}`);
     return { kind: 'ApplyRejected', message: `the API server rejected an object: ${err.message}`, details: causes.length > 0 ? causes : [err.message] };
   }
   if (err instanceof ForbiddenError) return { kind: 'ApplyRejected', message: `the API server refused an object: ${err.message}`, details: [err.message] };
