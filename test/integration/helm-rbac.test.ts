@@ -17,32 +17,33 @@ import { waitFor } from '../support/wait.js';
 
 type Access = { verb: string; group: string; resource: string; subresource?: string; namespace?: string; name?: string };
 
-const crud = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
-const all = (group: string, resources: string[], verbs = crud): Access[] =>
+const applied = ['get', 'list', 'create', 'patch', 'delete'];
+const watched = [...applied, 'watch'];
+const all = (group: string, resources: string[], verbs: string[]): Access[] =>
   resources.flatMap((resource) => verbs.map((verb) => ({ verb, group, resource })));
 
-/** What the operator's code does (src/kube, src/controllers, src/github, the rendered kinds of src/synth). */
+/**
+ * What the operator's code does (src/kube, src/controllers, src/github, the rendered kinds of src/synth):
+ * server-side apply (get, patch, and create for a new object), prune (list, delete), informers (watch),
+ * status and finalizers by merge patch, `update` only on `/finalizers` (blockOwnerDeletion) and the Lease.
+ */
 function neededAccess(leaseNamespace: string, leaseName: string): Access[] {
+  const own = { previewenvironments: 'preview.alien6.io', algorithms: 'ai.alien6.io', databases: 'mycompany.com' };
   return [
-    // PreviewEnvironments: written by the webhook and resync, reconciled, status, finalizer.
-    ...all('preview.alien6.io', ['previewenvironments']),
-    ...all('ai.alien6.io', ['algorithms']),
-    ...all('mycompany.com', ['databases']),
-    ...['previewenvironments', 'algorithms', 'databases'].flatMap((resource) => {
-      const group = { previewenvironments: 'preview.alien6.io', algorithms: 'ai.alien6.io', databases: 'mycompany.com' }[resource]!;
-      return [
-        ...['get', 'update', 'patch'].map((verb) => ({ verb, group, resource, subresource: 'status' })),
-        { verb: 'update', group, resource, subresource: 'finalizers' },
-      ];
-    }),
-    ...all('', ['namespaces', 'configmaps', 'secrets', 'services', 'serviceaccounts', 'persistentvolumeclaims', 'pods', 'resourcequotas', 'limitranges']),
-    ...all('apps', ['deployments', 'statefulsets']),
-    ...all('batch', ['jobs', 'cronjobs']),
-    ...all('autoscaling', ['horizontalpodautoscalers']),
-    ...all('policy', ['poddisruptionbudgets']),
-    ...all('networking.k8s.io', ['ingresses', 'networkpolicies']),
-    ...all('rbac.authorization.k8s.io', ['roles', 'rolebindings']),
-    ...all('cert-manager.io', ['certificates']),
+    ...Object.entries(own).flatMap(([resource, group]) => [
+      ...all(group, [resource], watched),
+      { verb: 'patch', group, resource, subresource: 'status' },
+      { verb: 'update', group, resource, subresource: 'finalizers' },
+    ]),
+    ...all('', ['namespaces', 'configmaps', 'secrets', 'services', 'resourcequotas', 'limitranges'], watched),
+    ...all('', ['serviceaccounts', 'persistentvolumeclaims', 'pods'], applied),
+    ...all('apps', ['deployments', 'statefulsets'], watched),
+    ...all('batch', ['jobs', 'cronjobs'], applied),
+    ...all('autoscaling', ['horizontalpodautoscalers'], watched),
+    ...all('policy', ['poddisruptionbudgets'], watched),
+    ...all('networking.k8s.io', ['ingresses', 'networkpolicies'], watched),
+    ...all('rbac.authorization.k8s.io', ['roles', 'rolebindings'], applied),
+    ...all('cert-manager.io', ['certificates'], applied),
     { verb: 'create', group: '', resource: 'events' },
     { verb: 'patch', group: '', resource: 'events' },
     { verb: 'create', group: 'coordination.k8s.io', resource: 'leases', namespace: leaseNamespace },
@@ -69,6 +70,17 @@ function forbiddenAccess(leaseNamespace: string): Access[] {
     { verb: 'create', group: 'gateway.networking.k8s.io', resource: 'httproutes' },
     { verb: 'update', group: 'coordination.k8s.io', resource: 'leases', namespace: 'kube-system', name: 'kube-controller-manager' },
     { verb: 'update', group: 'coordination.k8s.io', resource: 'leases', namespace: leaseNamespace, name: 'another-lease' },
+    // Verbs the code never sends: no PUT but the Lease and `/finalizers`, no watch without an informer, no token minting.
+    { verb: 'create', group: '', resource: 'serviceaccounts', subresource: 'token' },
+    { verb: 'update', group: 'apps', resource: 'deployments' },
+    { verb: 'update', group: '', resource: 'secrets' },
+    { verb: 'update', group: '', resource: 'namespaces' },
+    { verb: 'update', group: 'preview.alien6.io', resource: 'previewenvironments' },
+    { verb: 'update', group: 'preview.alien6.io', resource: 'previewenvironments', subresource: 'status' },
+    { verb: 'get', group: 'ai.alien6.io', resource: 'algorithms', subresource: 'status' },
+    { verb: 'watch', group: '', resource: 'pods' },
+    { verb: 'watch', group: 'rbac.authorization.k8s.io', resource: 'roles' },
+    { verb: 'delete', group: '', resource: 'events' },
   ];
 }
 
