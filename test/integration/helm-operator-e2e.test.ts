@@ -11,7 +11,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { CoreV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { kubeconfigYaml } from '../cluster/start-cluster.js';
 import { environmentName } from '../../src/github/pull-request-environment-name.js';
 import { installCrds, operatorCrdFiles } from '../fixtures/crds/install-crds.js';
@@ -53,15 +53,27 @@ async function chartIdentity(edit?: (rules: { apiGroups: string[]; resources: st
   await createNamespace(admin, namespace);
   cleanups.push(() => kubeRequest(admin, 'DELETE', `/api/v1/namespaces/${namespace}`));
   const objects = await renderChart({ release, namespace });
-  for (const object of objects.filter((o) => ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'].includes(o.kind))) {
+  const kinds = [
+    'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding',
+    'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding',
+  ];
+  for (const object of objects.filter((o) => kinds.includes(o.kind))) {
     if (object.kind === 'ClusterRole' && edit) edit(object.rules as never);
     await serverSideApply(admin, object, { fieldManager: 'helm-test', namespace });
     if (object.kind.startsWith('Cluster')) cleanups.push(() => kubeRequest(admin, 'DELETE', clusterPath(object)));
+    const policyPath = `/apis/admissionregistration.k8s.io/v1/${object.kind.toLowerCase()}s/${object.metadata.name}`;
+    if (object.kind.startsWith('Validating')) cleanups.push(() => kubeRequest(admin, 'DELETE', policyPath));
   }
   const serviceAccount = objects.find((o) => o.kind === 'ServiceAccount')!.metadata.name;
   const token = await admin.makeApiClient(CoreV1Api).createNamespacedServiceAccountToken({ namespace, name: serviceAccount, body: { spec: { expirationSeconds: 3600, audiences: [] } } });
   const kubeconfig = path.join(dir, `${release}.kubeconfig`);
   await writeFile(kubeconfig, kubeconfigYaml(cluster.server, admin.getCurrentCluster()!.caFile!, token.status!.token, serviceAccount));
+  // The operator runs under the chart's admission policy too, once it is enforced (a refused dry run says so).
+  const asOperator = new KubeConfig();
+  asOperator.loadFromFile(kubeconfig);
+  const canary = () => kubeRequest(asOperator, 'POST', `/api/v1/namespaces/${namespace}/configmaps?dryRun=All`, { metadata: { name: 'c' } });
+  const refused = (err: unknown) => (err instanceof KubeRequestError && /AdmissionPolicy/.test(err.message)) || Promise.reject(err);
+  await waitFor('the chart\'s admission policy to be enforced', () => canary().then(() => false, refused), { timeoutMs: 30_000 });
   return { kubeconfig, namespace };
 }
 
