@@ -1,4 +1,4 @@
-// The command line: `run`, `synth`, `dev`, `help`, `version`. Exit codes: 0 done, 1 failed
+// The command line: `run`, `synth`, `renderer`, `help`, `version`. Exit codes: 0 done, 1 failed
 // while running, 2 bad usage or configuration (nothing was started).
 import { readFileSync } from 'node:fs';
 import { ConfigError, loadConfig, type ConfigIssue } from './config.js';
@@ -25,8 +25,6 @@ Commands:
   renderer Serve the sandbox on a Unix socket for the operator container of the same pod (the
            chart's renderer container; needs root or the capabilities named in docs/security.md):
              preview-operator renderer --checkout-root <dir> --client-gid <gid> --sandbox-renderer-socket <path>
-  dev      Try it locally: a local control plane, a GitHub emulator, the operator and a demo pull
-           request (npm run dev). With KUBECONFIG set it uses that cluster instead.
   help     This text and every setting (preview-operator help settings).
   version  The operator's version.
 
@@ -124,20 +122,10 @@ export async function runCli(argv: readonly string[], env: Readonly<Record<strin
         const { runRenderer } = await import('./cli-renderer.js');
         return await runRenderer(config, { checkoutRoot: checkoutRoot!, clientGid }, io);
       }
-      case 'dev': {
-        // The local demo needs the repository's test harness (control plane, GitHub emulator):
-        // it runs from a source checkout, not from the built image.
-        const devModule = new URL(`./cli-dev${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url).href;
-        let dev: { runDev(args: readonly string[], env: Readonly<Record<string, string | undefined>>, io: CliIo): Promise<number> };
-        try {
-          dev = await import(devModule);
-        } catch (err) {
-          if ((err as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND' || !String((err as Error).message).includes('cli-dev')) throw err;
-          io.stderr('preview-operator: `dev` runs from a source checkout (npm ci && npm run dev); this build does not include it\n');
-          return 2;
-        }
-        return await dev.runDev(args, env, io);
-      }
+      case 'dev':
+        // The local demo is a test harness (test/dev/): it is not part of the operator.
+        io.stderr('preview-operator: `dev` runs from a source checkout: npm ci && npm run dev\n');
+        return 2;
       case 'version':
       case '--version':
         io.stdout(`${version()}\n`);

@@ -1,8 +1,9 @@
-// `preview-operator dev` with KUBECONFIG set: it uses that cluster, starts the GitHub
+// `npm run dev` (test/dev/dev.ts) with KUBECONFIG set: it uses that cluster, starts the GitHub
 // emulator and the operator, opens the demo pull request, prints the three lines a second
 // terminal needs (each on its own line), serves webhooks and metrics, and tears down on Ctrl-C.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { KubeRequestError, kubeRequest } from '../fixtures/crds/kube-apply.js';
@@ -12,10 +13,18 @@ import { waitFor } from '../support/wait.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
+/** The node arguments of package.json's `dev` script: the test runs what `npm run dev` runs. */
+function devScript(): string[] {
+  const { scripts } = JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as { scripts: { dev: string } };
+  const [command, ...args] = scripts.dev.split(/\s+/);
+  assert.equal(command, 'node');
+  return args;
+}
+
 test('dev on an existing cluster: demo pull request recorded, KUBECONFIG / webhook / metrics lines, clean Ctrl-C', async () => {
   const cluster = await testCluster();
   // Controllers that touch only the demo's objects: this cluster is shared with other test files.
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'dev', '--controllers=webhook,resync'], {
+  const child = spawn(process.execPath, [...devScript(), '--controllers=webhook,resync'], {
     cwd: root, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', KUBECONFIG: cluster.kubeconfigPath }, stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -1,0 +1,96 @@
+// `npm run dev`: the whole product on one machine with nothing configured. It starts a local
+// Kubernetes control plane (or uses the cluster KUBECONFIG names), the GitHub emulator, installs
+// the CRDs, runs the operator in this process, creates a demo repository with a `.preview/`, opens
+// a pull request, delivers its signed webhook and shows the environment converging. It stays up
+// until Ctrl-C, then tears everything down. It is a test harness (the control plane, the emulator),
+// so it lives under test/ and runs from a source checkout; the product never imports it.
+// Arguments are the operator's settings: npm run dev -- --controllers=webhook,resync
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { CliIo } from '../../src/cli.js';
+import { ConfigError } from '../../src/config.js';
+import { environmentName } from '../../src/github/pull-request-environment-name.js';
+import { KubeClient, loadKubeConfig, type KubeAccess } from '../../src/kube/client.js';
+import { startCluster } from '../cluster/start-cluster.js';
+import { installCrds, operatorCrdFiles } from '../fixtures/crds/install-crds.js';
+import { demoRepository, lastComment, openDemoPullRequest, startDemoGitHub } from './demo-github.js';
+import { startDevOperator } from './dev-operator.js';
+import { watchEnvironment } from './watch-environment.js';
+
+type Env = Readonly<Record<string, string | undefined>>;
+type Undo = () => Promise<unknown>;
+
+/** The cluster KUBECONFIG names, or a local control plane started for this run. */
+async function devCluster(
+  env: Env, say: (line: string) => void, io: CliIo, onStop: (step: Undo) => void,
+): Promise<{ kubeConfig: KubeAccess; kubeconfigPath: string }> {
+  if (env.KUBECONFIG) {
+    const kubeConfig = loadKubeConfig({ env });
+    const context = kubeConfig.getCurrentContext();
+    say(`cluster: ${kubeConfig.getCurrentCluster().server} (context ${context}, from KUBECONFIG)`);
+    return { kubeConfig, kubeconfigPath: env.KUBECONFIG };
+  }
+  say('cluster: starting a local control plane (etcd, kube-apiserver, controller-manager, scheduler, a simulated node)…');
+  const cluster = await startCluster({ log: (line) => io.stderr(`  ${line}\n`) });
+  onStop(() => cluster.stop());
+  say(`cluster: ${cluster.server}`);
+  return { kubeConfig: cluster.kubeConfig, kubeconfigPath: cluster.kubeconfigPath };
+}
+
+/** Resolves on the first SIGINT or SIGTERM until `release` removes the handlers. */
+function stopSignal(): { stopped: Promise<void>; release: () => void } {
+  let stop: () => void = () => {};
+  const stopped = new Promise<void>((resolve) => (stop = resolve));
+  const onSignal = () => stop();
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return { stopped, release: () => void process.off('SIGINT', onSignal).off('SIGTERM', onSignal) };
+}
+
+/** Brings everything up, shows the demo converging until a signal, then undoes every step, last first. */
+export async function runDev(args: readonly string[], env: Env, io: CliIo): Promise<number> {
+  const say = (line: string) => io.stdout(`${line}\n`);
+  const undo: Undo[] = [];
+  const onStop = (step: Undo) => void undo.push(step);
+  const signal = stopSignal();
+  try {
+    const workDir = await mkdtemp(path.join(os.tmpdir(), 'preview-operator-dev-'));
+    onStop(() => rm(workDir, { recursive: true, force: true }));
+    const { kubeConfig, kubeconfigPath } = await devCluster(env, say, io, onStop);
+    // Not cert-manager's Certificate: without cert-manager running no certificate would ever be
+    // issued, and without its CRD the operator serves previews over plain HTTP, saying so.
+    await installCrds(kubeConfig, operatorCrdFiles);
+    say('CRDs: PreviewEnvironment, Algorithm, Database installed');
+    const demo = await startDemoGitHub(onStop);
+    say(`GitHub emulator: ${demo.gh.url} (App ${demo.app.slug} installed on ${demoRepository.owner}/${demoRepository.name})`);
+    const { operator, controllers, logFile, secretFile } = await startDevOperator({ args, env, workDir, kubeConfig, demo });
+    onStop(() => operator.stop());
+    say(`operator: running ${controllers.join(', ')}; its JSON log: ${logFile}`);
+    say('');
+    say(`export KUBECONFIG=${kubeconfigPath}`);
+    say(`webhook: ${operator.webhookUrl}`);
+    say(`metrics: ${operator.metricsUrl}`);
+    say(`webhook secret (to sign your own deliveries): ${secretFile}`);
+    say('');
+    say(await openDemoPullRequest(demo, operator.webhookUrl));
+    // Keep watching (a second terminal may push, label, close) until Ctrl-C.
+    say('watching the environment converge; Ctrl-C tears everything down.');
+    say('');
+    const name = environmentName(demoRepository, 1);
+    await watchEnvironment(new KubeClient(kubeConfig), name, say, signal.stopped, () => lastComment(demo).forEach((line) => say(line)));
+    say('stopping…');
+    return 0;
+  } catch (err) {
+    io.stderr(err instanceof ConfigError ? `${err.message}\n` : `npm run dev: ${(err as Error).message}\n`);
+    return err instanceof ConfigError ? 2 : 1;
+  } finally {
+    signal.release();
+    for (const step of undo.reverse()) await step().catch((err: Error) => io.stderr(`teardown: ${err.message}\n`));
+  }
+}
+
+const io: CliIo = { stdout: (text) => void process.stdout.write(text), stderr: (text) => void process.stderr.write(text) };
+const code = await runDev(process.argv.slice(2), process.env, io);
+// Informer watches and keep-alive sockets would hold the event loop open after a stop.
+process.exit(code);
