@@ -100,8 +100,10 @@ export interface DatabaseResource {
 export type AuthorAssociation = `${preview.PreviewEnvironmentSpecPullRequestAuthorAssociation}`;
 
 export type PreviewEnvironmentSpec = Omit<preview.PreviewEnvironmentSpec, 'pullRequest'> & {
-  readonly pullRequest: Omit<preview.PreviewEnvironmentSpecPullRequest, 'authorAssociation'> & {
+  readonly pullRequest: Omit<preview.PreviewEnvironmentSpecPullRequest, 'authorAssociation' | 'updatedAt'> & {
     readonly authorAssociation?: AuthorAssociation;
+    /** RFC 3339, as in JSON (cdk8s types a date-time as a Date, which only its own props convert). */
+    readonly updatedAt?: string;
   };
 };
 

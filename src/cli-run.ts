@@ -184,9 +184,12 @@ export async function startOperator(config: OperatorConfig, options: StartOperat
     ? new EnvironmentWriter({ store: environmentStore, observe: metrics.webhookWrite, logger: logger.child({ component: 'environment-writer' }) })
     : undefined;
 
-  // The PreviewEnvironment cache: the resync's view, and the environment gauges.
-  if (enabled.has('preview-environment') || enabled.has('webhook') || enabled.has('resync')) {
-    const environments = manager.informer(previewEnvironmentKind);
+  // The PreviewEnvironment cache: the resync's view, the receiver's (a delivery older than what an
+  // environment records is stale), and the environment gauges.
+  const environments = enabled.has('preview-environment') || enabled.has('webhook') || enabled.has('resync')
+    ? manager.informer(previewEnvironmentKind)
+    : undefined;
+  if (environments) {
     metrics.trackEnvironments(() => environments.list());
     if (enabled.has('resync') && github && writer) {
       manager.addRunnable(createResyncRunnable({
@@ -214,6 +217,7 @@ export async function startOperator(config: OperatorConfig, options: StartOperat
       dedupe: new DeliveryDedupe({ windowMs: config.webhook.dedupeWindowMs }),
       logger: logger.child({ component: 'webhook' }),
       observe: metrics.webhookDelivery,
+      environments,
       ...(options.cloneUrl ? { cloneUrl: options.cloneUrl } : {}),
       // The leader renders: it reads `.preview/` while the environment is being written.
       ...(previewFiles ? { onUpsert: (spec: PreviewEnvironmentSpec) => { if (manager.isLeader()) void readAhead(previewFiles, spec); } } : {}),

@@ -255,6 +255,13 @@ export interface PreviewEnvironmentSpecPullRequest {
    * @schema PreviewEnvironmentSpecPullRequest#fork
    */
   readonly fork?: boolean;
+
+  /**
+   * When GitHub last updated the pull request as described here (its `updated_at`). It never moves back: an older description of the pull request is refused.
+   *
+   * @schema PreviewEnvironmentSpecPullRequest#updatedAt
+   */
+  readonly updatedAt?: Date;
 }
 
 /**
@@ -273,6 +280,7 @@ export function toJson_PreviewEnvironmentSpecPullRequest(obj: PreviewEnvironment
     'labels': obj.labels?.map(y => y),
     'draft': obj.draft,
     'fork': obj.fork,
+    'updatedAt': obj.updatedAt?.toISOString(),
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});

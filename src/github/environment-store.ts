@@ -2,9 +2,10 @@
 // call — a server-side apply of the spec, or a delete — so a webhook answers as fast as the
 // API server takes one request.
 import type { KubeClient } from '../kube/client.js';
-import { NotFoundError } from '../kube/errors.js';
+import { ConflictError, InvalidError, NotFoundError, TransientError } from '../kube/errors.js';
 import type { KubeObject } from '../kube/kube-object.js';
 import { previewEnvironmentApiVersion, type PreviewEnvironmentSpec } from '../../constructs/api-types.js';
+import { isOlder, recordedUpdate } from './environment-recency.js';
 
 export const previewEnvironmentKind = { apiVersion: previewEnvironmentApiVersion, kind: 'PreviewEnvironment' } as const;
 
@@ -28,11 +29,22 @@ export interface UpsertOptions {
   deliveredAt?: Date;
 }
 
+export interface DeleteOptions {
+  /** The pull request update that asks for the deletion: none is made when the environment records a newer one. */
+  updatedAt?: string;
+}
+
+/** The message of the CRD's rule that refuses to move `spec.pullRequest.updatedAt` back (see the CRD). */
+export const backInTimeMessage = 'spec.pullRequest.updatedAt cannot move back in time';
+
 export interface EnvironmentStore {
-  /** Creates or updates the environment's spec (the fields this operator owns; others' fields stay). */
-  upsert(name: string, spec: PreviewEnvironmentSpec, options?: UpsertOptions): Promise<void>;
-  /** Deletes the environment; `absent` when there was none. */
-  delete(name: string): Promise<'deleted' | 'absent'>;
+  /**
+   * Creates or updates the environment's spec (the fields this operator owns; others' fields stay);
+   * `stale` when the environment records a newer pull request update than `spec` (nothing written).
+   */
+  upsert(name: string, spec: PreviewEnvironmentSpec, options?: UpsertOptions): Promise<void | 'stale'>;
+  /** Deletes the environment; `absent` when there was none, `stale` when it records a newer update than `options.updatedAt`. */
+  delete(name: string, options?: DeleteOptions): Promise<'deleted' | 'absent' | 'stale'>;
 }
 
 /** The PreviewEnvironment object this operator applies for `spec`. */
@@ -72,17 +84,51 @@ export interface KubeEnvironmentStoreOptions {
 export class KubeEnvironmentStore implements EnvironmentStore {
   constructor(private readonly client: KubeClient, private readonly options: KubeEnvironmentStoreOptions = {}) {}
 
-  async upsert(name: string, spec: PreviewEnvironmentSpec, options?: UpsertOptions): Promise<void> {
-    await this.client.apply(environmentObject(name, spec, { finalizers: this.options.finalizers, ...options }));
+  /** One apply: the API server itself refuses an older update (the CRD's rule), atomically with the write. */
+  async upsert(name: string, spec: PreviewEnvironmentSpec, options?: UpsertOptions): Promise<void | 'stale'> {
+    try {
+      await this.client.apply(environmentObject(name, spec, { finalizers: this.options.finalizers, ...options }));
+    } catch (err) {
+      if (err instanceof InvalidError && isBackInTime(err)) return 'stale';
+      throw err;
+    }
   }
 
-  async delete(name: string): Promise<'deleted' | 'absent'> {
+  /**
+   * A delete carries no spec for the rule to check: with an update, the object is read, compared,
+   * and deleted only at the resourceVersion that was compared (a write in between — a newer
+   * delivery, or the controller's status — makes it read and compare again).
+   */
+  async delete(name: string, options: DeleteOptions = {}): Promise<'deleted' | 'absent' | 'stale'> {
+    const ref = { ...previewEnvironmentKind, name };
     try {
-      await this.client.delete({ ...previewEnvironmentKind, name });
-      return 'deleted';
+      if (options.updatedAt === undefined) {
+        await this.client.delete(ref);
+        return 'deleted';
+      }
+      for (let attempt = 0; attempt < maxDeleteAttempts; attempt++) {
+        const current = await this.client.get(ref);
+        if (isOlder(options.updatedAt, recordedUpdate(current))) return 'stale';
+        try {
+          await this.client.delete(ref, { preconditions: { resourceVersion: current.metadata.resourceVersion } });
+          return 'deleted';
+        } catch (err) {
+          if (!(err instanceof ConflictError)) throw err;
+        }
+      }
+      const message = `PreviewEnvironment ${name} changed during each of ${maxDeleteAttempts} attempts to delete it`;
+      throw new TransientError(message, 409, 'Conflict');
     } catch (err) {
       if (err instanceof NotFoundError) return 'absent';
       throw err;
     }
   }
+}
+
+/** Reads and conditional deletes before the writer's own backoff takes over (status writes can race a few). */
+const maxDeleteAttempts = 5;
+
+/** The API server's refusal by the CRD's rule (its message, in the Status or one of its causes). */
+function isBackInTime(err: InvalidError): boolean {
+  return [err.message, ...err.causes.map((c) => c.message)].some((m) => m?.includes(backInTimeMessage));
 }

@@ -4,7 +4,7 @@ import type { PreviewEnvironmentSpec } from '../../constructs/api-types.js';
 import { FakeClock } from '../kube/clock.js';
 import { ForbiddenError, InvalidError, TransientError } from '../kube/errors.js';
 import type { Logger } from '../kube/logger.js';
-import type { EnvironmentStore, UpsertOptions } from './environment-store.js';
+import type { DeleteOptions, EnvironmentStore, UpsertOptions } from './environment-store.js';
 import { EnvironmentWriter, type EnvironmentIntent, type EnvironmentWrite } from './environment-writer.js';
 
 // The writer is a pure queue over the EnvironmentStore interface, so a scripted store stands
@@ -15,7 +15,9 @@ interface Call {
   name: string;
   sha?: string;
   deliveredAt?: Date;
-  settle(outcome: { error?: Error; result?: 'deleted' | 'absent' }): void;
+  /** A delete's pull request update. */
+  updatedAt?: string;
+  settle(outcome: { error?: Error; result?: 'deleted' | 'absent' | 'stale' }): void;
 }
 
 class ScriptedStore implements EnvironmentStore {
@@ -25,12 +27,13 @@ class ScriptedStore implements EnvironmentStore {
   /** Set when two writes for one name were ever in flight together. */
   overlapped: string[] = [];
 
-  upsert(name: string, spec: PreviewEnvironmentSpec, options?: UpsertOptions): Promise<void> {
-    return this.begin({ op: 'upsert', name, sha: spec.pullRequest.headSha, deliveredAt: options?.deliveredAt }).then(() => {});
+  upsert(name: string, spec: PreviewEnvironmentSpec, options?: UpsertOptions): Promise<void | 'stale'> {
+    const call = { op: 'upsert' as const, name, sha: spec.pullRequest.headSha, deliveredAt: options?.deliveredAt };
+    return this.begin(call).then((r) => (r === 'stale' ? r : undefined));
   }
 
-  delete(name: string): Promise<'deleted' | 'absent'> {
-    return this.begin({ op: 'delete', name }).then((r) => r ?? 'deleted');
+  delete(name: string, options?: DeleteOptions): Promise<'deleted' | 'absent' | 'stale'> {
+    return this.begin({ op: 'delete', name, updatedAt: options?.updatedAt }).then((r) => r ?? 'deleted');
   }
 
   /** The oldest unsettled call for `name`. */
@@ -40,7 +43,7 @@ class ScriptedStore implements EnvironmentStore {
     return call;
   }
 
-  private begin(fields: Omit<Call, 'settle'>): Promise<'deleted' | 'absent' | undefined> {
+  private begin(fields: Omit<Call, 'settle'>): Promise<'deleted' | 'absent' | 'stale' | undefined> {
     if (this.open.some((c) => c.name === fields.name)) this.overlapped.push(fields.name);
     return new Promise((resolve, reject) => {
       const call: Call = {
@@ -389,6 +392,24 @@ describe('environment writer', () => {
     const done = writer.write('pr-1', { op: 'upsert', spec: spec('r1') }, listedAt);
     store.pending('pr-1').settle({});
     assert.equal(await done, 'upserted', 'nothing newer remembered for pr-1 any more');
+  });
+
+  it('a write the store finds stale (a newer update recorded) is an outcome: observed, not retried, not a failure', async () => {
+    const { store, writer, writes } = setup();
+    writer.submit('pr-1', { op: 'delete', updatedAt: '2024-01-01T00:00:00Z' });
+    assert.equal(store.pending('pr-1').updatedAt, '2024-01-01T00:00:00Z', 'the delete carries its update to the store');
+    store.pending('pr-1').settle({ result: 'stale' });
+    await writer.idle();
+    const resync = writer.write('pr-2', { op: 'upsert', spec: spec('r1') }, 0);
+    store.pending('pr-2').settle({ result: 'stale' });
+    assert.equal(await resync, 'stale');
+    await writer.idle();
+    assert.deepEqual(writes.map((w) => [w.environment, w.op, w.result, w.attempts]), [
+      ['pr-1', 'delete', 'stale', 1],
+      ['pr-2', 'upsert', 'stale', 1],
+    ]);
+    assert.equal(store.calls.length, 2);
+    assert.equal(writer.failures, 0);
   });
 
   it('a throwing observer does not stop the queue', async () => {

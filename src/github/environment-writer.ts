@@ -21,6 +21,9 @@
 //   submitted after that (a delivery that arrived during the pass) is newer than what the
 //   listing says, so the resync's is dropped; the resync's replaces an older intent still
 //   waiting (say, a delivery's write backing off). Either order leaves the newest state written.
+// - Whatever the order here, the store never moves an environment back in time: a write whose
+//   pull request update is older than the one the object records ends `stale`, nothing written
+//   (see environment-recency.ts). Stale is an outcome, not a failure: nothing is retried.
 // Every outcome is logged; `observe` sees every finished write.
 import type { PreviewEnvironmentSpec } from '../../constructs/api-types.js';
 import { systemClock, type Clock, type TimerHandle } from '../kube/clock.js';
@@ -36,9 +39,14 @@ export type EnvironmentIntent =
     /** When the delivery that asked for it arrived (stamped on the object for webhook → applied timing); none for the resync's. */
     deliveredAt?: Date;
   }
-  | { op: 'delete' };
+  | {
+    op: 'delete';
+    /** The pull request update that asked for it: not made when the environment records a newer one. */
+    updatedAt?: string;
+  };
 
-export type EnvironmentWriteResult = 'upserted' | 'deleted' | 'absent' | 'failed';
+/** `stale`: refused by the store, the environment records a newer pull request update (nothing written). */
+export type EnvironmentWriteResult = 'upserted' | 'deleted' | 'absent' | 'stale' | 'failed';
 
 /** How a `write` ended for its caller: made, or dropped for a newer intent (`superseded`). */
 export type EnvironmentWriteOutcome = Exclude<EnvironmentWriteResult, 'failed'> | 'superseded';
@@ -216,16 +224,18 @@ export class EnvironmentWriter {
     );
   }
 
-  private async makeWrite(name: string, intent: EnvironmentIntent): Promise<'upserted' | 'deleted' | 'absent'> {
-    if (intent.op === 'delete') return this.store.delete(name);
-    await this.store.upsert(name, intent.spec, { deliveredAt: intent.deliveredAt });
-    return 'upserted';
+  private async makeWrite(name: string, intent: EnvironmentIntent): Promise<Exclude<EnvironmentWriteResult, 'failed'>> {
+    if (intent.op === 'delete') return this.store.delete(name, intent.updatedAt !== undefined ? { updatedAt: intent.updatedAt } : {});
+    const result = await this.store.upsert(name, intent.spec, { deliveredAt: intent.deliveredAt });
+    return result === 'stale' ? 'stale' : 'upserted';
   }
 
-  private written(name: string, queued: Queued, result: 'upserted' | 'deleted' | 'absent'): void {
+  private written(name: string, queued: Queued, result: Exclude<EnvironmentWriteResult, 'failed'>): void {
     this.finish(name);
     const write = this.outcome(name, queued, result);
-    this.logger.info({ ...write }, 'PreviewEnvironment written');
+    this.logger.info({ ...write }, result === 'stale'
+      ? 'PreviewEnvironment not written: it records a newer update of the pull request'
+      : 'PreviewEnvironment written');
     this.report(write);
     this.settle(queued, result);
     this.pump();

@@ -34,6 +34,7 @@ test('an opened pull request becomes exactly the CRD spec', () => {
         labels: ['alpha', 'zeta'],
         draft: false,
         fork: false,
+        updatedAt: '2019-05-15T15:20:33Z',
       },
       ttl: '24h',
     },

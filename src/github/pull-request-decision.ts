@@ -43,6 +43,8 @@ export function environmentSpec(pr: PullRequestFacts, policy: EffectivePolicy): 
       labels: [...new Set(pr.labels)].sort(),
       draft: pr.draft,
       fork: pr.fork,
+      // The API server refuses a write that would move this back (see the CRD).
+      ...(pr.updatedAt !== undefined ? { updatedAt: pr.updatedAt } : {}),
     },
     ttl: policy.budgets.ttl,
   };

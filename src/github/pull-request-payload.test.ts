@@ -25,7 +25,22 @@ test('the published `opened` example maps to its facts', () => {
     labels: pr.labels.map((l: Json) => l.name),
     draft: pr.draft,
     fork: false,
+    updatedAt: pr.updated_at,
   });
+});
+
+test('updated_at is required, checked as RFC 3339 and kept in UTC, so equal times compare equal as strings', () => {
+  const at = (value: unknown) => {
+    const pr = example('opened').pull_request;
+    pr.updated_at = value;
+    return pullRequestFacts(pr).updatedAt;
+  };
+  assert.equal(at('2019-05-15T15:20:33Z'), '2019-05-15T15:20:33Z');
+  assert.equal(at('2019-05-15T17:20:33+02:00'), '2019-05-15T15:20:33Z');
+  assert.equal(at('2019-05-15T15:20:33.250Z'), '2019-05-15T15:20:33.250Z');
+  for (const bad of [undefined, '', 'yesterday', 'May 15 2019', '2019-05-15', 1557933633]) {
+    assert.throws(() => at(bad), (err: unknown) => err instanceof PayloadError && err.path === 'pull_request.updated_at', String(bad));
+  }
 });
 
 test('every action the operator uses has a published example that maps', () => {

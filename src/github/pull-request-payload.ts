@@ -33,6 +33,16 @@ function string(parent: Json, key: string, path: string): string {
   return value;
 }
 
+const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
+
+/** An RFC 3339 time, in UTC with `Z` (and no fraction when it has none), so equal times are equal strings. */
+function time(parent: Json, key: string, path: string): string {
+  const value = string(parent, key, path);
+  const ms = rfc3339.test(value) ? Date.parse(value) : Number.NaN;
+  if (Number.isNaN(ms)) throw new PayloadError(`${path}.${key}`, 'expected an RFC 3339 time');
+  return new Date(ms).toISOString().replace('.000Z', 'Z');
+}
+
 /** Facts from a `pull_request` object. Throws `PayloadError` naming the first field that is missing or malformed. */
 export function pullRequestFacts(value: unknown, options: PullRequestFactsOptions = {}): PullRequestFacts {
   const path = 'pull_request';
@@ -81,5 +91,7 @@ export function pullRequestFacts(value: unknown, options: PullRequestFactsOption
     labels,
     draft: pr.draft === true,
     fork,
+    // What orders two descriptions of the pull request: a replayed or late one is older.
+    updatedAt: time(pr, 'updated_at', path),
   };
 }

@@ -31,4 +31,15 @@ describe('carriesDesired', () => {
     assert.equal(changed((o) => delete o.spec.ttl), false);
     assert.equal(changed((o) => delete o.metadata.annotations), false);
   });
+
+  it('does not count a newer pull request update alone as a difference (every comment moves it)', () => {
+    const want = structuredClone(desired) as any;
+    want.spec.pullRequest.updatedAt = '2024-01-01T00:00:10Z';
+    const have = structuredClone(desired) as any;
+    have.spec.pullRequest.updatedAt = '2024-01-01T00:00:01Z';
+    assert.equal(carriesDesired(have, want), true);
+    assert.equal(carriesDesired(structuredClone(desired) as KubeObject, want), true, 'nor an object written without one');
+    want.spec.pullRequest.draft = true;
+    assert.equal(carriesDesired(have, want), false, 'anything else still is');
+  });
 });

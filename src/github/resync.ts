@@ -19,6 +19,10 @@
 // delivery that other replica is still writing can race the pass; the next pass repairs it, as
 // it repairs what clock skew between replicas (the annotation is the receiver's time, the
 // listing's the leader's) or a pull request closed after its delivery during the pass misjudges.
+// Whatever the timing, a listing never moves an environment back: every write carries the pull
+// request's `updated_at` from the listing (or its GET), and the store refuses one older than what
+// the environment records (`stale`, see environment-recency.ts) — a listing served from an old
+// cache, or read before a delivery that landed first, changes nothing.
 // Resync writes queue behind the webhook's in the writer, so in a burst a pass takes longer.
 import type { PreviewEnvironmentSpec } from '../../constructs/api-types.js';
 import { isTransient } from '../kube/errors.js';
@@ -88,6 +92,8 @@ export interface ResyncSummary {
   unchanged: number;
   /** Writes dropped because a webhook delivery newer than the listing asked for another. */
   superseded: number;
+  /** Writes refused because the environment records a newer update of the pull request than the listing. */
+  stale: number;
   /** Pull requests the decision ignores (facts the CRD cannot express). */
   ignored: number;
   /** Untrusted pull requests whose approval label was not taken into account (see resync-approval.ts). */
@@ -115,6 +121,8 @@ interface DeletionCandidate {
   reason: string;
   /** When the facts behind it were read (the listing's start). */
   observedAt: number;
+  /** The pull request's `updated_at` in those facts (none for a pull request that is gone). */
+  updatedAt?: string;
 }
 
 /**
@@ -164,7 +172,8 @@ export async function resyncOnce(options: ResyncOptions): Promise<ResyncSummary>
   const config = options.policy();
   const summary: ResyncSummary = {
     startedAt: new Date(started).toISOString(), durationMs: 0, repositories: 0, listedRepositories: 0, pullRequestsSeen: 0,
-    requests: 0, notModified: 0, created: [], updated: [], deleted: [], unchanged: 0, superseded: 0, ignored: 0, unconfirmedApprovals: 0,
+    requests: 0, notModified: 0, created: [], updated: [], deleted: [], unchanged: 0, superseded: 0, stale: 0, ignored: 0,
+    unconfirmedApprovals: 0,
     skippedDeletions: [], deletionCapReached: false, rateLimited: false, errors: [], message: '',
   };
 
@@ -214,7 +223,9 @@ export async function resyncOnce(options: ResyncOptions): Promise<ResyncSummary>
       return;
     }
     if (decision.action === 'delete') {
-      if (existing) deletions.push({ name: existing.name, repository: fullName, number: pr.number, reason: decision.reason, observedAt });
+      if (existing) {
+        deletions.push({ name: existing.name, repository: fullName, number: pr.number, reason: decision.reason, observedAt, updatedAt: pr.updatedAt });
+      }
       return;
     }
     if (existing && carriesDesired(existing.object, environmentObject(decision.name, decision.spec))) {
@@ -228,6 +239,7 @@ export async function resyncOnce(options: ResyncOptions): Promise<ResyncSummary>
     try {
       const outcome = await options.writer.write(decision.name, { op: 'upsert', spec: decision.spec }, observedAt);
       if (outcome === 'superseded') summary.superseded += 1;
+      else if (outcome === 'stale') summary.stale += 1;
       else (existing ? summary.updated : summary.created).push(decision.name);
     } catch (err) {
       fail(fullName, 'upsert', err, pr.number);
@@ -288,7 +300,10 @@ export async function resyncOnce(options: ResyncOptions): Promise<ResyncSummary>
           // Opened or reopened while the listing was read: decide on it like a listed one.
           await apply(facts, environment, fullName, candidates, observedAt);
         } else {
-          candidates.push({ name: environment.name, repository: fullName, number: environment.number, reason: facts.merged ? 'the pull request was merged' : 'the pull request was closed', observedAt });
+          candidates.push({
+            name: environment.name, repository: fullName, number: environment.number,
+            reason: facts.merged ? 'the pull request was merged' : 'the pull request was closed', observedAt, updatedAt: facts.updatedAt,
+          });
         }
       } catch (err) {
         if ((err as { status?: number }).status === 404) {
@@ -317,9 +332,10 @@ export async function resyncOnce(options: ResyncOptions): Promise<ResyncSummary>
       continue;
     }
     try {
-      const outcome = await options.writer.write(candidate.name, { op: 'delete' }, candidate.observedAt);
-      if (outcome === 'superseded') {
-        summary.superseded += 1;
+      const intent = { op: 'delete' as const, ...(candidate.updatedAt !== undefined ? { updatedAt: candidate.updatedAt } : {}) };
+      const outcome = await options.writer.write(candidate.name, intent, candidate.observedAt);
+      if (outcome === 'superseded' || outcome === 'stale') {
+        summary[outcome] += 1;
         continue;
       }
       if (outcome === 'deleted') summary.deleted.push(candidate.name);
@@ -344,6 +360,7 @@ function summaryMessage(s: ResyncSummary, maxDeletions: number): string {
     `${s.created.length} created, ${s.updated.length} updated, ${s.deleted.length} deleted`,
   ];
   if (s.superseded > 0) parts.push(`${s.superseded} write(s) left to newer webhook deliveries`);
+  if (s.stale > 0) parts.push(`${s.stale} write(s) refused: the environment records a newer update of the pull request than the listing`);
   if (s.deletionCapReached) {
     parts.push(`deletion cap reached: ${s.skippedDeletions.length} more environment(s) of closed pull requests wait for the next pass (maxDeletionsPerPass ${maxDeletions}): ${s.skippedDeletions.slice(0, 5).join(', ')}${s.skippedDeletions.length > 5 ? ', …' : ''}`);
   }

@@ -1,14 +1,19 @@
 // A `pull_request` delivery becomes at most one intent: the environment's spec to apply, or
 // the environment to delete, handed to the EnvironmentWriter, which writes it after the answer.
-// Everything that can refuse a delivery (payload, policy, decision) runs before the intent is
-// queued, so a refused delivery never reaches the cluster. Removing a revoked approval on
-// GitHub is handed to the ApprovalRevoker, which also works after the answer.
+// Everything that can refuse a delivery (payload, recency, policy, decision) runs before the
+// intent is queued, so a refused delivery never reaches the cluster. A delivery older than what
+// the environment records is `stale` before anything else happens (no approval is revoked by a
+// replay either). Removing a revoked approval on GitHub is handed to the ApprovalRevoker, which
+// also works after the answer.
 import type { PreviewEnvironmentSpec } from '../../constructs/api-types.js';
+import type { KubeObject } from '../kube/kube-object.js';
 import { effectivePolicy, type PolicyConfig } from '../policy/policy-config.js';
 import { revokesApproval, withoutApproval } from '../policy/trust.js';
 import type { ApprovalRevoker } from './approval-revoker.js';
+import { isOlder, newer, recordedUpdate, UpdateMemory } from './environment-recency.js';
 import type { EnvironmentIntent, EnvironmentWriter } from './environment-writer.js';
 import { decide } from './pull-request-decision.js';
+import { environmentName } from './pull-request-environment-name.js';
 import { pullRequestFacts, type PullRequestFactsOptions } from './pull-request-payload.js';
 
 /** Actions that can change whether, or with what spec, an environment exists. */
@@ -16,8 +21,12 @@ export const pullRequestActions: ReadonlySet<string> = new Set([
   'opened', 'reopened', 'synchronize', 'ready_for_review', 'converted_to_draft', 'labeled', 'unlabeled', 'edited', 'closed',
 ]);
 
-/** `accepted`: an intent was queued for the writer; `ignored`/`unused`: nothing to write. */
-export type PullRequestResult = 'accepted' | 'ignored' | 'unused';
+/**
+ * `accepted`: an intent was queued for the writer; `stale`: the delivery describes the pull
+ * request as it was before what its environment records (a replay, or a late delivery), so
+ * nothing is written; `ignored`/`unused`: nothing to write.
+ */
+export type PullRequestResult = 'accepted' | 'stale' | 'ignored' | 'unused';
 
 export interface PullRequestOutcome {
   result: PullRequestResult;
@@ -37,10 +46,18 @@ export interface PullRequestHandlerOptions {
   cloneUrl?: PullRequestFactsOptions['cloneUrl'];
   /** Told of every spec queued for writing, after the intent is queued (`run`: reads `.preview/` ahead). */
   onUpsert?: (spec: PreviewEnvironmentSpec) => void;
+  /** The PreviewEnvironments as the cluster records them (`run`: the manager's informer), for `stale`. */
+  environments?: { get(name: string): KubeObject | undefined };
+  /** The updates this process accepted (default: a memory of its own). */
+  updates?: UpdateMemory;
 }
 
 export class PullRequestEventHandler {
-  constructor(private readonly options: PullRequestHandlerOptions) {}
+  private readonly updates: UpdateMemory;
+
+  constructor(private readonly options: PullRequestHandlerOptions) {
+    this.updates = options.updates ?? new UpdateMemory();
+  }
 
   /** Handles one delivery without waiting for the cluster; throws `PayloadError` (pull-request-payload.ts) for a payload it cannot read. */
   handle(action: string, payload: Record<string, unknown>, receivedAt = new Date()): PullRequestOutcome {
@@ -49,6 +66,13 @@ export class PullRequestEventHandler {
     if (action === 'edited' && !hasBaseChange(payload)) return { result: 'unused', reason: 'pull_request.edited without a base change' };
 
     let facts = pullRequestFacts(payload.pull_request, { cloneUrl: this.options.cloneUrl });
+    const name = environmentName(facts.repository, facts.number);
+    const recorded = newer(this.updates.newest(name), recordedUpdate(this.options.environments?.get(name)));
+    if (isOlder(facts.updatedAt, recorded)) {
+      const reason = `the pull request as of ${facts.updatedAt} is older than the ${recorded} already recorded`
+        + ' (a replayed or late delivery): nothing changes';
+      return { result: 'stale', environment: name, reason };
+    }
     const policy = effectivePolicy(this.options.policy(), facts.repository);
     const approvalRevoked = revokesApproval(action, facts, policy.trust);
     if (approvalRevoked) {
@@ -65,6 +89,7 @@ export class PullRequestEventHandler {
         return { result: 'ignored', reason: decision.reason, ...extra };
       case 'upsert':
         this.options.writer.submit(decision.name, { op: 'upsert', spec: decision.spec, deliveredAt: receivedAt });
+        this.updates.accept(decision.name, facts.updatedAt);
         try {
           this.options.onUpsert?.(decision.spec);
         } catch {
@@ -72,7 +97,8 @@ export class PullRequestEventHandler {
         }
         return { result: 'accepted', environment: decision.name, op: 'upsert', ...extra };
       case 'delete': {
-        this.options.writer.submit(decision.name, { op: 'delete' });
+        this.options.writer.submit(decision.name, { op: 'delete', ...(facts.updatedAt ? { updatedAt: facts.updatedAt } : {}) });
+        this.updates.accept(decision.name, facts.updatedAt);
         const reason = approvalRevoked ? `new commits need a maintainer's approval again (label "${policy.trust.approvalLabel}")` : decision.reason;
         return { result: 'accepted', environment: decision.name, op: 'delete', reason, ...extra };
       }

@@ -1,5 +1,6 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { createDelivery, webhookExample, type WebhookHook } from '../../test/github-emulator/webhook-delivery.js';
 import { InvalidError, TransientError } from '../kube/errors.js';
@@ -78,9 +79,18 @@ async function reset(): Promise<void> {
   upserted.length = 0;
 }
 
+/** GitHub's clock: each delivery made describes the pull request a second later than the one before. */
+let githubClock = Date.parse('2024-01-01T00:00:00Z');
+function nextUpdate(): string {
+  githubClock += 1000;
+  return new Date(githubClock).toISOString().replace('.000Z', 'Z');
+}
+
 function prDelivery(action: string, adjust: (payload: Record<string, any>) => void = () => {}) {
   const payload = webhookExample('pull_request', action) as Record<string, any>;
   payload.action = action;
+  // The published examples carry their own (unordered) times; these deliveries happen in order.
+  payload.pull_request.updated_at = nextUpdate();
   adjust(payload);
   return createDelivery({ event: 'pull_request', payload, hook });
 }
@@ -186,6 +196,113 @@ test('a repeated delivery id is answered 200 with no effect', async () => {
   assert.equal(JSON.parse(again.body).result, 'duplicate');
   await writer.idle();
   assert.equal(store.calls.length, 1);
+});
+
+// An attacker who captured a signed delivery (a proxy log, a leaked request dump) re-sends its
+// exact bytes and signature under a fresh X-GitHub-Delivery id, which the signature does not cover.
+function replay(delivery: ReturnType<typeof prDelivery>) {
+  return delivery.deliver(url, { headers: { 'x-github-delivery': randomUUID() } });
+}
+
+const shaA = 'a'.repeat(40);
+const shaB = 'b'.repeat(40);
+const pushOf = (sha: string) => prDelivery('synchronize', (p) => { p.pull_request.head.sha = sha; });
+
+test('replay: an older push re-sent under a new delivery id is answered 200 stale and writes nothing', async () => {
+  await reset();
+  const old = pushOf(shaA);
+  const current = pushOf(shaB);
+  assert.equal((await old.deliver(url)).status, 202);
+  assert.equal((await current.deliver(url)).status, 202);
+  await writer.idle();
+  const res = await replay(old);
+  assert.equal(res.status, 200, 'a 2xx: GitHub must not retry it');
+  const body = JSON.parse(res.body);
+  assert.deepEqual([body.result, body.environment], ['stale', exampleName]);
+  assert.match(body.reason, /older than the .* already recorded/);
+  await writer.idle();
+  const shas = store.calls.map((c) => c.op === 'upsert' && c.spec.pullRequest.headSha);
+  assert.deepEqual(shas, [shaA, shaB], 'no third write: the environment keeps B');
+  assert.equal(writer.pending, 0);
+});
+
+test('replay: answered stale even when it arrives while the newer write is still on its way', async () => {
+  await reset();
+  const old = pushOf(shaA);
+  await old.deliver(url);
+  await writer.idle();
+  let release!: () => void;
+  store.hold = new Promise((resolve) => { release = resolve; });
+  try {
+    assert.equal((await pushOf(shaB).deliver(url)).status, 202);
+    assert.equal(JSON.parse((await replay(old)).body).result, 'stale');
+  } finally {
+    release();
+  }
+  await writer.idle();
+  assert.deepEqual(store.calls.map((c) => c.op === 'upsert' && c.spec.pullRequest.headSha), [shaA, shaB]);
+});
+
+test('replay: a closed re-sent after a newer reopened does not delete; an opened re-sent after the closed does not revive', async () => {
+  await reset();
+  const closed = prDelivery('closed');
+  const reopened = prDelivery('reopened');
+  await closed.deliver(url);
+  await reopened.deliver(url);
+  assert.equal(JSON.parse((await replay(closed)).body).result, 'stale');
+  await writer.idle();
+  assert.deepEqual(store.calls.map((c) => c.op), ['delete', 'upsert']);
+
+  await reset();
+  const closedAgain = prDelivery('closed');
+  await closedAgain.deliver(url);
+  assert.equal(JSON.parse((await replay(reopened)).body).result, 'stale');
+  await writer.idle();
+  assert.deepEqual(store.calls.map((c) => c.op), ['delete']);
+});
+
+test('replay: an old push of an untrusted author does not remove the maintainer\'s approval again', async () => {
+  await reset();
+  const old = prDelivery('synchronize', (p) => makeFork(p, ['preview-approved']));
+  await old.deliver(url);
+  await prDelivery('labeled', (p) => makeFork(p, ['preview-approved'])).deliver(url);
+  await writer.idle();
+  await approvals.idle();
+  removed.length = 0;
+  assert.equal(JSON.parse((await replay(old)).body).result, 'stale');
+  await approvals.idle();
+  assert.deepEqual(removed, []);
+});
+
+test('replay: a receiver that never saw the newer delivery (restarted, another replica) answers from the cluster\'s record', async () => {
+  await reset();
+  const old = pushOf(shaA);
+  const current = pushOf(shaB);
+  const updatedAt = (current.payload.pull_request as { updated_at: string }).updated_at;
+  const recorded = {
+    apiVersion: 'preview.alien6.io/v1alpha1', kind: 'PreviewEnvironment', metadata: { name: exampleName },
+    spec: { pullRequest: { headSha: shaB, updatedAt } },
+  };
+  const environments = { get: (name: string) => (name === exampleName ? recorded : undefined) };
+  const fresh = new WebhookReceiver({ secret: hook.secret, writer, approvals, policy: resolvePolicyConfig(), environments });
+  const answer = fresh.receive({ headers: old.headers, body: Buffer.from(old.body) });
+  assert.deepEqual([answer.status, answer.body.result], [200, 'stale']);
+  const again = fresh.receive({ headers: { ...current.headers, 'x-github-delivery': randomUUID() }, body: Buffer.from(current.body) });
+  assert.deepEqual([again.status, again.body.result], [202, 'accepted'], 'the recorded state itself is not stale');
+  await writer.idle();
+  assert.deepEqual(store.calls.map((c) => c.op === 'upsert' && c.spec.pullRequest.headSha), [shaB]);
+});
+
+test('two descriptions with the same updated_at (GitHub counts seconds) are both accepted: the later one is written', async () => {
+  await reset();
+  const first = pushOf(shaA);
+  const sameSecond = (first.payload.pull_request as { updated_at: string }).updated_at;
+  const second = prDelivery('synchronize', (p) => { p.pull_request.head.sha = shaB; p.pull_request.updated_at = sameSecond; });
+  assert.equal(JSON.parse((await first.deliver(url)).body).result, 'accepted');
+  assert.equal(JSON.parse((await second.deliver(url)).body).result, 'accepted');
+  await writer.idle();
+  const last = store.calls.at(-1)!;
+  assert.equal(last.op === 'upsert' && last.spec.pullRequest.headSha, shaB);
 });
 
 test('protocol errors: 401, 415, 400, 413 — and no write', async () => {

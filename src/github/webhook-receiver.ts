@@ -5,7 +5,9 @@
 // None of these touch the cluster. A `pull_request` delivery that asks for a change is
 // answered 202 `accepted` as soon as its intent is queued: the EnvironmentWriter makes the
 // one write after the answer and retries it while the cluster is unavailable, and the resync
-// repairs a write lost with the process.
+// repairs a write lost with the process. One older than what its environment records (a
+// captured delivery replayed under a new id, or a late one) is answered 200 `stale` and
+// changes nothing: a 2xx, so GitHub does not retry it (see environment-recency.ts).
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { silentLogger, type Logger } from '../kube/logger.js';
 import type { PolicyConfig } from '../policy/policy-config.js';
@@ -64,6 +66,8 @@ export interface WebhookReceiverOptions {
   cloneUrl?: PullRequestFactsOptions['cloneUrl'];
   /** Told of every spec queued for writing (see PullRequestHandlerOptions). */
   onUpsert?: PullRequestHandlerOptions['onUpsert'];
+  /** The PreviewEnvironments as the cluster records them (the manager's informer): older deliveries are `stale`. */
+  environments?: PullRequestHandlerOptions['environments'];
   logger?: Logger;
   /** Called once per request after its answer is decided. */
   observe?: (outcome: WebhookOutcome) => void;
@@ -91,6 +95,7 @@ export class WebhookReceiver {
       approvals: options.approvals,
       cloneUrl: options.cloneUrl,
       onUpsert: options.onUpsert,
+      environments: options.environments,
     });
   }
 
@@ -144,8 +149,9 @@ export class WebhookReceiver {
     if (event !== 'pull_request' || !action) return reply(202, { result: 'unused', ...where, reason: `the operator does not use ${event} events` });
 
     try {
-      // 202 for every outcome: accepted (written after the answer), ignored and unused alike.
-      return reply(202, { ...where, ...this.pullRequests.handle(action, payload as Record<string, unknown>) });
+      // 202 for accepted (written after the answer), ignored and unused alike; 200 for stale (no effect, like a duplicate).
+      const outcome = this.pullRequests.handle(action, payload as Record<string, unknown>);
+      return reply(outcome.result === 'stale' ? 200 : 202, { ...where, ...outcome });
     } catch (err) {
       // Nothing was queued: a redelivery (GitHub's "Redeliver") must be able to do it.
       this.dedupe.release(delivery);

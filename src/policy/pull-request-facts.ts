@@ -36,4 +36,10 @@ export interface PullRequestFacts {
   draft: boolean;
   /** The head branch lives in another repository (or in one that was deleted). */
   fork: boolean;
+  /**
+   * GitHub's `updated_at` of the pull request as described here (RFC 3339, UTC): what orders
+   * two descriptions of it. Always set from GitHub's answers; absent only where facts are rebuilt
+   * from a spec that lacks it.
+   */
+  updatedAt?: string;
 }

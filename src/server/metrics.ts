@@ -75,7 +75,7 @@ export class OperatorMetrics implements ControllerMetrics {
       labelNames: ['event'], buckets: webhookBuckets, registers,
     });
     this.webhookWrites = new Counter({
-      name: `${prefix}webhook_writes_total`, help: 'PreviewEnvironment writes of accepted webhook deliveries, by op (upsert, delete) and result (upserted, deleted, absent, failed: refused for good).',
+      name: `${prefix}webhook_writes_total`, help: 'PreviewEnvironment writes of accepted webhook deliveries, by op (upsert, delete) and result (upserted, deleted, absent, stale: the environment records a newer pull request update, failed: refused for good).',
       labelNames: ['op', 'result'], registers,
     });
     this.webhookWriteSeconds = new Histogram({

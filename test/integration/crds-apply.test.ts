@@ -237,7 +237,7 @@ describe('defaults and status', () => {
         repository: { owner: 'alien6', name: 'reco', cloneUrl: 'https://github.com/alien6/reco.git' },
         pullRequest: {
           number: 42, headSha: '5f1d2c0b9a8e7d6c5b4a39281706f5e4d3c2b1a0', headRef: 'feature/ranking', baseRef: 'main',
-          author: 'octocat', authorAssociation: 'MEMBER', labels: ['preview'], draft: false, fork: false,
+          author: 'octocat', authorAssociation: 'MEMBER', labels: ['preview'], draft: false, fork: false, updatedAt: '2024-05-01T10:00:00Z',
         },
         ttl: '72h',
         overrides: { images: { 'recommendation-engine': 'registry.alien6.io/algo/reco:2.1.5' }, env: { LOG_LEVEL: 'debug' }, hostPrefix: 'reco' },
@@ -250,6 +250,14 @@ describe('defaults and status', () => {
 
     const moved = await rejection({ ...(environment as unknown as ManifestLike), spec: { ...environment.spec, repository: { ...environment.spec.repository, name: 'other' } } });
     assert.match(moved.message, /spec\.repository is immutable/);
+    const back = await rejection({
+      ...(environment as unknown as ManifestLike),
+      spec: {
+        ...environment.spec,
+        pullRequest: { ...environment.spec.pullRequest, headSha: 'a'.repeat(40), updatedAt: '2024-05-01T09:59:59Z' },
+      },
+    });
+    assert.match(back.message, /spec\.pullRequest\.updatedAt cannot move back in time/);
     const badSha = await rejection({ ...(environment as unknown as ManifestLike), metadata: { name: uniqueName('pe') }, spec: { ...environment.spec, pullRequest: { ...environment.spec.pullRequest, headSha: 'main' } } });
     assert.match(badSha.message, /spec\.pullRequest\.headSha/);
 

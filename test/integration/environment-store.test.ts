@@ -70,3 +70,43 @@ test('without finalizers (the default): a delete removes the object at once', as
   assert.equal(await store.delete(name), 'deleted');
   assert.equal(await get(name), undefined);
 });
+
+/** `spec(n)` as GitHub described it at `updatedAt`, at commit `c` repeated. */
+function at(number: number, updatedAt: string | undefined, c: string): PreviewEnvironmentSpec {
+  const base = spec(number);
+  return { ...base, pullRequest: { ...base.pullRequest, headSha: c.repeat(40), ...(updatedAt ? { updatedAt } : {}) } };
+}
+
+const headOf = async (name: string) => ((await get(name))?.spec as PreviewEnvironmentSpec | undefined)?.pullRequest;
+
+test('never back in time: the API server refuses an older update (stale, nothing written); equal and newer go through', async () => {
+  const store = new KubeEnvironmentStore(client);
+  const name = uniqueName('pr-3-store');
+  names.push(name);
+  assert.equal(await store.upsert(name, at(3, '2024-01-01T00:00:10Z', 'b')), undefined);
+  const written = (await get(name))!.metadata.resourceVersion;
+  assert.equal(await store.upsert(name, at(3, '2024-01-01T00:00:09Z', 'a')), 'stale');
+  assert.equal((await get(name))!.metadata.resourceVersion, written, 'nothing written');
+  // Compared as times, not strings: 10:00:05+10:00 is before 00:00:10Z.
+  assert.equal(await store.upsert(name, at(3, '2024-01-01T10:00:05+10:00', 'a')), 'stale');
+  assert.equal((await headOf(name))?.headSha, 'b'.repeat(40));
+  // Equal: accepted (GitHub counts seconds; the later description of that second is written).
+  assert.equal(await store.upsert(name, at(3, '2024-01-01T00:00:10Z', 'c')), undefined);
+  assert.equal(await store.upsert(name, at(3, '2024-01-01T00:00:11Z', 'd')), undefined);
+  const newer = await headOf(name);
+  assert.deepEqual([newer?.headSha, newer?.updatedAt], ['d'.repeat(40), '2024-01-01T00:00:11Z'], 'newer: written');
+  // A writer that sends none (by hand, an older operator) is not held to it; ours always sends one.
+  assert.equal(await store.upsert(name, at(3, undefined, 'e')), undefined);
+});
+
+test('never back in time: a delete asked for by an older update is not made; one by the same or a newer update is', async () => {
+  const store = new KubeEnvironmentStore(client);
+  const name = uniqueName('pr-4-store');
+  names.push(name);
+  await store.upsert(name, at(4, '2024-01-01T00:00:10Z', 'b'));
+  assert.equal(await store.delete(name, { updatedAt: '2024-01-01T00:00:09Z' }), 'stale');
+  assert.ok(await get(name));
+  assert.equal(await store.delete(name, { updatedAt: '2024-01-01T00:00:10Z' }), 'deleted');
+  assert.equal(await get(name), undefined);
+  assert.equal(await store.delete(name, { updatedAt: '2024-01-01T00:00:11Z' }), 'absent');
+});

@@ -18,6 +18,8 @@ export interface WebhookEndpointOptions {
   policy?: WebhookReceiverOptions['policy'];
   cloneUrl?: WebhookReceiverOptions['cloneUrl'];
   observe?: WebhookReceiverOptions['observe'];
+  /** What the cluster records (an informer), for `stale` answers; default none (this receiver's memory only). */
+  environments?: WebhookReceiverOptions['environments'];
   /** The writer's other options (backoff, observe). */
   writer?: Omit<EnvironmentWriterOptions, 'store' | 'logger'>;
   logger?: Logger;
@@ -42,6 +44,7 @@ export async function startWebhookEndpoint(options: WebhookEndpointOptions): Pro
     logger,
     ...(options.cloneUrl ? { cloneUrl: options.cloneUrl } : {}),
     ...(options.observe ? { observe: options.observe } : {}),
+    ...(options.environments ? { environments: options.environments } : {}),
   });
   const server = await startServer(createServer({ webhook: receiver }));
   return {
