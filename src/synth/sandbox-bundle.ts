@@ -8,10 +8,11 @@
 // Node built-ins; nothing else. The construct packages stay external (loaded from the operator's
 // node_modules), so the chart and the repository's code share one copy of each.
 import { realpathSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { isBuiltin } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { build, type Message, type Plugin } from 'esbuild';
+import { build, stop, type Message, type Plugin } from 'esbuild';
 import { allowedBuiltins, builtinName, isAllowedBuiltin } from './sandbox-builtins.js';
 import { SandboxError } from './sandbox-error.js';
 
@@ -41,6 +42,10 @@ const harnessModule = siblingModule('sandbox-harness');
 const hardeningModule = siblingModule('sandbox-hardening');
 const operatorRoot = path.resolve(path.dirname(harnessModule), '../..');
 const policyNote = 'policy';
+/** The repository's source the compiler reads in all: far above a preview's program, far below what strains it. */
+const maxSourceBytes = 4 * 1024 * 1024;
+/** What esbuild says when its service process died under it (e.g. its parser's stack overflowed). */
+const serviceDied = /The service (was stopped|is no longer running)/;
 
 /** A module next to this one, as .ts when running from sources, .js when compiled. */
 function siblingModule(name: string): string {
@@ -94,6 +99,13 @@ function importPolicy(request: SandboxBundleRequest, externalFiles: Set<string>)
         }
         return resolved;
       });
+      let sourceBytes = 0;
+      bundler.onLoad({ filter: /.*/ }, async (args) => {
+        if (!inside(args.path, request.checkoutDir)) return undefined;
+        sourceBytes += (await stat(args.path)).size;
+        if (sourceBytes <= maxSourceBytes) return undefined; // esbuild reads it as usual
+        return deny(`the files ${request.entry} imports exceed ${maxSourceBytes} bytes`);
+      });
     },
   };
 }
@@ -105,7 +117,26 @@ function formatMessage(message: Message, checkoutDir: string): string {
   return `${where}${message.text}`;
 }
 
+/**
+ * Bundles the program. esbuild runs as one service process for the whole operator: input that
+ * kills it (a parser stack overflow on deeply nested code) would fail every later bundle, so the
+ * service is restarted and the bundle tried once more; failing again, the input is the cause.
+ */
 export async function bundleSandboxProgram(request: SandboxBundleRequest): Promise<SandboxBundle> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await bundleOnce(request);
+    } catch (err) {
+      if (err instanceof SandboxError || !serviceDied.test((err as Error).message)) throw err;
+      await stop();
+      if (attempt === 2) {
+        throw new SandboxError('compile', `${request.entry} could not be compiled: the compiler stopped on it (code nested too deeply?)`);
+      }
+    }
+  }
+}
+
+async function bundleOnce(request: SandboxBundleRequest): Promise<SandboxBundle> {
   const externalFiles = new Set<string>();
   const userEntry = path.join(request.checkoutDir, request.entry);
   // The hardening module comes first so that it is evaluated before any repository code; the
@@ -127,7 +158,7 @@ export async function bundleSandboxProgram(request: SandboxBundleRequest): Promi
       outfile: request.outfile,
       format: 'esm',
       platform: 'node',
-      target: 'node20',
+      target: 'node24',
       sourcemap: 'inline',
       sourcesContent: false,
       // A computed import() becomes a call that throws: code cannot load what the policy did not see.
@@ -141,7 +172,7 @@ export async function bundleSandboxProgram(request: SandboxBundleRequest): Promi
     return { code: result.outputFiles[0]!.text, externalFiles: [...externalFiles] };
   } catch (err) {
     const errors = (err as { errors?: Message[] }).errors;
-    if (!errors) throw err;
+    if (!errors || errors.some((e) => serviceDied.test(e.text))) throw err;
     const denied = errors.some((e) => e.detail === policyNote);
     const text = errors.slice(0, 5).map((e) => formatMessage(e, request.checkoutDir)).join('\n');
     throw new SandboxError(denied ? 'permission' : 'compile', `${request.entry} could not be compiled:\n${text}`);

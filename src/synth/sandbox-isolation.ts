@@ -5,7 +5,8 @@
 // ptrace against the operator or a sibling run (so no inspector activation either), sockets to
 // anything, and reads of files its uid may not read.
 //
-// util-linux's `unshare` and `setpriv` do the work (in every Debian, node:*-slim included).
+// util-linux's `unshare`, `mount` and `setpriv` and bash do the work (all in every Debian,
+// node:*-slim included).
 // They need root, or CAP_SYS_ADMIN (network namespace), CAP_SETUID and CAP_SETGID, CAP_CHOWN
 // (to hand the run its private copy) and CAP_KILL (to stop it). Where those are missing,
 // repository code does not run: there is no weaker fallback.
@@ -21,7 +22,7 @@ export interface SandboxIdentity {
 
 /** Linux capability numbers (linux/capability.h) the isolation needs. */
 const requiredCapabilities: Record<string, number> = { CAP_CHOWN: 0, CAP_KILL: 5, CAP_SETGID: 6, CAP_SETUID: 7, CAP_SYS_ADMIN: 21 };
-const requiredTools = ['unshare', 'setpriv'];
+const requiredTools = ['unshare', 'setpriv', 'mount', 'bash'];
 /** Runs get uids from [base, base + span): far above system, user and subuid ranges, below 2^32 - 1. */
 const identityBase = 3_000_000_000;
 const identitySpan = 1 << 24;
@@ -84,17 +85,51 @@ export function newSandboxIdentity(): SandboxIdentity {
 }
 
 /**
- * The command that runs `program args` isolated: a new network and IPC namespace, then the
- * run's uid/gid with no groups, no capabilities (inheritable and bounding sets cleared) and
- * no_new_privs. Both tools exec, so the spawned pid is the Node process itself.
+ * Runs as root inside the new mount namespace, before the uid changes. Empty tmpfs go over the
+ * places where Unix sockets live (a network namespace does not cover sockets reached by path);
+ * the directories the run needs (its work directory, Node, the construct packages) are bound
+ * back at their own paths first, since any of them may lie under one of those places. Every
+ * inherited descriptor above the four the sandbox protocol uses is closed (Node marks only its
+ * own close-on-exec). Arguments: the count of directories to keep, the directories, the command.
+ */
+const prepareMounts = `set -e
+count=$1; shift
+keep=()
+for ((i = 0; i < count; i++)); do keep+=("$1"); shift; done
+mount -t tmpfs -o mode=0700,size=64k tmpfs /mnt
+for i in "\${!keep[@]}"; do mkdir "/mnt/$i"; mount --bind "\${keep[$i]}" "/mnt/$i"; done
+for dir in /run /tmp /var/tmp /dev/shm; do
+  if [ -d "$dir" ] && [ ! -L "$dir" ]; then mount -t tmpfs -o mode=1777,size=64k,nosuid,nodev,noexec tmpfs "$dir"; fi
+done
+for i in "\${!keep[@]}"; do mkdir -p "\${keep[$i]}"; mount --bind "/mnt/$i" "\${keep[$i]}"; umount "/mnt/$i"; done
+umount /mnt
+for fd in /proc/self/fd/*; do
+  n=\${fd##*/}
+  if [ "$n" -gt 3 ]; then eval "exec $n>&-" 2>/dev/null || true; fi
+done
+exec -c "$@"`;
+
+/** The directories to keep visible: `paths` without those already inside another, shortest first. */
+export function outermostDirectories(paths: readonly string[]): string[] {
+  const sorted = [...new Set(paths)].sort((a, b) => a.length - b.length);
+  return sorted.filter((p, i) => !sorted.slice(0, i).some((outer) => p.startsWith(`${outer}/`)));
+}
+
+/**
+ * The command that runs `program args` isolated: new network, IPC and mount namespaces (the
+ * mounts above), then the run's uid/gid with no groups, no capabilities (inheritable and
+ * bounding sets cleared) and no_new_privs. Every step execs, so the spawned pid is the Node
+ * process itself. `keep`: the directories the run reads (made visible again after the mounts).
  */
 export function isolatedCommand(
-  tools: Record<string, string>, identity: SandboxIdentity, program: string, args: readonly string[],
+  tools: Record<string, string>, identity: SandboxIdentity, keep: readonly string[], program: string, args: readonly string[],
 ): { command: string; args: string[] } {
+  const directories = outermostDirectories(keep);
   return {
     command: tools.unshare!,
     args: [
-      '--net', '--ipc', '--',
+      '--net', '--ipc', '--mount', '--propagation', 'private', '--',
+      tools.bash!, '--norc', '--noprofile', '-c', prepareMounts, 'sandbox-mounts', String(directories.length), ...directories,
       tools.setpriv!, `--reuid=${identity.uid}`, `--regid=${identity.gid}`, '--clear-groups',
       '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--',
       program, ...args,

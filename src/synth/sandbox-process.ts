@@ -16,6 +16,8 @@ export interface ProcessLimits {
 export interface ProcessRequest {
   tools: Record<string, string>;
   identity: SandboxIdentity;
+  /** The directories the run reads (its own, Node's, the packages'), kept visible in its mount namespace. */
+  keep: readonly string[];
   nodePath: string;
   nodeArgs: string[];
   cwd: string;
@@ -31,6 +33,30 @@ export interface ProcessOutcome {
   logs: string;
   code: number | null;
   signal: NodeJS.Signals | null;
+}
+
+/** All a run may print, kept or not: printing is cheap for it and costs the operator a copy per chunk. */
+const maxLogTotal = 16 * 1024 * 1024;
+
+/** The last `limit` bytes of what was printed, without copying on every chunk. */
+class LogTail {
+  private chunks: Buffer[] = [];
+  private kept = 0;
+  total = 0;
+
+  constructor(private readonly limit: number) {}
+
+  push(chunk: Buffer): void {
+    this.total += chunk.length;
+    this.chunks.push(chunk);
+    this.kept += chunk.length;
+    while (this.chunks.length > 1 && this.kept - this.chunks[0]!.length >= this.limit) this.kept -= this.chunks.shift()!.length;
+  }
+
+  text(): string {
+    const all = Buffer.concat(this.chunks);
+    return all.subarray(Math.max(0, all.length - this.limit)).toString('utf8');
+  }
 }
 
 function formatSeconds(ms: number): string {
@@ -51,12 +77,12 @@ async function residentMb(pid: number | undefined): Promise<number | undefined> 
 /** Runs the process to its end; rejects with a SandboxError when a limit stopped it. */
 export function runSandboxProcess(request: ProcessRequest): Promise<ProcessOutcome> {
   const { limits, entry } = request;
-  const { command, args } = isolatedCommand(request.tools, request.identity, request.nodePath, request.nodeArgs);
+  const { command, args } = isolatedCommand(request.tools, request.identity, request.keep, request.nodePath, request.nodeArgs);
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd: request.cwd, env: {}, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
     const answer: Buffer[] = [];
     let answerBytes = 0;
-    let logs = Buffer.alloc(0);
+    const logs = new LogTail(limits.maxLogBytes);
     let stopped: SandboxError | undefined;
     const stop = (reason: SandboxError['reason'], message: string) => {
       if (stopped) return;
@@ -70,8 +96,8 @@ export function runSandboxProcess(request: ProcessRequest): Promise<ProcessOutco
       });
     }, 50);
     const keepLog = (chunk: Buffer) => {
-      logs = Buffer.concat([logs, chunk]);
-      if (logs.length > limits.maxLogBytes) logs = logs.subarray(logs.length - limits.maxLogBytes);
+      logs.push(chunk);
+      if (logs.total > maxLogTotal) stop('bad-output', `${entry} printed more than ${maxLogTotal} bytes of logs and was stopped`);
     };
     child.stdout!.on('data', keepLog);
     child.stderr!.on('data', keepLog);
@@ -92,7 +118,7 @@ export function runSandboxProcess(request: ProcessRequest): Promise<ProcessOutco
     });
     child.on('close', (code, signal) => {
       done();
-      const text = logs.toString('utf8');
+      const text = logs.text();
       if (stopped) return reject(new SandboxError(stopped.reason, stopped.message, text));
       resolve({ channel: Buffer.concat(answer).toString('utf8'), logs: text, code, signal });
     });

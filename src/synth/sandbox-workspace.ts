@@ -12,15 +12,21 @@ import type { SandboxIdentity } from './sandbox-isolation.js';
 export interface WorkspaceLimits {
   /** Most files copied (default 20,000). */
   maxFiles: number;
+  /** Most directories copied (default 5,000): a git tree can repeat one subtree into millions. */
+  maxDirectories: number;
   /** Most bytes copied (default 200 MiB). */
   maxBytes: number;
+  /** Time the copy may take (default 20 s). */
+  timeoutMs: number;
 }
 
-export const defaultWorkspaceLimits: WorkspaceLimits = { maxFiles: 20_000, maxBytes: 200 * 1024 * 1024 };
+export const defaultWorkspaceLimits: WorkspaceLimits = { maxFiles: 20_000, maxDirectories: 5_000, maxBytes: 200 * 1024 * 1024, timeoutMs: 20_000 };
 
 interface CopyState {
   files: number;
+  directories: number;
   bytes: number;
+  readonly deadline: number;
   readonly limits: WorkspaceLimits;
   readonly source: string;
   readonly owner: SandboxIdentity;
@@ -32,7 +38,14 @@ export async function handOver(file: string, mode: number, owner: SandboxIdentit
   await chmod(file, mode);
 }
 
+function tooLarge(state: CopyState): SandboxError {
+  const { maxFiles, maxDirectories, maxBytes, timeoutMs } = state.limits;
+  return new SandboxError('permission', `the checkout is larger than the sandbox takes (${maxFiles} files, ${maxDirectories} directories, ${maxBytes} bytes, copied within ${timeoutMs / 1000} s)`);
+}
+
 async function copyDirectory(from: string, to: string, state: CopyState): Promise<void> {
+  state.directories += 1;
+  if (state.directories > state.limits.maxDirectories || performance.now() > state.deadline) throw tooLarge(state);
   await mkdir(to, { mode: 0o700 });
   for (const entry of await readdir(from, { withFileTypes: true })) {
     if (from === state.source && entry.name === '.git') continue;
@@ -47,9 +60,7 @@ async function copyDirectory(from: string, to: string, state: CopyState): Promis
     } else if (entry.isFile()) {
       state.files += 1;
       state.bytes += (await lstat(source)).size;
-      if (state.files > state.limits.maxFiles || state.bytes > state.limits.maxBytes) {
-        throw new SandboxError('permission', `the checkout is larger than the sandbox takes (${state.limits.maxFiles} files, ${state.limits.maxBytes} bytes)`);
-      }
+      if (state.files > state.limits.maxFiles || state.bytes > state.limits.maxBytes) throw tooLarge(state);
       await copyFile(source, target);
       await handOver(target, 0o640, state.owner);
     }
@@ -66,7 +77,8 @@ export async function preparePrivateCheckout(
   checkoutDir: string, workDir: string, owner: SandboxIdentity, limits: WorkspaceLimits = defaultWorkspaceLimits,
 ): Promise<string> {
   const copy = path.join(workDir, 'checkout');
-  await copyDirectory(checkoutDir, copy, { files: 0, bytes: 0, limits, source: checkoutDir, owner });
+  const deadline = performance.now() + limits.timeoutMs;
+  await copyDirectory(checkoutDir, copy, { files: 0, directories: 0, bytes: 0, deadline, limits, source: checkoutDir, owner });
   await handOver(workDir, 0o750, owner);
   return copy;
 }

@@ -24,7 +24,7 @@ import { isolationSupport, newSandboxIdentity, type SandboxIdentity } from './sa
 import { packageDirectories } from './sandbox-package-dirs.js';
 import type { PreviewSandboxInput } from './sandbox-preview-chart.js';
 import { runSandboxProcess } from './sandbox-process.js';
-import { handOver, preparePrivateCheckout } from './sandbox-workspace.js';
+import { defaultWorkspaceLimits, handOver, preparePrivateCheckout } from './sandbox-workspace.js';
 
 export interface SandboxLimits {
   /** Wall-clock limit for one run, bundling excluded (default 20 s: a normal run takes ~1 s, 4-5 s on a saturated node). */
@@ -91,9 +91,16 @@ const defaultConstructsEntry = path.resolve(here, '../..', `constructs/index${so
 interface BundledRun {
   tools: Record<string, string>;
   identity: SandboxIdentity;
+  workDir: string;
   outfile: { path: string; readable: string[] };
   copy: string;
   entry: string;
+}
+
+/** The `node_modules` directory a package lies in (the path itself when it is in none). */
+function nodeModulesRoot(dir: string): string {
+  const at = dir.lastIndexOf('/node_modules/');
+  return at < 0 ? dir : dir.slice(0, at + '/node_modules'.length);
 }
 
 /** The permission model's switch: stable on Node 22 and later (this project runs on 24). */
@@ -135,11 +142,11 @@ export class Sandbox<Input = PreviewSandboxInput> implements SandboxRunner<Input
     const workDir = await mkdtemp(path.join(this.tempDir, 'preview-sandbox-'));
     try {
       const bundleStarted = performance.now();
-      const copy = await preparePrivateCheckout(checkoutDir, workDir, identity);
+      const copy = await preparePrivateCheckout(checkoutDir, workDir, identity, { ...defaultWorkspaceLimits, timeoutMs: this.limits.timeoutMs });
       const outfile = await this.bundle(copy, entry, workDir, identity);
       const bundleMs = performance.now() - bundleStarted;
       const runStarted = performance.now();
-      const answer = await this.execute({ tools: support.tools, identity, outfile, copy, entry }, request.input);
+      const answer = await this.execute({ tools: support.tools, identity, workDir, outfile, copy, entry }, request.input);
       return { ...answer, bundleMs, runMs: performance.now() - runStarted };
     } finally {
       await rm(workDir, { recursive: true, force: true });
@@ -162,6 +169,7 @@ export class Sandbox<Input = PreviewSandboxInput> implements SandboxRunner<Input
     const nonce = randomBytes(24).toString('base64url');
     const outcome = await runSandboxProcess({
       tools: run.tools, identity: run.identity, entry, cwd: copy, limits: this.limits,
+      keep: [run.workDir, path.dirname(process.execPath), ...outfile.readable.map(nodeModulesRoot)],
       nodePath: process.execPath,
       nodeArgs: [
         permissionFlag,

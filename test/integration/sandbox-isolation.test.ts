@@ -5,7 +5,7 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import inspector from 'node:inspector';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -197,4 +197,69 @@ test('where the isolation cannot be had, repository code does not run at all', a
   child.stderr.on('data', (c: Buffer) => { out += c.toString(); });
   await new Promise((resolve) => child.on('close', resolve));
   assert.match(out, /^isolation: \.preview\/main\.ts was not run: repository code runs only isolated by the kernel, and the operator lacks CAP_/m);
+});
+
+test('Unix sockets reached by path: the run sees empty /tmp, /run and /dev/shm', async () => {
+  const socketPath = path.join(tmpdir(), `sandbox-isolation-${process.pid}.sock`);
+  let connections = 0;
+  const server = createServer((socket) => { connections += 1; socket.destroy(); });
+  await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+  chmodSync(socketPath, 0o777); // anyone may connect, as to a careless daemon's socket
+  after(() => server.close());
+  const data = await seen(recording(`
+    await attempt('unix', () => new Promise((resolve, reject) => {
+      const socket = new (process.stdout.constructor as unknown as new () => import('node:net').Socket)();
+      socket.on('error', reject).connect(${JSON.stringify(socketPath)}, () => resolve('connected'));
+    }));
+  `));
+  assert.equal(data.unix, 'ENOENT');
+  assert.equal(connections, 0);
+});
+
+test('descriptors the operator inherited do not reach the run', async () => {
+  const target = path.join(scratch, 'operator-log.txt');
+  writeFileSync(target, '', { mode: 0o600 });
+  const dir = checkout(recording(`await attempt('write', () => fs.writeSync(30, 'from the sandbox'));`));
+  const script = path.join(scratch, 'inherited-fd.mts');
+  writeFileSync(script, `
+    import { Sandbox } from ${JSON.stringify(new URL('../../src/synth/sandbox.ts', import.meta.url).href)};
+    const result = await new Sandbox({ chartFactory: ${JSON.stringify(chartFactory)} }).run({ checkoutDir: ${JSON.stringify(dir)}, input: { namespace: 'x' } });
+    console.log(JSON.stringify(result.manifests[0].data));
+  `);
+  // An operator started with fd 30 open on a file of its own (not close-on-exec), as a shell or supervisor may leave it.
+  const child = spawn('bash', ['-c', `exec 30>>${JSON.stringify(target)}; exec "$0" --import tsx ${JSON.stringify(script)}`, process.execPath], {
+    cwd: path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..'), stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout.on('data', (c: Buffer) => { out += c.toString(); });
+  await new Promise((resolve) => child.on('close', resolve));
+  assert.deepEqual(JSON.parse(out.trim().split('\n').pop()!), { write: 'EBADF' });
+  assert.equal(readFileSync(target, 'utf8'), '');
+});
+
+test('code that kills the compiler fails alone: the next run compiles', async () => {
+  const dir = checkout('import data from "./data.ts";\nexport default function (): void { console.log(data); }\n');
+  writeFileSync(path.join(dir, '.preview/data.ts'), `export default ${'['.repeat(300_000)}1${']'.repeat(300_000)};\n`);
+  const sandbox = new Sandbox<{ namespace: string }>({ chartFactory, timeoutMs: 15_000 });
+  await assert.rejects(sandbox.run({ checkoutDir: dir, input: { namespace: 'x' } }), (err: unknown) => {
+    assert.ok(err instanceof SandboxError);
+    assert.equal(err.reason, 'compile');
+    assert.match(err.message, /the compiler stopped on it/);
+    return true;
+  });
+  const data = await seen(recording(`await attempt('ok', () => 'compiled');`));
+  assert.equal(data.ok, 'compiled');
+});
+
+test('a flood of logs is stopped at the log budget', async () => {
+  const main = 'import { writeSync } from "node:fs";\nexport default function (): void { const chunk = "x".repeat(65536); for (;;) writeSync(1, chunk); }\n';
+  await assert.rejects(new Sandbox<{ namespace: string }>({ chartFactory, timeoutMs: 15_000 }).run({ checkoutDir: checkout(main), input: { namespace: 'x' } }),
+    (err: unknown) => err instanceof SandboxError && err.reason === 'bad-output' && /printed more than \d+ bytes of logs/.test(err.message));
+});
+
+test('a checkout of too many directories is refused before it is copied whole', async () => {
+  const dir = checkout('export default function (): void {}\n');
+  for (let i = 0; i < 5_100; i++) mkdirSync(path.join(dir, 'deep', String(i)), { recursive: true });
+  await assert.rejects(new Sandbox<{ namespace: string }>({ chartFactory }).run({ checkoutDir: dir, input: { namespace: 'x' } }),
+    (err: unknown) => err instanceof SandboxError && /larger than the sandbox takes \(20000 files, 5000 directories/.test(err.message));
 });
