@@ -29,7 +29,7 @@ interface IntakeInput {
 }
 
 const input = JSON.parse(process.env.BENCH_INTAKE ?? '{}') as IntakeInput;
-const client = new KubeClient(loadKubeConfig({ path: input.kubeconfigPath }));
+const client = new KubeClient(await loadKubeConfig({ path: input.kubeconfigPath }));
 const github = createGitHubClients({ auth: { type: 'token', token: input.githubToken }, baseUrl: input.githubUrl, throttle: { enabled: false } });
 const outcomes: WebhookOutcome[] = [];
 const writes: EnvironmentWrite[] = [];

@@ -78,7 +78,7 @@ export async function startOperator(config: OperatorConfig, options: StartOperat
   const { logger } = options;
   const enabled = new Set(config.controllers);
   // The kubeconfig setting is KUBECONFIG's value when no flag is given: one file, or a list merged as kubectl merges it.
-  const kubeConfig = options.kubeConfig ?? loadKubeConfig({ path: config.kube.kubeconfig, context: config.kube.context });
+  const kubeConfig = options.kubeConfig ?? await loadKubeConfig({ path: config.kube.kubeconfig, context: config.kube.context });
   const client = new KubeClient(kubeConfig);
   const metrics = new OperatorMetrics();
   const le = config.leaderElection;

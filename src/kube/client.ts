@@ -9,11 +9,10 @@ import { Discovery, resourcePath, type ResourceInfo } from './discovery.js';
 import { errorFromResponse, toKubeError, TransientError } from './errors.js';
 import type { KubeAccess } from './kube-config.js';
 import { KubeConfigError } from './kube-config-error.js';
-import { parseProxyUrl, ProxyTunnelAgent } from './kube-config-proxy-tunnel.js';
 import type { KindRef, KubeObject, ObjectRef } from './kube-object.js';
 
 // The kubeconfig loader is part of the client's API (`import { KubeClient, loadKubeConfig } from './kube/client.js'`).
-export { loadKubeConfig, LoadedKubeConfig, type KubeAccess, type KubeConfigSource } from './kube-config.js';
+export { loadKubeConfig, type LoadedKubeConfig, type KubeAccess, type KubeConfigSource } from './kube-config.js';
 export { KubeConfigError } from './kube-config-error.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -319,7 +318,7 @@ export class KubeClient {
       .digest('hex');
     if (this.agent?.fingerprint !== fingerprint) {
       this.agent?.agent.destroy();
-      this.agent = { fingerprint, agent: newAgent(opts, isHttps, proxyUrl) };
+      this.agent = { fingerprint, agent: newAgent(opts, isHttps, proxyUrl, this.kubeConfig) };
     }
     return this.agent.agent;
   }
@@ -332,8 +331,8 @@ export class KubeClient {
   }
 }
 
-/** A keep-alive agent with the kubeconfig's TLS options, tunnelling through `proxyUrl` when the cluster sets one. */
-function newAgent(opts: https.RequestOptions, isHttps: boolean, proxyUrl: string | undefined): http.Agent {
+/** A keep-alive agent with the kubeconfig's TLS options, through the kubeconfig's proxy agent when the cluster sets proxy-url. */
+function newAgent(opts: https.RequestOptions, isHttps: boolean, proxyUrl: string | undefined, kubeConfig: KubeAccess): http.Agent {
   if (!isHttps) {
     if (proxyUrl) throw new Error('proxy-url is supported for https:// servers only');
     return new http.Agent({ keepAlive: true });
@@ -343,9 +342,9 @@ function newAgent(opts: https.RequestOptions, isHttps: boolean, proxyUrl: string
     servername: opts.servername, ...(opts.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: opts.rejectUnauthorized }),
   };
   if (!proxyUrl) return new https.Agent(tlsOptions);
-  const proxy = parseProxyUrl(proxyUrl);
-  if ('problem' in proxy) throw new Error(proxy.problem);
-  return new ProxyTunnelAgent(proxy.url, tlsOptions);
+  const agent = kubeConfig.proxyAgent?.(tlsOptions);
+  if (!agent) throw new Error(`proxy-url ${proxyUrl}: this kubeconfig object has no proxy agent (load it with loadKubeConfig)`);
+  return agent;
 }
 
 function readBody(response: IncomingMessage, what: string): Promise<string> {

@@ -9,7 +9,9 @@ import type { ResolvedContext } from './kube-config-context.js';
 const defaultServiceAccountDir = '/var/run/secrets/kubernetes.io/serviceaccount';
 
 /** The in-cluster context, or undefined when this process does not run in a pod with a ServiceAccount token. */
-export function inClusterContext(env: Readonly<Record<string, string | undefined>>, serviceAccountDir = defaultServiceAccountDir): ResolvedContext | undefined {
+export function inClusterContext(
+  env: Readonly<Record<string, string | undefined>>, serviceAccountDir = defaultServiceAccountDir,
+): ResolvedContext | undefined {
   const host = env.KUBERNETES_SERVICE_HOST;
   const port = env.KUBERNETES_SERVICE_PORT;
   const tokenFile = path.join(serviceAccountDir, 'token');
@@ -25,7 +27,6 @@ export function inClusterContext(env: Readonly<Record<string, string | undefined
       // Without the CA file, the system's roots (as client-go does after logging it).
       caFile: existsSync(caFile) ? caFile : undefined,
       insecureSkipTlsVerify: false,
-      disableCompression: false,
     },
     user: { name: 'in-cluster', tokenFile },
   };

@@ -1,18 +1,20 @@
-// The operator's own kubeconfig loader. client-node's KubeConfig pulls in the whole generated
-// API (thousands of model classes), openid-client and proxy agents: about 75 MB of resident
-// memory (48 MB less for the run command without it) for what is, to the operator, a server
-// URL, TLS material and a credential.
-import { accessSync, constants, readFileSync } from 'node:fs';
+// The operator's kubeconfig loader. In a pod (and with a token or client-certificate
+// kubeconfig) it is this file and three small ones: a server URL, TLS material and a
+// credential. client-node's KubeConfig pulls in the whole generated API (thousands of model
+// classes), openid-client and proxy agents, about 75 MB of resident memory, so it is imported
+// only for the laptop cases the lean reader leaves to it (kube-config-client-node.ts).
+import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type http from 'node:http';
 import type https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
+import { createSecureContext } from 'node:tls';
+import { loadWithClientNode } from './kube-config-client-node.js';
 import { resolveContext, type ResolvedContext } from './kube-config-context.js';
 import { KubeConfigError } from './kube-config-error.js';
-import { readKubeConfigFiles } from './kube-config-file.js';
+import { readKubeConfigFile } from './kube-config-file.js';
 import { inClusterContext } from './kube-config-in-cluster.js';
-import { ExecCredentialPlugin, keyPairProblem, type ExecClusterInfo, type ExecCredential } from './kube-exec-credential.js';
 
 /**
  * What the client needs from a kubeconfig. client-node's `KubeConfig` satisfies it too
@@ -24,8 +26,18 @@ export interface KubeAccess {
   applyToHTTPSOptions(options: https.RequestOptions): Promise<void>;
   /** The API server answered 401 to a request made with `options`: credentials from an exec plugin are fetched again. */
   credentialsRejected?(options: https.RequestOptions): void;
-  /** When the credentials applied to `options` expire (epoch ms; an exec plugin's), so they are not used after. */
+  /** When the credentials applied to `options` expire (epoch ms), so they are not used after. */
   credentialsExpireAt?(options: https.RequestOptions): number | undefined;
+  /** A keep-alive agent through the cluster's proxy-url, with these TLS options (for the API server, inside the tunnel). */
+  proxyAgent?(tls: https.AgentOptions): http.Agent;
+}
+
+/** A loaded kubeconfig context. */
+export interface LoadedKubeConfig extends KubeAccess {
+  getCurrentContext(): string;
+  getCurrentCluster(): { readonly name: string; readonly server: string; readonly proxyUrl?: string };
+  /** The context's namespace, if it sets one. */
+  readonly namespace: string | undefined;
 }
 
 /** Where to read credentials from; empty means: `KUBECONFIG`, else in-cluster, else `~/.kube/config`. */
@@ -34,13 +46,13 @@ export interface KubeConfigSource {
   path?: string;
   /** A context other than the file's current one. */
   context?: string;
-  /** The environment: `KUBECONFIG`, `KUBERNETES_SERVICE_HOST`/`_PORT`, and what exec plugins inherit (default `process.env`). */
+  /** The environment: `KUBECONFIG`, `KUBERNETES_SERVICE_HOST`/`_PORT` (default `process.env`). */
   env?: Readonly<Record<string, string | undefined>>;
   /** The pod's ServiceAccount folder (default `/var/run/secrets/kubernetes.io/serviceaccount`). */
   serviceAccountDir?: string;
   /** Where `~/.kube/config` is looked for (default the user's home). */
   homeDir?: string;
-  /** An exec plugin that has not answered by then is killed and the request fails (default 60 s). */
+  /** An exec plugin that has not answered by then fails the request (default 60 s). */
   execTimeoutMs?: number;
 }
 
@@ -48,37 +60,36 @@ export interface KubeConfigSource {
  * Loads credentials: an explicit path, then `KUBECONFIG`, then the pod's ServiceAccount, then
  * `~/.kube/config`. Throws `KubeConfigError` naming what is missing or wrong.
  */
-export function loadKubeConfig(source: KubeConfigSource = {}): LoadedKubeConfig {
+export async function loadKubeConfig(source: KubeConfigSource = {}): Promise<LoadedKubeConfig> {
   const env = source.env ?? process.env;
-  const options = { env, execTimeoutMs: source.execTimeoutMs ?? 60_000 };
-  const files = source.path || env.KUBECONFIG;
-  if (files) {
-    const list = files.split(path.delimiter).filter(Boolean);
-    return new LoadedKubeConfig(resolveContext(readKubeConfigFiles(list), source.context), options);
-  }
+  const files = (source.path || env.KUBECONFIG || '').split(path.delimiter).filter(Boolean);
+  if (files.length > 0) return loadFiles(files, source);
   const inCluster = inClusterContext(env, source.serviceAccountDir);
   if (inCluster) {
-    if (source.context) throw new KubeConfigError(`context "${source.context}" was asked for, but no kubeconfig file is in use (in a pod without KUBECONFIG, the ServiceAccount is used)`);
-    return new LoadedKubeConfig(inCluster, options);
+    if (source.context) {
+      const why = 'no kubeconfig file is in use (in a pod without KUBECONFIG, the ServiceAccount is used)';
+      throw new KubeConfigError(`context "${source.context}" was asked for, but ${why}`);
+    }
+    return new LeanKubeConfig(inCluster);
   }
   const home = path.join(source.homeDir ?? os.homedir(), '.kube', 'config');
-  let homeConfig;
-  try {
-    homeConfig = readKubeConfigFiles([home]);
-  } catch (err) {
-    if ((err as { cause?: NodeJS.ErrnoException }).cause?.code !== 'ENOENT') throw err;
-    throw new KubeConfigError('no Kubernetes credentials: set KUBECONFIG, pass a kubeconfig path, run in a pod with a ServiceAccount, or create ~/.kube/config');
+  if (!existsSync(home)) {
+    const where = 'set KUBECONFIG, pass a kubeconfig path, run in a pod with a ServiceAccount, or create ~/.kube/config';
+    throw new KubeConfigError(`no Kubernetes credentials: ${where}`);
   }
-  return new LoadedKubeConfig(resolveContext(homeConfig, source.context), options);
+  return loadFiles([home], source);
 }
 
-/** A loaded kubeconfig context. Files it names are read again whenever credentials are applied, so rotations are seen. */
-export class LoadedKubeConfig implements KubeAccess {
-  private readonly exec: ExecCredentialPlugin | undefined;
-  /** Which plugin credential each applied options object carries, to tell a stale 401 from a fresh one. */
-  private readonly execCredentialOf = new WeakMap<https.RequestOptions, ExecCredential>();
+/** One file whose context the lean reader handles stays lean; anything else goes to client-node. */
+async function loadFiles(files: string[], source: KubeConfigSource): Promise<LoadedKubeConfig> {
+  const lean = files.length === 1 ? resolveContext(readKubeConfigFile(files[0]!), source.context) : undefined;
+  if (lean) return new LeanKubeConfig(lean);
+  return loadWithClientNode(files, { context: source.context, execTimeoutMs: source.execTimeoutMs ?? 60_000 });
+}
 
-  constructor(readonly context: ResolvedContext, options: { env: Readonly<Record<string, string | undefined>>; execTimeoutMs: number }) {
+/** A token or client-certificate context. Files it names are read again whenever credentials are applied, so rotations are seen. */
+class LeanKubeConfig implements LoadedKubeConfig {
+  constructor(readonly context: ResolvedContext) {
     const { cluster, user } = context;
     const where = (what: string) => `user "${user.name}": ${what}`;
     // Fail at start for unreadable files, as client-go does, rather than at the first request.
@@ -97,86 +108,51 @@ export class LoadedKubeConfig implements KubeAccess {
     }
     if ((user.clientCertificateFile || user.clientCertificateData) && (user.clientKeyFile || user.clientKeyData)) {
       const cert = user.clientCertificateData ?? readFileSync(user.clientCertificateFile!);
-      const key = user.clientKeyData ?? readFileSync(user.clientKeyFile!);
-      const problem = keyPairProblem(cert, key);
+      const problem = keyPairProblem(cert, user.clientKeyData ?? readFileSync(user.clientKeyFile!));
       if (problem) throw new KubeConfigError(where(`the ${problem}`));
     }
-    this.exec = user.exec
-      ? new ExecCredentialPlugin(user.exec, {
-        user: user.name, env: options.env, timeoutMs: options.execTimeoutMs,
-        ...(user.exec.provideClusterInfo ? { cluster: () => this.execClusterInfo() } : {}),
-      })
-      : undefined;
   }
 
   getCurrentContext(): string {
     return this.context.name;
   }
 
-  /** The context's namespace, if it sets one. */
   get namespace(): string | undefined {
     return this.context.namespace;
   }
 
-  getCurrentCluster(): { readonly name: string; readonly server: string; readonly proxyUrl?: string } {
-    const { name, server, proxyUrl } = this.context.cluster;
-    return { name, server, ...(proxyUrl ? { proxyUrl } : {}) };
+  getCurrentCluster(): { readonly name: string; readonly server: string } {
+    const { name, server } = this.context.cluster;
+    return { name, server };
   }
 
   async applyToHTTPSOptions(options: https.RequestOptions): Promise<void> {
     const { cluster, user } = this.context;
     // As client-go: credentials go to TLS servers only (an http:// server is a local proxy such as `kubectl proxy`).
     if (!cluster.server.startsWith('https://')) return;
-    const headers = (options.headers ??= {}) as http.OutgoingHttpHeaders;
     if (cluster.insecureSkipTlsVerify) options.rejectUnauthorized = false;
     const ca = await this.certificateAuthority();
     if (ca) options.ca = ca;
     if (cluster.tlsServerName) options.servername = cluster.tlsServerName;
-
-    const cert = user.clientCertificateData ?? (user.clientCertificateFile ? await readNamed(user.clientCertificateFile, 'client-certificate') : undefined);
-    const key = user.clientKeyData ?? (user.clientKeyFile ? await readNamed(user.clientKeyFile, 'client-key') : undefined);
+    const cert = user.clientCertificateData ?? (await readNamed(user.clientCertificateFile, 'client-certificate'));
+    const key = user.clientKeyData ?? (await readNamed(user.clientKeyFile, 'client-key'));
     if (cert && key) {
       options.cert = cert;
       options.key = key;
     }
+    const headers = (options.headers ??= {}) as http.OutgoingHttpHeaders;
     const token = await this.bearerToken();
     if (token) headers.Authorization = `Bearer ${token}`;
-    if (user.basic) options.auth = `${user.basic.username}:${user.basic.password}`;
-    // As client-go: the plugin runs only for a user with no credential of its own.
-    if (this.exec && !token && !user.basic && !cert) {
-      const credential = await this.exec.credential();
-      if (credential.token) headers.Authorization = `Bearer ${credential.token}`;
-      if (credential.clientCertificateData && credential.clientKeyData) {
-        options.cert = credential.clientCertificateData;
-        options.key = credential.clientKeyData;
-      }
-      this.execCredentialOf.set(options, credential);
-    }
-    const as = user.impersonation;
-    if (as) {
-      headers['Impersonate-User'] = as.user;
-      if (as.uid) headers['Impersonate-Uid'] = as.uid;
-      if (as.groups.length > 0) headers['Impersonate-Group'] = as.groups;
-      for (const [k, values] of Object.entries(as.extra)) headers[`Impersonate-Extra-${encodeURIComponent(k)}`] = values;
-    }
-  }
-
-  credentialsExpireAt(options: https.RequestOptions): number | undefined {
-    return this.execCredentialOf.get(options)?.expiresAt;
-  }
-
-  credentialsRejected(options: https.RequestOptions): void {
-    const credential = this.execCredentialOf.get(options);
-    if (credential) this.exec?.rejected(credential);
   }
 
   /** The CA bundle to verify the API server with; undefined: the system's roots. */
   private async certificateAuthority(): Promise<Buffer | undefined> {
     const { cluster } = this.context;
-    const ca = cluster.caData ?? (cluster.caFile ? await readNamed(cluster.caFile, 'certificate-authority') : undefined);
+    const ca = cluster.caData ?? (await readNamed(cluster.caFile, 'certificate-authority'));
     // node ignores a CA bundle without certificates; client-go refuses it, and so do we.
     if (ca && !ca.includes('-----BEGIN CERTIFICATE-----')) {
-      throw new KubeConfigError(`cluster "${cluster.name}": certificate-authority${cluster.caData ? '-data' : ` ${cluster.caFile}`} holds no PEM certificate`);
+      const field = cluster.caData ? 'certificate-authority-data' : `certificate-authority ${cluster.caFile}`;
+      throw new KubeConfigError(`cluster "${cluster.name}": ${field} holds no PEM certificate`);
     }
     return ca;
   }
@@ -190,28 +166,29 @@ export class LoadedKubeConfig implements KubeAccess {
         if (token) return token;
         if (!user.token) throw new KubeConfigError(`user "${user.name}": tokenFile ${user.tokenFile} is empty`);
       } catch (err) {
-        if (!user.token) throw err instanceof KubeConfigError ? err : new KubeConfigError(`user "${user.name}": cannot read tokenFile ${user.tokenFile}: ${(err as Error).message}`, { cause: err });
+        if (user.token) return user.token;
+        if (err instanceof KubeConfigError) throw err;
+        const why = (err as Error).message;
+        throw new KubeConfigError(`user "${user.name}": cannot read tokenFile ${user.tokenFile}: ${why}`, { cause: err });
       }
     }
     return user.token;
   }
+}
 
-  private async execClusterInfo(): Promise<ExecClusterInfo> {
-    const { cluster } = this.context;
-    const ca = await this.certificateAuthority();
-    return {
-      server: cluster.server,
-      ...(cluster.tlsServerName ? { 'tls-server-name': cluster.tlsServerName } : {}),
-      ...(cluster.insecureSkipTlsVerify ? { 'insecure-skip-tls-verify': true } : {}),
-      ...(ca ? { 'certificate-authority-data': ca.toString('base64') } : {}),
-      ...(cluster.proxyUrl ? { 'proxy-url': cluster.proxyUrl } : {}),
-      ...(cluster.disableCompression ? { 'disable-compression': true } : {}),
-      ...(cluster.execExtension !== undefined ? { config: cluster.execExtension } : {}),
-    };
+/** Why a client certificate and key cannot be used together (TLS refuses them), or undefined when they can. */
+function keyPairProblem(cert: Buffer, key: Buffer): string | undefined {
+  try {
+    createSecureContext({ cert, key });
+    return undefined;
+  } catch (err) {
+    return `client certificate and key are not a usable pair: ${(err as Error).message}`;
   }
 }
 
-async function readNamed(file: string, what: string): Promise<Buffer> {
+/** The file's bytes; undefined when no file is named. */
+async function readNamed(file: string | undefined, what: string): Promise<Buffer | undefined> {
+  if (!file) return undefined;
   try {
     return await readFile(file);
   } catch (err) {

@@ -26,7 +26,7 @@ async function devCluster(
   env: Env, say: (line: string) => void, io: CliIo, onStop: (step: Undo) => void,
 ): Promise<{ kubeConfig: KubeAccess; kubeconfigPath: string }> {
   if (env.KUBECONFIG) {
-    const kubeConfig = loadKubeConfig({ env });
+    const kubeConfig = await loadKubeConfig({ env });
     const context = kubeConfig.getCurrentContext();
     say(`cluster: ${kubeConfig.getCurrentCluster().server} (context ${context}, from KUBECONFIG)`);
     return { kubeConfig, kubeconfigPath: env.KUBECONFIG };

@@ -15,7 +15,7 @@ let client: KubeClient;
 let ns: string;
 before(async () => {
   cluster = await testCluster();
-  client = new KubeClient(loadKubeConfig({ path: cluster.kubeconfigPath }));
+  client = new KubeClient(await loadKubeConfig({ path: cluster.kubeconfigPath }));
   ns = uniqueName('client');
   await createNamespace(cluster.kubeConfig, ns);
 });
@@ -78,11 +78,11 @@ describe('kubeconfig', () => {
   });
 
   it('loads an explicit path, or KUBECONFIG', async () => {
-    assert.equal(loadKubeConfig({ path: cluster.kubeconfigPath }).getCurrentCluster()?.server, cluster.server);
+    assert.equal((await loadKubeConfig({ path: cluster.kubeconfigPath })).getCurrentCluster().server, cluster.server);
     const saved = process.env.KUBECONFIG;
     process.env.KUBECONFIG = cluster.kubeconfigPath;
     try {
-      const fromEnv = new KubeClient(loadKubeConfig());
+      const fromEnv = new KubeClient(await loadKubeConfig());
       const list = await fromEnv.list({ apiVersion: 'v1', kind: 'Namespace' });
       assert.ok(list.items.some((n) => n.metadata.name === ns));
       fromEnv.close();
