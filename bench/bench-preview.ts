@@ -3,7 +3,7 @@
 // renders it (no `.preview/main.ts`), so scenario 2 is the common path; scenario 7 times the
 // sandbox separately.
 import type { PreviewConfig, PreviewEnvironmentSpec, Manifest } from '../constructs/index.js';
-import { validatePreviewConfig } from '../src/git/preview-config-validation.js';
+import { validatePreviewConfig } from '../src/synth/preview-config-validation.js';
 import { previewYaml } from '../test/support/preview-yaml.js';
 import { AllowedKinds, defaultAllowedKinds } from '../src/synth/policy-allowed-kinds.js';
 import { checkRenderedObjects } from '../src/synth/policy-rendered-objects.js';

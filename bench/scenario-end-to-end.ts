@@ -335,7 +335,7 @@ export async function endToEnd(env: BenchEnvironment, options: EndToEndOptions):
 
   const scratch = mkdtempSync(path.join(tmpdir(), 'preview-bench-'));
   const port = await freePort();
-  const resyncModule = (await import('../src/github/resync.js')) as Record<string, unknown>;
+  const resyncModule = (await import('../src/intake/resync.js')) as Record<string, unknown>;
   const resyncAvailable = typeof resyncModule.createResyncRunnable === 'function' || typeof resyncModule.registerResync === 'function';
   const controllers = ['algorithm', 'database', 'preview-environment', 'webhook', ...(resyncAvailable ? ['resync'] : [])];
   const flags = [

@@ -2,10 +2,10 @@
 // environments exist (a first, cold pass creates them), then a pass over the unchanged world:
 // GitHub requests, how many were 304, cluster writes, time. Both passes are reported.
 import { randomBytes } from 'node:crypto';
-import { KubeEnvironmentStore, previewEnvironmentKind } from '../src/github/environment-store.js';
-import { EnvironmentWriter } from '../src/github/environment-writer.js';
+import { KubeEnvironmentStore, previewEnvironmentKind } from '../src/intake/environment-store.js';
+import { EnvironmentWriter } from '../src/intake/environment-writer.js';
 import { createGitHubClients } from '../src/github/octokit-factory.js';
-import { resyncOnce, type ResyncOptions } from '../src/github/resync.js';
+import { resyncOnce, type ResyncOptions } from '../src/intake/resync.js';
 import { KubeClient } from '../src/kube/client.js';
 import { Informer } from '../src/kube/informer.js';
 import type { KubeObject } from '../src/kube/kube-object.js';

@@ -21,7 +21,7 @@ import { scheduleBetween, threadSchedule, type ThreadSchedule } from './process-
 import type { ScenarioResult } from './figures.js';
 import { ratio, summarize } from './stats.js';
 import { benchSpec } from './bench-preview.js';
-import { environmentObject } from '../src/github/environment-store.js';
+import { environmentObject } from '../src/intake/environment-store.js';
 import { KubeClient } from '../src/kube/client.js';
 
 export interface IntakeOptions {

@@ -8,13 +8,13 @@
 // the process's CPU time and its garbage collector's pauses since the last report; on stdin
 // "stop", exits.
 import { createInterface } from 'node:readline';
-import { ApprovalRevoker } from '../src/github/approval-revoker.js';
-import { DeliveryDedupe } from '../src/github/delivery-dedupe.js';
-import { KubeEnvironmentStore } from '../src/github/environment-store.js';
-import { EnvironmentWriter, type EnvironmentWrite } from '../src/github/environment-writer.js';
-import { createLabelRemover } from '../src/github/label-remover.js';
+import { ApprovalRevoker } from '../src/github/reporting/approval-revoker.js';
+import { DeliveryDedupe } from '../src/intake/delivery-dedupe.js';
+import { KubeEnvironmentStore } from '../src/intake/environment-store.js';
+import { EnvironmentWriter, type EnvironmentWrite } from '../src/intake/environment-writer.js';
+import { createLabelRemover } from '../src/github/reporting/label-remover.js';
 import { createGitHubClients } from '../src/github/octokit-factory.js';
-import { WebhookReceiver, type WebhookOutcome } from '../src/github/webhook-receiver.js';
+import { WebhookReceiver, type WebhookOutcome } from '../src/intake/webhook-receiver.js';
 import { KubeClient, loadKubeConfig } from '../src/kube/client.js';
 import { resolvePolicyConfig } from '../src/policy/policy-validation.js';
 import { createServer } from '../src/server/create-server.js';

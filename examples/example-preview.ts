@@ -6,7 +6,7 @@ import { App } from 'cdk8s';
 import {
   PreviewEnvironmentChart, previewHostname, type Manifest, type PreviewEnvironmentChartProps, type PreviewIdentity,
 } from 'preview-operator/constructs';
-import { formatPreviewConfigErrors, validatePreviewConfig } from '../src/git/preview-config-validation.js';
+import { formatPreviewConfigErrors, validatePreviewConfig } from '../src/synth/preview-config-validation.js';
 import main from './repository/.preview/main.js';
 
 export const exampleConfigPath = new URL('./repository/.preview/preview.yaml', import.meta.url);

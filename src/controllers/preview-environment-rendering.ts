@@ -7,10 +7,10 @@
 // `synth`); git checks the commit out only when a trusted pull request's `main.ts` must run.
 import type { Manifest, PreviewConfig, PreviewEnvironmentSpec, PreviewIdentity } from '../../constructs/index.js';
 import { GitOperationError, InvalidGitInputError } from '../git/git-errors.js';
-import { formatPreviewConfigErrors, validatePreviewConfig, type PreviewConfigError } from '../git/preview-config-validation.js';
+import { formatPreviewConfigErrors, validatePreviewConfig, type PreviewConfigError } from '../synth/preview-config-validation.js';
 import type { PreviewFileSource } from '../git/preview-files.js';
 import { requireRegularFile, type CommitLocation, type RepositoryCache, type TreeEntry } from '../git/repository-cache.js';
-import type { Semaphore } from '../git/semaphore.js';
+import type { Semaphore } from '../kube/semaphore.js';
 import { isTrusted } from '../policy/trust.js';
 import type { TrustPolicy } from '../policy/policy-config.js';
 import type { PullRequestFacts } from '../policy/pull-request-facts.js';

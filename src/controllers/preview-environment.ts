@@ -40,7 +40,7 @@ import {
   type CertificateIssuer, type DnsPeer, type IngressControllerPeer, type PodSecurityLevel, type PreviewEnvironmentSpec,
   type PreviewEnvironmentStatus, type ResourceReadiness,
 } from '../../constructs/index.js';
-import { ReportError, type EnvironmentReport, type EnvironmentState, type ReportedGitHubIds, type Reporter } from '../github/reporter.js';
+import { ReportError, type EnvironmentReport, type EnvironmentState, type ReportedGitHubIds, type Reporter } from '../github/reporting/reporter.js';
 import type { ChecksGate, ChecksVerdict } from '../github/checks-gate.js';
 import type { PreviewFileSource } from '../git/preview-files.js';
 import type { RepositoryCache } from '../git/repository-cache.js';
@@ -48,7 +48,7 @@ import { expiresAt as expiryAfter } from '../policy/budgets.js';
 import { defaultPolicySettings, effectivePolicy, type EffectivePolicy, type PolicyConfig } from '../policy/policy-config.js';
 import { AllowedKinds, defaultAllowedKinds, type GroupKind } from '../synth/policy-allowed-kinds.js';
 import type { RenderPolicySettings } from '../synth/policy-rendered-objects.js';
-import { Semaphore } from '../git/semaphore.js';
+import { Semaphore } from '../kube/semaphore.js';
 import { Sandbox, type SandboxRunner } from '../synth/sandbox.js';
 import type { PreviewRenderSettings } from '../synth/render-preview.js';
 import { certificateCondition, environmentReadiness } from './preview-environment-readiness.js';
@@ -57,7 +57,7 @@ import {
   renderEnvironment, type RenderedEnvironment, type RenderFailure, type RenderFailureKind, type RenderOutcome,
 } from './preview-environment-rendering.js';
 import { SlotLedger, type SlotEnvironment } from './preview-environment-slots.js';
-import { environmentAnnotationKeys } from '../github/environment-store.js';
+import { environmentAnnotationKeys } from '../intake/environment-store.js';
 import { repositoryKey } from '../github/octokit-factory.js';
 
 export const previewEnvironmentKind: KindRef = { apiVersion: previewEnvironmentApiVersion, kind: 'PreviewEnvironment' };

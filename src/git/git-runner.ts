@@ -12,7 +12,7 @@
 import { mkdirSync } from 'node:fs';
 import { simpleGit, GitError } from 'simple-git';
 import { GitOperationError, type GitFailureReason } from './git-errors.js';
-import { Semaphore } from './semaphore.js';
+import { Semaphore } from '../kube/semaphore.js';
 
 export interface GitRunnerOptions {
   /** Upper bound on git processes running at once, across every repository. */

@@ -1,6 +1,6 @@
 // Mutual exclusion per key (here: per cached repository). Entries exist only while the key
 // is held or awaited, so the map does not grow with every repository ever seen.
-import { Semaphore } from './semaphore.js';
+import { Semaphore } from '../kube/semaphore.js';
 
 export class KeyedLock {
   private readonly locks = new Map<string, { semaphore: Semaphore; users: number }>();

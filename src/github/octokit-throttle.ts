@@ -11,7 +11,7 @@
 // pause instead of leaving together when it ends; and a retry waits for its turn and a slot like
 // any request, where the plugin let it pass the requests already waiting.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Semaphore } from '../git/semaphore.js';
+import { Semaphore } from '../kube/semaphore.js';
 import { GitHubRateLimitedError, isSecondaryLimit, secondaryLimitSeconds, type OctokitPlugin, type RateLimitPause } from './octokit-rate-limit.js';
 
 /** Told of a rate limit; true sends the request again after `retryAfterSeconds`. */

@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Router } from 'express';
-import { ApprovalRevoker } from '../github/approval-revoker.js';
-import { EnvironmentWriter } from '../github/environment-writer.js';
-import { WebhookReceiver } from '../github/webhook-receiver.js';
+import { ApprovalRevoker } from '../github/reporting/approval-revoker.js';
+import { EnvironmentWriter } from '../intake/environment-writer.js';
+import { WebhookReceiver } from '../intake/webhook-receiver.js';
 import { resolvePolicyConfig } from '../policy/policy-validation.js';
 import { silentLogger } from '../kube/logger.js';
 import { createServer } from './create-server.js';

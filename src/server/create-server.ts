@@ -3,7 +3,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import express, { type ErrorRequestHandler, type Router } from 'express';
 import { silentLogger, type Logger } from '../kube/logger.js';
-import type { WebhookReceiver } from '../github/webhook-receiver.js';
+import type { WebhookReceiver } from '../intake/webhook-receiver.js';
 
 export const webhookPath = '/api/github/webhooks';
 

@@ -8,9 +8,9 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { ControllerMetrics, ReconcileOutcome } from '../kube/controller.js';
 import type { KubeObject } from '../kube/kube-object.js';
 import type { RateLimitObserver } from '../github/octokit-rate-limit.js';
-import type { EnvironmentWrite } from '../github/environment-writer.js';
-import type { ResyncSummary } from '../github/resync.js';
-import type { WebhookOutcome } from '../github/webhook-receiver.js';
+import type { EnvironmentWrite } from '../intake/environment-writer.js';
+import type { ResyncSummary } from '../intake/resync.js';
+import type { WebhookOutcome } from '../intake/webhook-receiver.js';
 
 const prefix = 'preview_operator_';
 

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { CliIo } from '../../src/cli.js';
 import { ConfigError } from '../../src/config.js';
-import { environmentName } from '../../src/github/pull-request-environment-name.js';
+import { environmentName } from '../../src/intake/pull-request-environment-name.js';
 import { KubeClient, loadKubeConfig, type KubeAccess } from '../../src/kube/client.js';
 import { startCluster } from '../cluster/start-cluster.js';
 import { installCrds, operatorCrdFiles } from '../fixtures/crds/install-crds.js';

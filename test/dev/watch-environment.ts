@@ -1,6 +1,6 @@
 // Prints the demo's PreviewEnvironment as it converges: its phase, namespace, URL and resources,
 // a line set each time they change, and why it failed when it does.
-import { previewEnvironmentKind } from '../../src/github/environment-store.js';
+import { previewEnvironmentKind } from '../../src/intake/environment-store.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import type { KubeObject } from '../../src/kube/kube-object.js';
 

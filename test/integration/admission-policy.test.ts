@@ -13,7 +13,7 @@ import { renderAlgorithmWorkloads, renderDatabaseWorkloads } from '../../constru
 import { exampleIdentity, renderExamplePreview } from '../../examples/example-preview.js';
 import { ensureCredentialsSecret } from '../../src/controllers/credentials-secret.js';
 import { previewEnvironmentFinalizer } from '../../src/controllers/preview-environment.js';
-import { environmentObject } from '../../src/github/environment-store.js';
+import { environmentObject } from '../../src/intake/environment-store.js';
 import {
   Applier, EventRecorder, KubeClient, LeaderElector, addFinalizer, controllerReference, refOf, removeFinalizer, updateStatus,
   type KubeObject, type Logger,

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { formatPreviewConfigErrors, validatePreviewConfig } from '../../src/git/preview-config-validation.js';
+import { formatPreviewConfigErrors, validatePreviewConfig } from '../../src/synth/preview-config-validation.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');

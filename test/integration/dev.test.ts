@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { KubeRequestError, kubeRequest } from '../fixtures/crds/kube-apply.js';
-import { environmentName } from '../../src/github/pull-request-environment-name.js';
+import { environmentName } from '../../src/intake/pull-request-environment-name.js';
 import { testCluster } from '../support/test-cluster.js';
 import { waitFor } from '../support/wait.js';
 

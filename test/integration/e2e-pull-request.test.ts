@@ -7,15 +7,15 @@
 // broke GitHub's API description or rules (startTestEmulator).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ApprovalRevoker } from '../../src/github/approval-revoker.js';
-import { environmentObject, previewEnvironmentKind, type EnvironmentStore } from '../../src/github/environment-store.js';
-import { EnvironmentWriter } from '../../src/github/environment-writer.js';
-import { createLabelRemover } from '../../src/github/label-remover.js';
+import { ApprovalRevoker } from '../../src/github/reporting/approval-revoker.js';
+import { environmentObject, previewEnvironmentKind, type EnvironmentStore } from '../../src/intake/environment-store.js';
+import { EnvironmentWriter } from '../../src/intake/environment-writer.js';
+import { createLabelRemover } from '../../src/github/reporting/label-remover.js';
 import { createGitHubClients, type GitHubClients } from '../../src/github/octokit-factory.js';
-import { environmentName } from '../../src/github/pull-request-environment-name.js';
-import { GitHubReporter } from '../../src/github/reporter-github.js';
-import { deploymentEnvironment } from '../../src/github/reporter.js';
-import { resyncOnce } from '../../src/github/resync.js';
+import { environmentName } from '../../src/intake/pull-request-environment-name.js';
+import { GitHubReporter } from '../../src/github/reporting/reporter-github.js';
+import { deploymentEnvironment } from '../../src/github/reporting/reporter.js';
+import { resyncOnce } from '../../src/intake/resync.js';
 import { NotFoundError, silentLogger, type KubeObject } from '../../src/kube/index.js';
 import { startTestEmulator } from '../github-emulator/test-emulator.js';
 import { PullRequestDriver, type PullRequestChange } from '../github-emulator/pull-requests.js';

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { PreviewEnvironmentSpec } from '../../constructs/api-types.js';
 import { previewEnvironmentFinalizer } from '../../src/controllers/preview-environment.js';
-import { KubeEnvironmentStore, previewEnvironmentKind } from '../../src/github/environment-store.js';
+import { KubeEnvironmentStore, previewEnvironmentKind } from '../../src/intake/environment-store.js';
 import { KubeClient } from '../../src/kube/client.js';
 import { removeFinalizer } from '../../src/kube/finalizers.js';
 import type { KubeObject } from '../../src/kube/kube-object.js';

@@ -2,7 +2,7 @@
 // same ids evolve the same way, and an unchanged report means no write.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { EnvironmentReport, ReportedGitHubIds } from '../../src/github/reporter.js';
+import type { EnvironmentReport, ReportedGitHubIds } from '../../src/github/reporting/reporter.js';
 import { RecordingReporter } from '../support/recording-reporter.js';
 
 const repository = { owner: 'acme', name: 'shop' };

@@ -3,10 +3,10 @@
 // and response is checked against GitHub's OpenAPI description (zero violations per test).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { commentMarker } from '../../src/github/comment-body.js';
+import { commentMarker } from '../../src/github/reporting/comment-body.js';
 import { createGitHubClients, type GitHubClientOptions } from '../../src/github/octokit-factory.js';
-import { GitHubReporter } from '../../src/github/reporter-github.js';
-import { ReportError, type EnvironmentReport, type ReportedGitHubIds } from '../../src/github/reporter.js';
+import { GitHubReporter } from '../../src/github/reporting/reporter-github.js';
+import { ReportError, type EnvironmentReport, type ReportedGitHubIds } from '../../src/github/reporting/reporter.js';
 import { startTestEmulator } from '../github-emulator/test-emulator.js';
 
 const gh = await startTestEmulator();

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { kubeconfigYaml } from '../cluster/start-cluster.js';
-import { environmentName } from '../../src/github/pull-request-environment-name.js';
+import { environmentName } from '../../src/intake/pull-request-environment-name.js';
 import { installCrds, operatorCrdFiles } from '../fixtures/crds/install-crds.js';
 import { KubeRequestError, kubeRequest, serverSideApply, type ManifestLike } from '../fixtures/crds/kube-apply.js';
 import { metricValue, spawnOperator, waitStarted, type OperatorProcess } from '../fixtures/cli/operator-process.js';

@@ -5,10 +5,10 @@
 // finalizer and Events), no crash loop; and a broken environment never delays another.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ReportError, type EnvironmentReport } from '../../src/github/reporter.js';
+import { ReportError, type EnvironmentReport } from '../../src/github/reporting/reporter.js';
 import type { AuditEvent } from '../cluster/audit-log.js';
 import type { GitRepository } from '../support/git-repository.js';
-import { previewEnvironmentKind } from '../../src/github/environment-store.js';
+import { previewEnvironmentKind } from '../../src/intake/environment-store.js';
 import { Informer } from '../../src/kube/informer.js';
 import { silentLogger } from '../../src/kube/logger.js';
 import type { EnvironmentObject } from '../../src/controllers/preview-environment.js';

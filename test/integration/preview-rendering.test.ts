@@ -15,7 +15,7 @@ import { readAhead, renderEnvironment, type RenderRequest } from '../../src/cont
 import { RepositoryCache } from '../../src/git/repository-cache.js';
 import { createGitHubClients } from '../../src/github/octokit-factory.js';
 import { GitHubPreviewFiles } from '../../src/github/preview-files-api.js';
-import { Semaphore } from '../../src/git/semaphore.js';
+import { Semaphore } from '../../src/kube/semaphore.js';
 import { defaultPolicySettings } from '../../src/policy/policy-config.js';
 import { AllowedKinds } from '../../src/synth/policy-allowed-kinds.js';
 import { Sandbox } from '../../src/synth/sandbox.js';

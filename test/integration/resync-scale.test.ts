@@ -3,10 +3,10 @@
 // time, cold and warm. The figures are printed as test diagnostics.
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import { KubeEnvironmentStore } from '../../src/github/environment-store.js';
-import { EnvironmentWriter } from '../../src/github/environment-writer.js';
+import { KubeEnvironmentStore } from '../../src/intake/environment-store.js';
+import { EnvironmentWriter } from '../../src/intake/environment-writer.js';
 import { createGitHubClients } from '../../src/github/octokit-factory.js';
-import { resyncOnce, type ResyncOptions } from '../../src/github/resync.js';
+import { resyncOnce, type ResyncOptions } from '../../src/intake/resync.js';
 import { KubeClient } from '../../src/kube/client.js';
 import { Informer } from '../../src/kube/informer.js';
 import type { KubeObject } from '../../src/kube/kube-object.js';

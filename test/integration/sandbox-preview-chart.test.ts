@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { exampleIdentity, renderExamplePreview } from '../../examples/example-preview.js';
 import { ownershipLabels } from '../../constructs/index.js';
-import { validatePreviewConfig } from '../../src/git/preview-config-validation.js';
+import { validatePreviewConfig } from '../../src/synth/preview-config-validation.js';
 import { Sandbox } from '../../src/synth/sandbox.js';
 import { SandboxError } from '../../src/synth/sandbox-error.js';
 import type { PreviewSandboxInput } from '../../src/synth/sandbox-preview-chart.js';

@@ -5,11 +5,11 @@
 // and end at the last delivery's state.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ApprovalRevoker } from '../../src/github/approval-revoker.js';
-import { KubeEnvironmentStore, previewEnvironmentKind } from '../../src/github/environment-store.js';
-import type { EnvironmentWrite, EnvironmentWriter } from '../../src/github/environment-writer.js';
-import { environmentName } from '../../src/github/pull-request-environment-name.js';
-import type { WebhookOutcome } from '../../src/github/webhook-receiver.js';
+import { ApprovalRevoker } from '../../src/github/reporting/approval-revoker.js';
+import { KubeEnvironmentStore, previewEnvironmentKind } from '../../src/intake/environment-store.js';
+import type { EnvironmentWrite, EnvironmentWriter } from '../../src/intake/environment-writer.js';
+import { environmentName } from '../../src/intake/pull-request-environment-name.js';
+import type { WebhookOutcome } from '../../src/intake/webhook-receiver.js';
 import { KubeClient } from '../../src/kube/client.js';
 import type { KubeObject } from '../../src/kube/kube-object.js';
 import { installCrds, operatorCrdFiles } from '../fixtures/crds/install-crds.js';

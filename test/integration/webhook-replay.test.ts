@@ -8,12 +8,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { ApprovalRevoker } from '../../src/github/approval-revoker.js';
-import { KubeEnvironmentStore, previewEnvironmentKind } from '../../src/github/environment-store.js';
-import { EnvironmentWriter, type EnvironmentWrite } from '../../src/github/environment-writer.js';
+import { ApprovalRevoker } from '../../src/github/reporting/approval-revoker.js';
+import { KubeEnvironmentStore, previewEnvironmentKind } from '../../src/intake/environment-store.js';
+import { EnvironmentWriter, type EnvironmentWrite } from '../../src/intake/environment-writer.js';
 import { createGitHubClients } from '../../src/github/octokit-factory.js';
-import { environmentName } from '../../src/github/pull-request-environment-name.js';
-import { resyncOnce } from '../../src/github/resync.js';
+import { environmentName } from '../../src/intake/pull-request-environment-name.js';
+import { resyncOnce } from '../../src/intake/resync.js';
 import { KubeClient } from '../../src/kube/client.js';
 import { NotFoundError } from '../../src/kube/errors.js';
 import type { Informer } from '../../src/kube/informer.js';

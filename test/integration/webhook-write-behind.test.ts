@@ -6,10 +6,10 @@
 // watch sees every version); a refused write is retried until the API server answers.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ApprovalRevoker } from '../../src/github/approval-revoker.js';
-import { KubeEnvironmentStore, previewEnvironmentKind } from '../../src/github/environment-store.js';
-import type { EnvironmentWrite, EnvironmentWriter } from '../../src/github/environment-writer.js';
-import { environmentName } from '../../src/github/pull-request-environment-name.js';
+import { ApprovalRevoker } from '../../src/github/reporting/approval-revoker.js';
+import { KubeEnvironmentStore, previewEnvironmentKind } from '../../src/intake/environment-store.js';
+import type { EnvironmentWrite, EnvironmentWriter } from '../../src/intake/environment-writer.js';
+import { environmentName } from '../../src/intake/pull-request-environment-name.js';
 import { KubeClient } from '../../src/kube/client.js';
 import { NotFoundError } from '../../src/kube/errors.js';
 import { Informer } from '../../src/kube/informer.js';

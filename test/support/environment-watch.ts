@@ -2,7 +2,7 @@
 // identity of their own (the audit log's writes by it are exactly the code's), and an informer
 // over PreviewEnvironments, the resync's view of the cluster.
 import { KubeClient } from '../../src/kube/client.js';
-import { previewEnvironmentKind } from '../../src/github/environment-store.js';
+import { previewEnvironmentKind } from '../../src/intake/environment-store.js';
 import { Informer } from '../../src/kube/informer.js';
 import type { KubeObject } from '../../src/kube/kube-object.js';
 import { silentLogger } from '../../src/kube/logger.js';

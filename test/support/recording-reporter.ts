@@ -1,11 +1,11 @@
 // A Reporter for the controller's tests: records every call and answers with the ids the
 // GitHub reporter would return, computed by the same pure planning functions (so a second
 // identical report shows zero writes, exactly like on GitHub), without any network.
-import { planCheck } from '../../src/github/check-plan.js';
-import { renderComment } from '../../src/github/comment-body.js';
-import { commentHash } from '../../src/github/comment-sticky.js';
-import { planDeployment } from '../../src/github/deployment-plan.js';
-import type { EnvironmentReport, EnvironmentState, ReportedGitHubIds, Reporter } from '../../src/github/reporter.js';
+import { planCheck } from '../../src/github/reporting/check-plan.js';
+import { renderComment } from '../../src/github/reporting/comment-body.js';
+import { commentHash } from '../../src/github/reporting/comment-sticky.js';
+import { planDeployment } from '../../src/github/reporting/deployment-plan.js';
+import type { EnvironmentReport, EnvironmentState, ReportedGitHubIds, Reporter } from '../../src/github/reporting/reporter.js';
 import { waitFor } from './wait.js';
 
 export interface RecordedReport {

@@ -1,9 +1,9 @@
 // The webhook endpoint as `preview-operator run` serves it — WebhookReceiver and its
 // EnvironmentWriter behind the real HTTP server — for tests that post signed deliveries to it.
-import type { ApprovalRevoker } from '../../src/github/approval-revoker.js';
-import type { EnvironmentStore } from '../../src/github/environment-store.js';
-import { EnvironmentWriter, type EnvironmentWriterOptions } from '../../src/github/environment-writer.js';
-import { WebhookReceiver, type WebhookReceiverOptions } from '../../src/github/webhook-receiver.js';
+import type { ApprovalRevoker } from '../../src/github/reporting/approval-revoker.js';
+import type { EnvironmentStore } from '../../src/intake/environment-store.js';
+import { EnvironmentWriter, type EnvironmentWriterOptions } from '../../src/intake/environment-writer.js';
+import { WebhookReceiver, type WebhookReceiverOptions } from '../../src/intake/webhook-receiver.js';
 import { silentLogger, type Logger } from '../../src/kube/logger.js';
 import { resolvePolicyConfig } from '../../src/policy/policy-validation.js';
 import { createServer } from '../../src/server/create-server.js';

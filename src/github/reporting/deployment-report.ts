@@ -1,7 +1,7 @@
 // Carries out a DeploymentPlan with the Deployments API.
 import type { DeploymentPlan } from './deployment-plan.js';
 import { statusDescription } from './deployment-plan.js';
-import type { GitHubClient, RepositoryName } from './octokit-factory.js';
+import type { GitHubClient, RepositoryName } from '../octokit-factory.js';
 import { deploymentEnvironment, type ReportedGitHubIds } from './reporter.js';
 
 type DeploymentIds = Pick<ReportedGitHubIds, 'deploymentId' | 'deploymentSha' | 'deploymentStatus' | 'servingDeploymentId'>;

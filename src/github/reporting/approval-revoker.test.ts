@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeClock } from '../kube/clock.js';
+import { FakeClock } from '../../kube/clock.js';
 import { ApprovalRevoker } from './approval-revoker.js';
 
 const target = { owner: 'acme', repo: 'shop', number: 7, label: 'preview-approved' };

@@ -3,7 +3,7 @@
 // when neither exists.
 import { createHash } from 'node:crypto';
 import { commentMarker } from './comment-body.js';
-import type { GitHubClient, RepositoryName } from './octokit-factory.js';
+import type { GitHubClient, RepositoryName } from '../octokit-factory.js';
 
 export interface StickyComment {
   commentId: number;

@@ -2,8 +2,8 @@
 // the approval label is removed on GitHub off the request path (the webhook has answered
 // long before), retried with backoff, since while the label stays a resync would see the
 // pull request as approved again.
-import { systemClock, type Clock } from '../kube/clock.js';
-import { silentLogger, type Logger } from '../kube/logger.js';
+import { systemClock, type Clock } from '../../kube/clock.js';
+import { silentLogger, type Logger } from '../../kube/logger.js';
 
 /**
  * Removes a label from a pull request on GitHub. Must resolve when the label is already

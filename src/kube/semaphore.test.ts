@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Semaphore } from './semaphore.js';
-import { KeyedLock } from './keyed-lock.js';
+import { KeyedLock } from '../git/keyed-lock.js';
 
 const tick = () => new Promise((r) => setImmediate(r));
 // Promise.withResolvers arrives in Node 22.

@@ -9,7 +9,7 @@ import type { PreviewEnvironmentSpec } from '../../constructs/api-types.js';
 import type { KubeObject } from '../kube/kube-object.js';
 import { effectivePolicy, type PolicyConfig } from '../policy/policy-config.js';
 import { revokesApproval, withoutApproval } from '../policy/trust.js';
-import type { ApprovalRevoker } from './approval-revoker.js';
+import type { ApprovalRevoker } from '../github/reporting/approval-revoker.js';
 import { isOlder, newer, recordedUpdate, UpdateMemory } from './environment-recency.js';
 import type { EnvironmentIntent, EnvironmentWriter } from './environment-writer.js';
 import { decide } from './pull-request-decision.js';

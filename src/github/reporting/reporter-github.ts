@@ -1,14 +1,14 @@
 // The Reporter on GitHub: the sticky comment, the Deployments and the check, in that
 // order, each skipped when what `known` records is already on GitHub.
-import type { Logger } from '../kube/logger.js';
-import { silentLogger } from '../kube/logger.js';
+import type { Logger } from '../../kube/logger.js';
+import { silentLogger } from '../../kube/logger.js';
 import { planCheck } from './check-plan.js';
 import { applyCheckPlan } from './check-report.js';
 import { renderComment } from './comment-body.js';
 import { upsertStickyComment } from './comment-sticky.js';
 import { planDeployment } from './deployment-plan.js';
 import { applyDeploymentPlan } from './deployment-report.js';
-import type { GitHubClients } from './octokit-factory.js';
+import type { GitHubClients } from '../octokit-factory.js';
 import { ReportError, type EnvironmentReport, type ReportedGitHubIds, type Reporter } from './reporter.js';
 
 export interface GitHubReporterOptions {

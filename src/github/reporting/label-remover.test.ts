@@ -3,10 +3,10 @@
 // the ApprovalRevoker retries.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { startTestEmulator } from '../../test/github-emulator/test-emulator.js';
+import { startTestEmulator } from '../../../test/github-emulator/test-emulator.js';
 import { ApprovalRevoker } from './approval-revoker.js';
 import { createLabelRemover } from './label-remover.js';
-import { createGitHubClients } from './octokit-factory.js';
+import { createGitHubClients } from '../octokit-factory.js';
 
 const gh = await startTestEmulator();
 const sha = (c: string) => c.repeat(40);

@@ -11,7 +11,7 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { silentLogger, type Logger } from '../kube/logger.js';
 import type { PolicyConfig } from '../policy/policy-config.js';
-import type { ApprovalRevoker } from './approval-revoker.js';
+import type { ApprovalRevoker } from '../github/reporting/approval-revoker.js';
 import { DeliveryDedupe } from './delivery-dedupe.js';
 import type { EnvironmentWriter } from './environment-writer.js';
 import { PayloadError, type PullRequestFactsOptions } from './pull-request-payload.js';

@@ -3,8 +3,8 @@
 // the ids the previous call returned (it keeps them in the PreviewEnvironment's status);
 // the GitHub implementation (reporter-github.ts) turns that into one sticky PR comment, a
 // Deployment per deployed SHA and a check run (App) or commit status (token).
-import type { PreviewEnvironmentGitHubIds } from '../../constructs/api-types.js';
-import type { RepositoryName } from './octokit-factory.js';
+import type { PreviewEnvironmentGitHubIds } from '../../../constructs/api-types.js';
+import type { RepositoryName } from '../octokit-factory.js';
 
 export type { RepositoryName };
 

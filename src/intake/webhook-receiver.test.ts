@@ -7,7 +7,7 @@ import { InvalidError, TransientError } from '../kube/errors.js';
 import { resolvePolicyConfig } from '../policy/policy-validation.js';
 import { createServer } from '../server/create-server.js';
 import { startServer, type RunningServer } from '../server/start-server.js';
-import { ApprovalRevoker } from './approval-revoker.js';
+import { ApprovalRevoker } from '../github/reporting/approval-revoker.js';
 import type { EnvironmentStore } from './environment-store.js';
 import { EnvironmentWriter, type EnvironmentWrite } from './environment-writer.js';
 import type { PreviewEnvironmentSpec } from '../../constructs/api-types.js';

@@ -1,7 +1,7 @@
 // Removing a label from a pull request on GitHub, as the ApprovalRevoker needs it: the goal
 // is that the label is gone, so "it was not there" (GitHub's 404) counts as success.
 import type { RemoveLabel } from './approval-revoker.js';
-import type { GitHubClients } from './octokit-factory.js';
+import type { GitHubClients } from '../octokit-factory.js';
 
 /**
  * `DELETE /repos/{owner}/{repo}/issues/{number}/labels/{label}` with the client of the

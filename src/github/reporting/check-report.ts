@@ -1,6 +1,6 @@
 // Carries out a CheckPlan: a check run (App) or a commit status (token) on the head SHA.
 import { checkName, type CheckPlan } from './check-plan.js';
-import type { GitHubClient, RepositoryName } from './octokit-factory.js';
+import type { GitHubClient, RepositoryName } from '../octokit-factory.js';
 import type { ReportedGitHubIds } from './reporter.js';
 
 type CheckIds = Pick<ReportedGitHubIds, 'checkRunId' | 'checkSha' | 'checkState'>;
