@@ -31,7 +31,8 @@ if (files.length === 0) {
   process.exit(1);
 }
 
-const cluster = await startCluster();
+// With cert-manager (and its test CA): it issues the certificates of every test's previews.
+const cluster = await startCluster({ certManager: true });
 const handle: ClusterHandle = {
   server: cluster.server, token: cluster.token, kubeconfigPath: cluster.kubeconfigPath,
   auditLogPath: cluster.auditLogPath, dataDir: cluster.dataDir,

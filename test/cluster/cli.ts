@@ -1,11 +1,13 @@
-// `npm run cluster`: a local control plane for poking at by hand, up until Ctrl-C.
+// `npm run cluster`: a local control plane, with cert-manager, for poking at by hand, up until Ctrl-C.
+import { testCaIssuer } from './cert-manager.js';
 import { startCluster } from './start-cluster.js';
 
-const cluster = await startCluster();
+const cluster = await startCluster({ certManager: true });
 process.stdout.write(`
 kube-local is up: Kubernetes API at ${cluster.server}
 kubeconfig: ${cluster.kubeconfigPath}
 audit log:  ${cluster.auditLogPath}
+cert-manager: running; ClusterIssuer ${testCaIssuer} issues from a test CA
 
 export KUBECONFIG=${cluster.kubeconfigPath}
 

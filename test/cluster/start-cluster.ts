@@ -8,6 +8,8 @@ import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { AuditLog, auditPolicyYaml } from './audit-log.js';
 import { ensureBinary } from './binary.js';
+import { ensureCertManagerBinary } from './cert-manager-binary.js';
+import { certManagerArgs, createTestCa, installCertManagerCrds } from './cert-manager.js';
 
 export interface StartClusterOptions {
   /** Simulated nodes (default 1). */
@@ -23,6 +25,11 @@ export interface StartClusterOptions {
    * last (see test/support/test-cluster.ts).
    */
   keepsProcessAlive?: boolean;
+  /**
+   * Also run cert-manager (its real CRDs and controllers, built from its Go module) with a test
+   * CA behind the ClusterIssuer `preview-issuer`, Ready before this resolves (default false).
+   */
+  certManager?: boolean;
 }
 
 /** What a running cluster looks like from the outside; serialisable, so test files can attach to one cluster. */
@@ -45,7 +52,7 @@ export interface Cluster extends ClusterHandle {
   stop(): Promise<void>;
 }
 
-type Component = 'etcd' | 'apiserver' | 'controller-manager' | 'scheduler' | 'node-sim';
+type Component = 'etcd' | 'apiserver' | 'controller-manager' | 'scheduler' | 'node-sim' | 'cert-manager';
 
 const controllers = [
   'namespace-controller', 'garbage-collector-controller', 'deployment-controller', 'replicaset-controller',
@@ -104,7 +111,11 @@ const goRuntimeEnv = { GOGC: process.env.GOGC ?? '400', GOMEMLIMIT: process.env.
 
 export async function startCluster(options: StartClusterOptions = {}): Promise<Cluster> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const binary = await ensureBinary({ log });
+  // Both builds at once: a cold build is mostly waiting on the compiler, which `go` parallelises.
+  const [binary, certManagerBinary] = await Promise.all([
+    ensureBinary({ log }),
+    options.certManager ? ensureCertManagerBinary({ log }) : undefined,
+  ]);
   const started = Date.now();
   const dataDir = mkdtempSync(path.join(options.tmpDir ?? os.tmpdir(), 'kube-local-'));
   const keepsProcessAlive = options.keepsProcessAlive ?? true;
@@ -125,7 +136,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
 
   // Static tokens: one identity per component, so the audit log tells them apart.
   const tokens: Record<string, string> = {};
-  const identities = ['admin', 'system:kube-controller-manager', 'system:kube-scheduler', 'system:node-sim'];
+  const identities = ['admin', 'system:kube-controller-manager', 'system:kube-scheduler', 'system:node-sim', 'system:cert-manager'];
   const tokenFile = path.join(pki, 'tokens.csv');
   writeFileSync(tokenFile, identities.map((user, i) => {
     tokens[user] = randomBytes(24).toString('hex');
@@ -142,9 +153,10 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
 
   const procs = new Map<Component, ChildProcess>();
   const exited = new Map<Component, string>();
-  const run = (component: Component, args: string[]) => {
+  /** Starts a component: a kube-local subcommand, or `executable` with `args` alone. */
+  const run = (component: Component, args: string[], executable?: string) => {
     const out = createWriteStream(path.join(logs, `${component}.log`), { flags: 'a' });
-    const child = spawn(binary, [component, ...args], {
+    const child = spawn(executable ?? binary, executable ? args : [component, ...args], {
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? dataDir, KUBE_LOCAL_EXIT_WITH_PARENT: '1', ...goRuntimeEnv },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -183,8 +195,19 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
     '--v=1',
   ];
 
+  const kubeconfigPath = kubeconfigFor('admin');
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(kubeconfigPath);
+
+  /** cert-manager's CRDs, then its controllers, then the test CA (Ready once they run). */
+  const startCertManager = async (executable: string) => {
+    await installCertManagerCrds(kubeConfig);
+    run('cert-manager', certManagerArgs(kubeconfigFor('system:cert-manager')), executable);
+    await createTestCa(kubeConfig, () => failIfExited('cert-manager'));
+  };
+
   const stop = async () => {
-    const order: Component[] = ['node-sim', 'scheduler', 'controller-manager', 'apiserver', 'etcd'];
+    const order: Component[] = ['cert-manager', 'node-sim', 'scheduler', 'controller-manager', 'apiserver', 'etcd'];
     for (const component of order) await terminate(procs.get(component));
     procs.clear();
     rmSync(dataDir, { recursive: true, force: true });
@@ -230,15 +253,14 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
       if (!ready) return false;
       return (await apiGet(server, '/api/v1/namespaces/default/serviceaccounts/default', tokens.admin!)).status === 200;
     });
+    if (certManagerBinary) await startCertManager(certManagerBinary);
   } catch (err) {
     await stop();
     throw err;
   }
 
-  const kubeconfigPath = kubeconfigFor('admin');
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromFile(kubeconfigPath);
-  log(`kube-local: cluster ready at ${server} in ${((Date.now() - started) / 1000).toFixed(1)}s`);
+  const withCertManager = certManagerBinary ? ', with cert-manager' : '';
+  log(`kube-local: cluster ready at ${server} in ${((Date.now() - started) / 1000).toFixed(1)}s${withCertManager}`);
 
   return {
     server,

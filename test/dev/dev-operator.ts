@@ -9,8 +9,10 @@ import type { KubeAccess } from '../../src/kube/client.js';
 import { createLogger } from '../../src/logger.js';
 import type { DemoGitHub } from './demo-github.js';
 
-/** What `dev` sets unless a flag or variable says otherwise. */
-export function embeddedDefaults(ghUrl: string, appId: number, keyFile: string, secretFile: string): Record<string, string> {
+/** What `dev` sets unless a flag or variable says otherwise; `tlsIssuer` is the ClusterIssuer of previews, or `none`. */
+export function embeddedDefaults(
+  ghUrl: string, appId: number, keyFile: string, secretFile: string, tlsIssuer: string,
+): Record<string, string> {
   return {
     'controllers': 'algorithm,database,preview-environment,webhook',
     'leader-elect': 'false',
@@ -25,8 +27,8 @@ export function embeddedDefaults(ghUrl: string, appId: number, keyFile: string, 
     // checks it out from there (file://) to run its `.preview/main.ts`.
     'git-allowed-protocols': 'https,file',
     'preview-domain': 'preview.localhost',
-    // No cert-manager (and no issuer) on the local control plane: plain HTTP, no Certificate.
-    'tls-issuer': 'none',
+    // The local control plane's cert-manager issues from its test CA; another cluster's issuers are unknown.
+    'tls-issuer': tlsIssuer,
     'log-level': 'info',
   };
 }
@@ -37,6 +39,8 @@ export interface DevOperatorInput {
   workDir: string;
   kubeConfig: KubeAccess;
   demo: DemoGitHub;
+  /** The ClusterIssuer of the previews' certificates, or `none` (plain HTTP). */
+  tlsIssuer: string;
 }
 
 export interface DevOperator {
@@ -47,12 +51,12 @@ export interface DevOperator {
 }
 
 /** Writes the App key and webhook secret to `workDir` and starts the operator; a bad setting throws ConfigError. */
-export async function startDevOperator({ args, env, workDir, kubeConfig, demo }: DevOperatorInput): Promise<DevOperator> {
+export async function startDevOperator({ args, env, workDir, kubeConfig, demo, tlsIssuer }: DevOperatorInput): Promise<DevOperator> {
   const keyFile = path.join(workDir, 'app-key.pem');
   const secretFile = path.join(workDir, 'webhook-secret');
   await writeFile(keyFile, demo.app.privateKey, { mode: 0o600 });
   await writeFile(secretFile, demo.webhookSecret, { mode: 0o600 });
-  const defaults = embeddedDefaults(demo.gh.url, demo.app.id, keyFile, secretFile);
+  const defaults = embeddedDefaults(demo.gh.url, demo.app.id, keyFile, secretFile, tlsIssuer);
   // The cluster is already chosen (and may be the local one): KUBECONFIG does not reach the config.
   const config = loadConfig({ args, env: { ...env, KUBECONFIG: undefined }, purpose: 'run', defaults });
   const logFile = path.join(workDir, 'operator.log');

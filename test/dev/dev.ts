@@ -12,6 +12,7 @@ import type { CliIo } from '../../src/cli.js';
 import { ConfigError } from '../../src/config.js';
 import { environmentName } from '../../src/intake/pull-request-environment-name.js';
 import { KubeClient, loadKubeConfig, type KubeAccess } from '../../src/kube/client.js';
+import { testCaIssuer } from '../cluster/cert-manager.js';
 import { startCluster } from '../cluster/start-cluster.js';
 import { installCrds, operatorCrdFiles } from '../fixtures/crds/install-crds.js';
 import { demoRepository, lastComment, openDemoPullRequest, startDemoGitHub } from './demo-github.js';
@@ -21,21 +22,22 @@ import { watchEnvironment } from './watch-environment.js';
 type Env = Readonly<Record<string, string | undefined>>;
 type Undo = () => Promise<unknown>;
 
-/** The cluster KUBECONFIG names, or a local control plane started for this run. */
+/** The cluster KUBECONFIG names (previews over plain HTTP), or a local control plane with cert-manager started for this run. */
 async function devCluster(
   env: Env, say: (line: string) => void, io: CliIo, onStop: (step: Undo) => void,
-): Promise<{ kubeConfig: KubeAccess; kubeconfigPath: string }> {
+): Promise<{ kubeConfig: KubeAccess; kubeconfigPath: string; tlsIssuer: string }> {
   if (env.KUBECONFIG) {
     const kubeConfig = await loadKubeConfig({ env });
     const context = kubeConfig.getCurrentContext();
     say(`cluster: ${kubeConfig.getCurrentCluster().server} (context ${context}, from KUBECONFIG)`);
-    return { kubeConfig, kubeconfigPath: env.KUBECONFIG };
+    return { kubeConfig, kubeconfigPath: env.KUBECONFIG, tlsIssuer: 'none' };
   }
-  say('cluster: starting a local control plane (etcd, kube-apiserver, controller-manager, scheduler, a simulated node)…');
-  const cluster = await startCluster({ log: (line) => io.stderr(`  ${line}\n`) });
+  say('cluster: starting a local control plane (etcd, kube-apiserver, controller-manager, scheduler, a simulated node, cert-manager)…');
+  const cluster = await startCluster({ certManager: true, log: (line) => io.stderr(`  ${line}\n`) });
   onStop(() => cluster.stop());
   say(`cluster: ${cluster.server}`);
-  return { kubeConfig: cluster.kubeConfig, kubeconfigPath: cluster.kubeconfigPath };
+  say(`cert-manager: ClusterIssuer ${testCaIssuer} issues the previews' certificates from a test CA`);
+  return { kubeConfig: cluster.kubeConfig, kubeconfigPath: cluster.kubeconfigPath, tlsIssuer: testCaIssuer };
 }
 
 /** Resolves on the first SIGINT or SIGTERM until `release` removes the handlers. */
@@ -57,14 +59,13 @@ export async function runDev(args: readonly string[], env: Env, io: CliIo): Prom
   try {
     const workDir = await mkdtemp(path.join(os.tmpdir(), 'preview-operator-dev-'));
     onStop(() => rm(workDir, { recursive: true, force: true }));
-    const { kubeConfig, kubeconfigPath } = await devCluster(env, say, io, onStop);
-    // Not cert-manager's Certificate: without cert-manager running no certificate would ever be
-    // issued, and without its CRD the operator serves previews over plain HTTP, saying so.
+    const { kubeConfig, kubeconfigPath, tlsIssuer } = await devCluster(env, say, io, onStop);
+    // cert-manager's CRDs come with cert-manager (the local control plane runs it).
     await installCrds(kubeConfig, operatorCrdFiles);
     say('CRDs: PreviewEnvironment, Algorithm, Database installed');
     const demo = await startDemoGitHub(onStop);
     say(`GitHub emulator: ${demo.gh.url} (App ${demo.app.slug} installed on ${demoRepository.owner}/${demoRepository.name})`);
-    const { operator, controllers, logFile, secretFile } = await startDevOperator({ args, env, workDir, kubeConfig, demo });
+    const { operator, controllers, logFile, secretFile } = await startDevOperator({ args, env, workDir, kubeConfig, demo, tlsIssuer });
     onStop(() => operator.stop());
     say(`operator: running ${controllers.join(', ')}; its JSON log: ${logFile}`);
     say('');

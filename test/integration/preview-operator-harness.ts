@@ -164,24 +164,6 @@ export function waitForEnvironment(
   }, { timeoutMs, intervalMs: 100 });
 }
 
-/** Plays cert-manager: marks every Certificate of the namespace issued (Ready=True). */
-export async function issueCertificates(operator: PreviewOperator, namespace: string): Promise<number> {
-  const { items } = await operator.admin.list({ apiVersion: 'cert-manager.io/v1', kind: 'Certificate' }, { namespace });
-  let issued = 0;
-  for (const certificate of items) {
-    const conditions = (certificate.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
-    if (conditions.some((c) => c.type === 'Ready' && c.status === 'True')) continue;
-    await operator.admin.patch(
-      { apiVersion: 'cert-manager.io/v1', kind: 'Certificate', namespace, name: certificate.metadata.name! },
-      'merge',
-      { status: { conditions: [{ type: 'Ready', status: 'True', reason: 'Ready', message: 'Certificate is up to date and has not expired', lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') }] } },
-      { subresource: 'status' },
-    );
-    issued++;
-  }
-  return issued;
-}
-
 /** Lists the objects of a kind in a namespace (names only), for assertions. */
 export async function namesOf(operator: PreviewOperator, kind: { apiVersion: string; kind: string }, namespace: string): Promise<string[]> {
   const { items } = await operator.admin.list<KubeObject>(kind, { namespace });

@@ -16,7 +16,8 @@ let current: Promise<TestCluster> | undefined;
 /**
  * The cluster for this test file: the one the test runner started (shared by all
  * files, so tests isolate themselves by namespace and identity), or, when a file is
- * run on its own, a private one that ends with the file's process. Not stopped by an
+ * run on its own, a private one that ends with the file's process. Either runs
+ * cert-manager, whose CA ClusterIssuer `preview-issuer` issues the previews' certificates. Not stopped by an
  * `after` hook: one registered here, inside the `before` hook that asks for the cluster,
  * runs as soon as that hook ends (node:test), and one registered at load would run ahead
  * of the file's own `after` hooks, which still need the cluster.
@@ -25,7 +26,7 @@ export function testCluster(): Promise<TestCluster> {
   current ??= (async () => {
     const shared = process.env[sharedClusterEnv];
     if (shared) return attachCluster(JSON.parse(shared) as ClusterHandle);
-    return startCluster({ keepsProcessAlive: false });
+    return startCluster({ keepsProcessAlive: false, certManager: true });
   })();
   return current;
 }
