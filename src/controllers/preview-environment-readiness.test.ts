@@ -24,6 +24,12 @@ describe('environment readiness', () => {
     const certificate = ref('cert-manager.io/v1', 'Certificate', 'preview-tls');
     assert.equal(resourceReadiness(certificate, { apiVersion: 'x', kind: 'x', metadata: { name: 'c', generation: 1 } }, host).message, 'waiting for cert-manager');
     assert.equal(resourceReadiness(certificate, withReady(5, 'True'), host).ready, true);
+    // A note (what its issuer lacks) leads the message of a Certificate not issued, never of one issued.
+    const issuerMissing = 'ClusterIssuer preview-issuer does not exist';
+    const unissued = withReady(1, 'False', {}, 'Issuing certificate as Secret does not exist');
+    assert.equal(resourceReadiness(certificate, unissued, host, issuerMissing).message,
+      'ClusterIssuer preview-issuer does not exist (cert-manager: Issuing certificate as Secret does not exist)');
+    assert.equal(resourceReadiness(certificate, withReady(1, 'True', {}, 'up to date'), host, issuerMissing).message, 'up to date');
     const ingress = ref('networking.k8s.io/v1', 'Ingress', 'preview');
     const live = (h: string, status?: unknown): KubeObject => ({ apiVersion: 'x', kind: 'x', metadata: { name: 'preview' }, spec: { rules: [{ host: h }] }, status });
     assert.deepEqual(resourceReadiness(ingress, live(host), host).ready, true);

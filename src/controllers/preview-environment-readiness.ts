@@ -37,8 +37,11 @@ function readyCondition(obj: KubeObject): ConditionLike | undefined {
   return Array.isArray(conditions) ? conditions.find((c) => c.type === 'Ready') : undefined;
 }
 
-/** The readiness of one applied object, given what the cluster shows (undefined: not there). */
-export function resourceReadiness(ref: ObjectRef, live: KubeObject | undefined, host: string): ResourceReadiness {
+/**
+ * The readiness of one applied object, given what the cluster shows (undefined: not there).
+ * `note` leads the message of an object that is not ready (what its issuer lacks, for a Certificate).
+ */
+export function resourceReadiness(ref: ObjectRef, live: KubeObject | undefined, host: string, note?: string): ResourceReadiness {
   const base = { apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name };
   if (!live) return { ...base, ready: false, message: 'not created yet' };
   if (live.metadata.deletionTimestamp) return { ...base, ready: false, message: 'being deleted' };
@@ -58,13 +61,18 @@ export function resourceReadiness(ref: ObjectRef, live: KubeObject | undefined, 
   if (ref.kind !== 'Certificate' && generation !== undefined && observed !== undefined && observed < generation) {
     return { ...base, ready: false, message: `waiting for ${who} to observe generation ${generation}` };
   }
-  const message = condition.message || condition.reason || undefined;
-  return { ...base, ready: condition.status === 'True', ...(message ? { message } : {}) };
+  const ready = condition.status === 'True';
+  const own = condition.message || condition.reason || undefined;
+  const message = !ready && note ? `${note}${own ? ` (${who}: ${own})` : ''}` : own;
+  return { ...base, ready, ...(message ? { message } : {}) };
 }
 
-/** Readiness of every applied object that has one, in the order given. */
-export function environmentReadiness(applied: readonly ObjectRef[], lookup: (ref: ObjectRef) => KubeObject | undefined, host: string): { resources: ResourceReadiness[]; ready: boolean } {
-  const resources = applied.filter(hasReadiness).map((ref) => resourceReadiness(ref, lookup(ref), host));
+/** Readiness of every applied object that has one, in the order given; `notes` as in resourceReadiness. */
+export function environmentReadiness(
+  applied: readonly ObjectRef[], lookup: (ref: ObjectRef) => KubeObject | undefined, host: string,
+  notes: (ref: ObjectRef) => string | undefined = () => undefined,
+): { resources: ResourceReadiness[]; ready: boolean } {
+  const resources = applied.filter(hasReadiness).map((ref) => resourceReadiness(ref, lookup(ref), host, notes(ref)));
   return { resources, ready: resources.every((r) => r.ready) };
 }
 

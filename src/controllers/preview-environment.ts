@@ -51,6 +51,7 @@ import type { RenderPolicySettings } from '../synth/policy-rendered-objects.js';
 import { Semaphore } from '../kube/semaphore.js';
 import { Sandbox, type SandboxRunner } from '../synth/sandbox.js';
 import type { PreviewRenderSettings } from '../synth/render-preview.js';
+import { issuerProblems } from './certificate-issuers.js';
 import { certificateCondition, environmentReadiness } from './preview-environment-readiness.js';
 import { progressWait } from './progress-pacer.js';
 import {
@@ -486,7 +487,11 @@ class PreviewEnvironmentReconciler implements Reconciler {
       const live = await this.client.get(ref).catch((err) => (err instanceof NotFoundError ? undefined : Promise.reject(err)));
       if (live) liveCertificates.set(identityOf(ref), live);
     }
-    const readiness = environmentReadiness(applied, (ref) => (ref.kind === 'Certificate' ? liveCertificates.get(identityOf(ref)) : this.cached(ref)), rendered.identity.host);
+    const issuers = await issuerProblems(this.client, liveCertificates);
+    const readiness = environmentReadiness(
+      applied, (ref) => (ref.kind === 'Certificate' ? liveCertificates.get(identityOf(ref)) : this.cached(ref)), rendered.identity.host,
+      (ref) => issuers.get(identityOf(ref)),
+    );
 
     const previous = current.env.status ?? {};
     // A new SHA, or the same one out of Expired, starts a fresh TTL.

@@ -44,6 +44,7 @@ function neededAccess(leaseNamespace: string, leaseName: string): Access[] {
     ...all('networking.k8s.io', ['ingresses', 'networkpolicies'], watched),
     ...all('rbac.authorization.k8s.io', ['roles', 'rolebindings'], applied),
     ...all('cert-manager.io', ['certificates'], applied),
+    ...all('cert-manager.io', ['clusterissuers', 'issuers'], ['get']),
     { verb: 'create', group: '', resource: 'events' },
     { verb: 'patch', group: '', resource: 'events' },
     { verb: 'create', group: 'coordination.k8s.io', resource: 'leases', namespace: leaseNamespace },
