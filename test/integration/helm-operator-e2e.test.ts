@@ -33,7 +33,6 @@ const cleanups: (() => Promise<unknown>)[] = [];
 const processes: OperatorProcess[] = [];
 
 before(async () => {
-  // Not cert-manager's CRD: without cert-manager running, previews are served over plain HTTP.
   await installCrds(admin, operatorCrdFiles);
   dir = await mkdtemp(path.join(os.tmpdir(), 'helm-e2e-'));
 });
@@ -95,7 +94,8 @@ async function operatorFor(identity: { kubeconfig: string; namespace: string }, 
     PREVIEW_OPERATOR_GIT_ALLOWED_PROTOCOLS: 'file',
     PREVIEW_OPERATOR_CHECKOUT_CACHE_DIR: path.join(dir, identity.namespace, 'checkouts'),
     PREVIEW_OPERATOR_PREVIEW_DOMAIN: 'preview.test',
-    // Other test files install cert-manager's Certificate CRD, but nothing here issues certificates.
+    // The chart's identity is what this test is about: previews over plain HTTP (the TLS tests are
+    // preview-certificates.test.ts, against the cluster's cert-manager).
     PREVIEW_OPERATOR_TLS_ISSUER: 'none',
     // This cluster is shared with other test files: this operator minds its own objects only.
     PREVIEW_OPERATOR_CONTROLLERS: 'algorithm,database,preview-environment,webhook',
