@@ -92,6 +92,8 @@ export const settings: readonly SettingSpec[] = [
   setting('allowed-service-types', 'list', 'Rendering policy', 'Service types a rendering may use besides ClusterIP: LoadBalancer, NodePort (default none; ExternalName never).'),
   setting('allowed-ingress-annotations', 'list', 'Rendering policy', 'Ingress annotations a rendering may set besides the built-in safe ones (see "The rendering policy"); snippets, auth-url and the like never.'),
   setting('allow-token-automount', 'boolean', 'Rendering policy', 'ServiceAccounts and pods of a rendering may mount API tokens (false: ServiceAccounts must set automountServiceAccountToken: false).', 'false'),
+  setting('allowed-priority-classes', 'list', 'Rendering policy', 'PriorityClasses pods of a rendering may name (default none: the cluster\'s default priority; a class could preempt other namespaces\' pods).'),
+  setting('allowed-toleration-keys', 'list', 'Rendering policy', 'Taint keys pods of a rendering may tolerate (default none but the node conditions and the extended resources they request, e.g. nvidia.com/gpu).'),
   setting('max-rendered-objects', 'integer', 'Rendering policy', 'Objects one rendering may contain.', String(defaultOutputLimits.maxObjects)),
   setting('max-rendered-bytes', 'integer', 'Rendering policy', 'Bytes of JSON one rendering may have in all.', String(defaultOutputLimits.maxBytes)),
   setting('max-rendered-object-bytes', 'integer', 'Rendering policy', 'Bytes of JSON one rendered object may have.', String(defaultOutputLimits.maxObjectBytes)),

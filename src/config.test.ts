@@ -200,7 +200,7 @@ test('every setting has a distinct flag and environment variable', () => {
 
 test('the rendering policy: strict by default, loosened only within what can be allowed', () => {
   assert.deepEqual(load(minimal).previews.renderPolicy, {
-    allowedServiceTypes: [], ingressAnnotations: [], allowTokenAutomount: false,
+    allowedServiceTypes: [], ingressAnnotations: [], allowTokenAutomount: false, priorityClasses: [], tolerationKeys: [],
     limits: { maxObjects: 500, maxBytes: 4 * 1024 * 1024, maxObjectBytes: 512 * 1024, maxDepth: 64 },
   });
   const loose = load([...minimal, '--allowed-service-types=LoadBalancer,NodePort', '--allow-token-automount=true', '--max-rendered-objects=2000'],
@@ -213,5 +213,14 @@ test('the rendering policy: strict by default, loosened only within what can be 
     '--allowed-ingress-annotations (PREVIEW_OPERATOR_ALLOWED_INGRESS_ANNOTATIONS): "nginx.ingress.kubernetes.io/server-snippet" can never be allowed: snippets are raw controller configuration',
     '--allowed-ingress-annotations (PREVIEW_OPERATOR_ALLOWED_INGRESS_ANNOTATIONS): "not a key" is not an annotation key (prefix/name)',
     '--max-rendered-depth (PREVIEW_OPERATOR_MAX_RENDERED_DEPTH): --max-rendered-depth=100000: must be between 16 and 1000',
+  ]);
+});
+
+test('the rendering policy\'s scheduling allow-lists: PriorityClass names and taint keys', () => {
+  const loose = load([...minimal, '--allowed-priority-classes=preview-low', '--allowed-toleration-keys=example.com/previews,spot']).previews.renderPolicy;
+  assert.deepEqual([loose.priorityClasses, loose.tolerationKeys], [['preview-low'], ['example.com/previews', 'spot']]);
+  assert.deepEqual(issuesOf(() => load([...minimal, '--allowed-priority-classes=Not_A_Name', '--allowed-toleration-keys=a/b/c'])), [
+    '--allowed-priority-classes (PREVIEW_OPERATOR_ALLOWED_PRIORITY_CLASSES): "Not_A_Name" is not a PriorityClass name',
+    '--allowed-toleration-keys (PREVIEW_OPERATOR_ALLOWED_TOLERATION_KEYS): "a/b/c" is not a taint key (prefix/name or name)',
   ]);
 });

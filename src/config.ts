@@ -393,6 +393,14 @@ export function loadConfig(options: LoadConfigOptions): OperatorConfig {
   const ingressAnnotations = list('allowed-ingress-annotations');
   for (const reason of ingressAnnotations.map(ingressAnnotationSettingProblem)) if (reason) problem('allowed-ingress-annotations', reason);
   const allowTokenAutomount = bool('allow-token-automount');
+  const priorityClasses = list('allowed-priority-classes');
+  for (const name of priorityClasses.filter((n) => !dnsSubdomain.test(n))) {
+    problem('allowed-priority-classes', `"${name}" is not a PriorityClass name`);
+  }
+  const tolerationKeys = list('allowed-toleration-keys');
+  for (const key of tolerationKeys.filter((k) => !qualifiedName.test(k))) {
+    problem('allowed-toleration-keys', `"${key}" is not a taint key (prefix/name or name)`);
+  }
   // Depth at most 1000: past the check, objects are cloned and serialised recursively.
   const limits = {
     maxObjects: int('max-rendered-objects', 1), maxBytes: int('max-rendered-bytes', 1024),
@@ -449,6 +457,7 @@ export function loadConfig(options: LoadConfigOptions): OperatorConfig {
       allowedKinds,
       renderPolicy: {
         allowedServiceTypes: serviceTypes as OptionalServiceType[], ingressAnnotations, allowTokenAutomount: allowTokenAutomount!,
+        priorityClasses, tolerationKeys,
         limits: { maxObjects: limits.maxObjects!, maxBytes: limits.maxBytes!, maxObjectBytes: limits.maxObjectBytes!, maxDepth: limits.maxDepth! },
       },
     },
@@ -468,6 +477,8 @@ export function loadConfig(options: LoadConfigOptions): OperatorConfig {
 
 const dnsLabel = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const dnsSubdomain = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+/** A label or taint key: an optional DNS-subdomain prefix and a name of up to 63 characters. */
+const qualifiedName = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 
 function isDnsName(name: string): boolean {
   return name.length <= 200 && name.split('.').every((label) => dnsLabel.test(label));

@@ -5,6 +5,7 @@
 // any namespace, `server-alias` serves another host. So: a short allow-list of harmless tuning,
 // extended by the operator, and a list that no setting can allow.
 import { ownershipAnnotationKeys } from '../../constructs/ownership.js';
+import { deniedAnnotation } from './policy-controller-annotations.js';
 
 const nginx = 'nginx.ingress.kubernetes.io/';
 
@@ -36,7 +37,7 @@ export function forbiddenIngressAnnotation(key: string): string | undefined {
   if (name === 'ingress.class') return 'the IngressClass is the operator\'s (spec.ingressClassName)';
   if (neverNames.has(name)) return 'it reaches outside the Ingress (other hosts, addresses or Secrets)';
   if (neverPrefixes.some((prefix) => key.startsWith(prefix))) return 'certificates are requested through a Certificate, with the operator\'s issuer';
-  return undefined;
+  return deniedAnnotation(key);
 }
 
 /** What is wrong with an entry of the allow-list setting, or undefined. */

@@ -3,13 +3,16 @@
 // not just where: one that reaches the namespace's guards or RBAC lets a pod lift its own
 // isolation, budget or permissions; one that writes what this policy checks (Services,
 // Ingresses, Certificates, Secrets, ...) lets a pod create at run time what a rendering may not.
+// `namespaces` is a guard too: a request for the Namespace object itself is authorised by the
+// RoleBindings inside it, so a Role there could lift its Pod Security label or its ownership.
 import type { Manifest } from '../../constructs/index.js';
 import { asObject, asObjects, asStrings } from './policy-json.js';
 import type { RenderPolicy, Violate } from './policy-rendered-objects.js';
+import { checkRoleBindingFields } from './policy-object-fields.js';
 
-/** Refused for every verb: the namespace's guards, RBAC itself, and minting tokens. */
+/** Refused for every verb: the namespace itself and its guards, RBAC itself, and minting tokens. */
 const guardResources = new Set([
-  'networkpolicies', 'resourcequotas', 'limitranges',
+  'namespaces', 'networkpolicies', 'resourcequotas', 'limitranges',
   'roles', 'rolebindings', 'clusterroles', 'clusterrolebindings', 'serviceaccounts/token',
 ]);
 /** Refused for writes (with their subresources, e.g. services/status): kinds this policy checks at render time. */
@@ -18,6 +21,8 @@ const checkedResources = new Set([
   'certificates', 'certificaterequests', 'issuers',
 ]);
 const writeVerbs = new Set(['create', 'update', 'patch']);
+/** ServiceAccounts may not be deleted either: the namespace's `default` one is a guard, and deleted it comes back mounting tokens. */
+const deleteVerbs = new Set(['delete', 'deletecollection']);
 const privilegedVerbs = new Set(['escalate', 'bind', 'impersonate']);
 
 export function checkRole(object: Manifest, violate: Violate): void {
@@ -34,6 +39,11 @@ export function checkRole(object: Manifest, violate: Violate): void {
     for (const resource of resources.filter((r) => guardResources.has(r) || guardResources.has(r.split('/')[0]!))) {
       violate('rbac-guard-resource', `rules[${i}] grants access to ${resource}: the namespace's guards, RBAC and tokens are the operator's`);
     }
+    const deletes = verbs.filter((v) => deleteVerbs.has(v));
+    if (deletes.length > 0 && resources.some((r) => r.split('/')[0] === 'serviceaccounts')) {
+      const why = 'the namespace\'s default ServiceAccount is the operator\'s';
+      violate('rbac-guard-resource', `rules[${i}] grants ${deletes.join(', ')} on serviceaccounts: ${why}`);
+    }
     const writes = verbs.filter((v) => writeVerbs.has(v));
     if (writes.length === 0) return;
     for (const resource of resources.filter((r) => !guardResources.has(r) && checkedResources.has(r.split('/')[0]!))) {
@@ -43,6 +53,7 @@ export function checkRole(object: Manifest, violate: Violate): void {
 }
 
 export function checkRoleBinding(object: Manifest, policy: RenderPolicy, violate: Violate): void {
+  checkRoleBindingFields(object, violate);
   const roleRef = asObject(object.roleRef) ?? {};
   if (roleRef.kind !== 'Role') violate('rbac-cluster-role', `roleRef names ${String(roleRef.kind)} "${String(roleRef.name)}"; bindings may name Roles of the namespace only`);
   asObjects(object.subjects).forEach((subject, i) => {

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Manifest } from '../../constructs/index.js';
 import { AllowedKinds } from './policy-allowed-kinds.js';
+import { ingressAnnotationSettingProblem } from './policy-ingress-annotations.js';
 import { checkRenderedObjects, formatPolicyViolations, type RenderPolicy } from './policy-rendered-objects.js';
 
 const namespace = 'pr-7-app-1234';
@@ -133,6 +134,129 @@ describe('the rendering policy refuses', () => {
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'r' }, subjects: [{ kind: 'ServiceAccount', name: 'default' }],
     };
     assert.deepEqual(rules([lift, binding]), Array(3).fill('rbac-guard-resource Role.rbac.authorization.k8s.io r'));
+  });
+
+  it('a Role that lets the default ServiceAccount patch its own Namespace (Pod Security, ownership) or delete ServiceAccounts', () => {
+    const nsAdmin = role([
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'patch'] },
+      { apiGroups: [''], resources: ['namespaces/status', 'namespaces/finalize'], verbs: ['update'] },
+      { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['get', 'delete'] },
+    ]);
+    assert.deepEqual(rules([nsAdmin]), Array(4).fill('rbac-guard-resource Role.rbac.authorization.k8s.io r'));
+    assert.match(formatPolicyViolations(check([nsAdmin]).violations), /rules\[0\] grants access to namespaces: the namespace's guards/);
+    assert.deepEqual(rules([role([{ apiGroups: [''], resources: ['serviceaccounts'], verbs: ['get', 'list', 'watch'] }])]), []);
+  });
+
+  it('RoleBindings and Pods with fields the API server refuses only at their real write (they are never dry-run)', () => {
+    const binding = (roleRef: object, subjects: object[]): Manifest => ({
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'b' }, roleRef, subjects,
+    });
+    const ref = { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'reader' };
+    const bad = [
+      binding(ref, [{ kind: 'ServiceAccount', name: 'default', apiGroup: 'rbac.authorization.k8s.io' }]),
+      { ...binding({ kind: 'Role', name: 'reader' }, [{ kind: 'ServiceAccount', name: 'default' }]), metadata: { name: 'c' } },
+      { ...binding({ ...ref, name: '..' }, [{ kind: 'ServiceAccount' }, { kind: 'ServiceAccount', name: 'Not_A_Name' }]), metadata: { name: 'd' } },
+    ];
+    assert.deepEqual(rules(bad).map((r) => r.replace(' RoleBinding.rbac.authorization.k8s.io', '')), [
+      'invalid-field b', 'invalid-field c', 'invalid-field d', 'invalid-field d', 'invalid-field d',
+    ]);
+    assert.deepEqual(rules([binding(ref, [{ kind: 'ServiceAccount', name: 'default', apiGroup: '' }])]), []);
+    const pod = (spec: object): Manifest => ({
+      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' },
+      spec: { securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } }, ...spec },
+    });
+    const container = (name: unknown, image?: string) => ({
+      name, image, securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+    });
+    const messages = check([pod({
+      serviceAccountName: 'Runner', restartPolicy: 'Sometimes', containers: [container('web', 'x'), container('web', 'y'), container('Bad_Name')],
+    })]).violations.map((v) => `${v.rule}: ${v.message}`);
+    assert.deepEqual(messages, [
+      'invalid-field: spec.serviceAccountName "Runner" is not a ServiceAccount name',
+      'invalid-field: spec.restartPolicy "Sometimes" must be Always, OnFailure or Never',
+      'invalid-field: spec.containers[1].name "web" is used by another container of the pod',
+      'invalid-field: spec.containers[2].name "Bad_Name" is not a DNS label',
+      'invalid-field: spec.containers[2].image is required',
+    ]);
+    assert.deepEqual(rules([pod({ containers: [] })]), ['invalid-field Pod p']);
+    assert.deepEqual(rules([pod({ serviceAccountName: 'runner', restartPolicy: 'Never', containers: [container('web', 'x')] })]), []);
+  });
+
+  it('claims of existing volumes or of data elsewhere, wherever a claim spec appears', () => {
+    const claim = (extra: object) => ({ accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, ...extra });
+    const podSpec = (volumes: object[]) => ({
+      securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } }, volumes,
+      containers: [{ name: 'c', image: 'x', securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } } }],
+    });
+    const ephemeral = (extra: object) => ({ name: 'v', ephemeral: { volumeClaimTemplate: { spec: claim(extra) } } });
+    const objects: Manifest[] = [
+      { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 's' }, spec: {
+        serviceName: 's', selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: podSpec([]) },
+        volumeClaimTemplates: [{ metadata: { name: 'd' }, spec: claim({ volumeName: 'someone-elses-pv' }) }] } },
+      { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: podSpec([ephemeral({
+        volumeName: 'someone-elses-pv', dataSourceRef: { kind: 'PersistentVolumeClaim', name: 'db', namespace: 'prod' } })]) },
+      { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'c' }, spec: claim({ storageClassName: '', selector: { matchLabels: { team: 'payments' } } }) },
+      { apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name: 'j' }, spec: { schedule: '@daily', jobTemplate: { spec: { template: {
+        spec: { ...podSpec([ephemeral({ storageClassName: '' })]), restartPolicy: 'Never' } } } } } },
+    ];
+    assert.deepEqual(rules(objects), [
+      'volume-binding StatefulSet.apps s', 'volume-binding Pod p', 'other-namespace Pod p',
+      'volume-binding PersistentVolumeClaim c', 'volume-binding PersistentVolumeClaim c', 'volume-binding CronJob.batch j',
+    ]);
+    assert.match(formatPolicyViolations(check(objects).violations), /StatefulSet\.apps s: spec\.volumeClaimTemplates\[0\]\.spec\.volumeName binds/);
+    const provisioned: Manifest = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'ok' }, spec: claim({ storageClassName: 'fast' }) };
+    assert.deepEqual(rules([provisioned, { ...objects[1]!, spec: podSpec([ephemeral({})]) }]), []);
+  });
+
+  it('pods placed past the scheduler, with a priority class or tolerations the operator does not allow', () => {
+    const pod = (spec: object, resources: object = {}): Manifest => ({
+      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'q' },
+      spec: {
+        securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+        containers: [{ name: 'c', image: 'x', resources, securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } } }],
+        ...spec,
+      },
+    });
+    const reach = pod({
+      nodeName: 'control-plane-1', priorityClassName: 'production-critical',
+      tolerations: [{ operator: 'Exists' }, { key: 'dedicated', operator: 'Equal', value: 'payments', effect: 'NoSchedule' }],
+    });
+    assert.deepEqual(rules([reach]), Array(4).fill('scheduling Pod q'));
+    assert.deepEqual(check([reach], { priorityClasses: ['production-critical'], tolerationKeys: ['dedicated'] }).violations.map((v) => v.message), [
+      'spec.nodeName puts the pod on node "control-plane-1" past the scheduler; leave it unset',
+      'spec.tolerations[0] tolerates every taint, which lets the pod onto nodes kept for others; tolerations may name dedicated',
+    ]);
+    // What the API server adds itself: the node conditions (NoExecute) and the extended resources the pod requests.
+    const usual = pod({ tolerations: [
+      { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
+      { key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' },
+    ] }, { limits: { 'nvidia.com/gpu': '1' } });
+    assert.deepEqual(rules([usual]), []);
+    const withoutGpu = { ...usual, spec: { ...(usual.spec as object), containers: (pod({}).spec as { containers: unknown }).containers } };
+    assert.deepEqual(rules([withoutGpu]), ['scheduling Pod q'], 'a GPU toleration of a pod that requests no GPU');
+  });
+
+  it('annotations that make another controller act across namespaces or outside the cluster, on any object', () => {
+    const objects: Manifest[] = [
+      service('svc', { clusterIP: 'None', selector: { a: 'b' }, ports: [{ port: 80 }] }),
+      { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'copy', annotations: { 'replicator.v1.mittwald.de/replicate-from': 'kube-system/cloud-credentials' } } },
+      { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'cloud', annotations: { 'eks.amazonaws.com/role-arn': 'arn:aws:iam::1:role/prod' } },
+        automountServiceAccountToken: false },
+      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' }, spec: { selector: { matchLabels: { a: 'b' } }, template: {
+        metadata: { labels: { a: 'b' }, annotations: { 'vault.hashicorp.com/agent-inject': 'true', 'vault.hashicorp.com/role': 'prod' } },
+        spec: { securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+          containers: [{ name: 'c', image: 'x', securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } } }] } } } },
+    ];
+    objects[0]!.metadata.annotations = { 'external-dns.alpha.kubernetes.io/hostname': 'login.example.com' };
+    assert.deepEqual(rules(objects), [
+      'controller-annotation Service svc', 'controller-annotation Secret copy', 'controller-annotation ServiceAccount cloud',
+      'controller-annotation Deployment.apps d', 'controller-annotation Deployment.apps d',
+    ]);
+    assert.match(formatPolicyViolations(check(objects).violations), /spec\.template\.metadata\.annotations\[vault\.hashicorp\.com\/role\] is refused/);
+    // On an Ingress, never allowed, whatever the allow-list says (and refused as a setting).
+    const dns = ingress({ 'external-dns.alpha.kubernetes.io/hostname': 'login.example.com' });
+    assert.deepEqual(rules([dns], { ingressAnnotations: ['external-dns.alpha.kubernetes.io/hostname'] }), ['ingress-annotation Ingress.networking.k8s.io web']);
+    assert.match(ingressAnnotationSettingProblem('external-dns.alpha.kubernetes.io/hostname')!, /can never be allowed: external-dns would publish/);
   });
 
   it('Roles with wildcards, privileged verbs, RBAC or token requests', () => {

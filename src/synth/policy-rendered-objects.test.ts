@@ -42,7 +42,7 @@ describe('policy on rendered objects', () => {
       apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'b' }, roleRef, subjects,
     });
     assert.deepEqual(rules([binding({ kind: 'Role', name: 'r', apiGroup: 'rbac.authorization.k8s.io' }, [{ kind: 'ServiceAccount', name: 'default' }])]), []);
-    assert.deepEqual(rules([binding({ kind: 'ClusterRole', name: 'cluster-admin' }, [
+    assert.deepEqual(rules([binding({ kind: 'ClusterRole', name: 'cluster-admin', apiGroup: 'rbac.authorization.k8s.io' }, [
       { kind: 'ServiceAccount', name: 'default', namespace: 'kube-system' },
       { kind: 'Group', name: 'system:authenticated' },
     ])]), ['rbac-cluster-role RoleBinding.rbac.authorization.k8s.io b', 'rbac-subject RoleBinding.rbac.authorization.k8s.io b', 'rbac-subject RoleBinding.rbac.authorization.k8s.io b']);

@@ -7,11 +7,15 @@
 import type { Manifest } from '../../constructs/index.js';
 import { AllowedKinds, formatGroupKind, groupKindOf, isKnownClusterScoped } from './policy-allowed-kinds.js';
 import { checkCertificate } from './policy-certificates.js';
+import { deniedAnnotation } from './policy-controller-annotations.js';
 import { asObject } from './policy-json.js';
 import { checkIngress, checkService, type OptionalServiceType } from './policy-network-exposure.js';
+import { checkPodFields } from './policy-object-fields.js';
 import { checkPodSecurity, podTemplateOf, type PodSecurityLevel } from './policy-pod-security.js';
 import { checkRole, checkRoleBinding } from './policy-rbac.js';
+import { checkScheduling } from './policy-scheduling.js';
 import { checkPodTokens, checkSecret, checkServiceAccount } from './policy-service-account-tokens.js';
+import { checkVolumeClaims } from './policy-volume-claims.js';
 import { defaultOutputLimits, findOutputShapeProblem, type OutputLimit, type OutputLimits } from './rendered-output-limits.js';
 
 export type PolicyRule =
@@ -23,6 +27,8 @@ export type PolicyRule =
   | 'too-deep'
   /** Not a Kubernetes object (no apiVersion, kind or name) or the same object twice. */
   | 'malformed'
+  /** A field the API server would refuse, in an object it can judge only at its real write (a RoleBinding, a bare Pod). */
+  | 'invalid-field'
   /** A cluster-scoped kind: it would outlive the environment or reach beyond it. */
   | 'cluster-scoped'
   /** A kind outside the configured allow-list. */
@@ -37,7 +43,7 @@ export type PolicyRule =
   | 'rbac-wildcard'
   /** A Role granting escalate, bind or impersonate. */
   | 'rbac-privileged-verb'
-  /** A Role granting anything on the namespace's guards (NetworkPolicy, ResourceQuota, LimitRange), RBAC or token requests. */
+  /** A Role granting anything on the namespace itself, its guards (NetworkPolicy, ResourceQuota, LimitRange), RBAC or token requests. */
   | 'rbac-guard-resource'
   /** A Role granting writes on kinds this policy checks (Services, Ingresses, Secrets, Certificates, ...). */
   | 'rbac-checked-write'
@@ -67,8 +73,12 @@ export type PolicyRule =
   | 'service-account-token'
   /** A ServiceAccount or pod that would mount an API token (unless the operator allows it). */
   | 'service-account-automount'
-  /** A claim bound to a named existing volume (it could take another environment's data). */
+  /** A claim of an existing volume: by name, by selector or with the empty StorageClass (it could take another environment's data). */
   | 'volume-binding'
+  /** A pod placed past the scheduler (nodeName), with a priority class or tolerations the operator does not allow. */
+  | 'scheduling'
+  /** An annotation that makes another controller act across namespaces or outside the cluster (external-dns, replicators, cloud). */
+  | 'controller-annotation'
   /** Owner references are the operator's to set. */
   | 'owner-references';
 
@@ -89,12 +99,17 @@ export interface RenderPolicySettings {
   ingressAnnotations: readonly string[];
   /** ServiceAccounts and pods may mount API tokens (default false). */
   allowTokenAutomount: boolean;
+  /** PriorityClasses pods may name (default none: the cluster's default priority). */
+  priorityClasses: readonly string[];
+  /** Taint keys pods may tolerate (default none, but the node conditions every pod tolerates). */
+  tolerationKeys: readonly string[];
   /** Objects, bytes and depth of a rendering. */
   limits: OutputLimits;
 }
 
 export const defaultRenderPolicySettings: Readonly<RenderPolicySettings> = Object.freeze({
-  allowedServiceTypes: [], ingressAnnotations: [], allowTokenAutomount: false, limits: defaultOutputLimits,
+  allowedServiceTypes: [], ingressAnnotations: [], allowTokenAutomount: false, priorityClasses: [], tolerationKeys: [],
+  limits: defaultOutputLimits,
 });
 
 export interface RenderPolicy extends Partial<RenderPolicySettings> {
@@ -128,7 +143,7 @@ const kindChecks: Record<string, ObjectCheck> = {
   '/Service': checkService,
   '/Secret': (object, _policy, violate) => checkSecret(object, violate),
   '/ServiceAccount': checkServiceAccount,
-  '/PersistentVolumeClaim': checkClaim,
+  '/Pod': (object, _policy, violate) => checkPodFields(object, violate),
   'networking.k8s.io/Ingress': checkIngress,
   'cert-manager.io/Certificate': checkCertificate,
   'rbac.authorization.k8s.io/Role': (object, _policy, violate) => checkRole(object, violate),
@@ -182,17 +197,21 @@ export function checkRenderedObjects(rendered: readonly Manifest[], policy: Rend
     seen.add(identity);
 
     kindChecks[`${gk.group}/${gk.kind}`]?.(object, policy, violate);
+    // An Ingress's annotations are its own check's (an allow-list that includes these refusals).
+    const isIngress = gk.group === 'networking.k8s.io' && gk.kind === 'Ingress';
+    if (!isIngress) checkAnnotations(object.metadata.annotations, 'metadata.annotations', violate);
+    checkVolumeClaims(object, policy, violate);
     checkPods(object, policy, violate);
     objects.push(object);
   }
   return { objects, violations };
 }
 
-function checkClaim(object: Manifest, policy: RenderPolicy, violate: Violate): void {
-  const spec = asObject(object.spec) ?? {};
-  if (spec.volumeName !== undefined && spec.volumeName !== '') violate('volume-binding', `spec.volumeName binds an existing volume (${String(spec.volumeName)}); claims must be provisioned`);
-  const source = asObject(spec.dataSourceRef);
-  if (source?.namespace !== undefined && source.namespace !== policy.namespace) violate('other-namespace', `spec.dataSourceRef reads from namespace "${String(source.namespace)}"`);
+function checkAnnotations(annotations: unknown, path: string, violate: Violate): void {
+  for (const key of Object.keys(asObject(annotations) ?? {})) {
+    const denied = deniedAnnotation(key);
+    if (denied) violate('controller-annotation', `${path}[${key}] is refused: ${denied}`);
+  }
 }
 
 function checkPods(object: Manifest, policy: RenderPolicy, violate: Violate): void {
@@ -202,6 +221,8 @@ function checkPods(object: Manifest, policy: RenderPolicy, violate: Violate): vo
     violate('pod-security', `${pod.path}.${v.path}: ${v.message} (Pod Security "${policy.podSecurity}", check ${v.check})`);
   }
   checkPodTokens(pod, policy, violate);
+  checkScheduling(pod, policy, violate);
+  if (pod.path !== 'spec') checkAnnotations(pod.annotations, pod.path.replace(/spec$/, 'metadata.annotations'), violate);
 }
 
 /** One line per violation, for a condition, an Event and the PR comment. */

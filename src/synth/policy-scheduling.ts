@@ -1,0 +1,50 @@
+// Where a preview's pods may run, and what they may push aside. The scheduler is shared with
+// every other tenant of the cluster: `nodeName` skips it and lands a pod on a node of the author's
+// choice (a control-plane node, another team's); a PriorityClass lets a pod preempt (evict) other
+// namespaces' pods; a toleration lets it onto nodes tainted for someone else (production, GPUs,
+// system workloads). So: no nodeName ever; priority classes and toleration keys only from the
+// operator's allow-lists (default none). Always allowed, because the API server would add them
+// itself: tolerations of the two node conditions every pod gets (DefaultTolerationSeconds), which
+// only delay an eviction, and of the extended resources the pod requests, such as
+// `nvidia.com/gpu` (ExtendedResourceToleration) — the namespace's quota bounds those.
+import { asObject, asObjects } from './policy-json.js';
+import type { RenderPolicy, Violate } from './policy-rendered-objects.js';
+
+/** Tolerated by every pod for a while anyway: allowed, with effect NoExecute, whatever the setting. */
+const nodeConditionKeys = new Set(['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable']);
+
+export function checkScheduling(pod: { spec: Record<string, unknown>; path: string }, policy: RenderPolicy, violate: Violate): void {
+  const spec = pod.spec;
+  if (spec.nodeName !== undefined && spec.nodeName !== '') {
+    violate('scheduling', `${pod.path}.nodeName puts the pod on node "${String(spec.nodeName)}" past the scheduler; leave it unset`);
+  }
+  const classes = policy.priorityClasses ?? [];
+  if (spec.priorityClassName !== undefined && spec.priorityClassName !== '' && !classes.includes(String(spec.priorityClassName))) {
+    const allowed = classes.length > 0 ? `previews may use ${classes.join(', ')}` : 'previews use the cluster\'s default priority';
+    const name = String(spec.priorityClassName);
+    violate('scheduling', `${pod.path}.priorityClassName is "${name}", which could preempt other namespaces' pods; ${allowed}`);
+  }
+  const keys = [...(policy.tolerationKeys ?? []), ...extendedResourcesOf(spec)];
+  asObjects(spec.tolerations).forEach((toleration, i) => {
+    const key = typeof toleration.key === 'string' ? toleration.key : '';
+    if (nodeConditionKeys.has(key) && toleration.effect === 'NoExecute') return;
+    if (key !== '' && keys.includes(key)) return;
+    const what = key === '' ? 'tolerates every taint' : `tolerates the taint "${key}"`;
+    const allowed = keys.length > 0 ? `tolerations may name ${keys.join(', ')}` : 'previews run on untainted nodes';
+    violate('scheduling', `${pod.path}.tolerations[${i}] ${what}, which lets the pod onto nodes kept for others; ${allowed}`);
+  });
+}
+
+/** Extended resources (`<domain>/<name>` outside kubernetes.io) the pod's containers request or limit. */
+function extendedResourcesOf(spec: Record<string, unknown>): string[] {
+  const names = new Set<string>();
+  for (const container of [...asObjects(spec.initContainers), ...asObjects(spec.containers)]) {
+    const resources = asObject(container.resources);
+    for (const amounts of [resources?.limits, resources?.requests]) {
+      for (const name of Object.keys(asObject(amounts) ?? {})) {
+        if (name.includes('/') && !name.startsWith('kubernetes.io/')) names.add(name);
+      }
+    }
+  }
+  return [...names];
+}
