@@ -27,10 +27,12 @@ describe('objects a dry run cannot judge before the set is written', () => {
     assert.equal(needsSetWrittenFirst(binding('ClusterRole', 'reader'), created, []), false);
   });
 
-  it('a Pod of a ServiceAccount the set creates; not one of another account or of the default one', () => {
+  it('a Pod of a ServiceAccount the set creates, the default one included; not one of another account', () => {
     assert.equal(needsSetWrittenFirst(pod('worker'), created, []), true);
     assert.equal(needsSetWrittenFirst(pod('builder'), created, []), false);
     assert.equal(needsSetWrittenFirst(pod(), created, []), false);
+    const defaultAccount = { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default', namespace: ns } };
+    assert.equal(needsSetWrittenFirst(pod(), new Set([identityOf(defaultAccount)]), []), true);
   });
 
   it('an object of a kind a CRD of the set defines; not a same-named kind of another group', () => {

@@ -23,8 +23,10 @@ export function needsSetWrittenFirst(obj: KubeObject, created: ReadonlySet<strin
     }
   }
   if (group === '' && obj.kind === 'Pod') {
-    const account = (obj.spec as { serviceAccountName?: string } | undefined)?.serviceAccountName;
-    if (account) return created.has(identityOf({ apiVersion: 'v1', kind: 'ServiceAccount', namespace, name: account }));
+    // A pod that names no account runs as `default`, which a set may create too (a new namespace's).
+    const spec = obj.spec as { serviceAccountName?: string; serviceAccount?: string } | undefined;
+    const account = spec?.serviceAccountName || spec?.serviceAccount || 'default';
+    return created.has(identityOf({ apiVersion: 'v1', kind: 'ServiceAccount', namespace, name: account }));
   }
   return crds.some((crd) => {
     const spec = crd.spec as { group?: string; names?: { kind?: string } } | undefined;

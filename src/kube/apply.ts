@@ -9,9 +9,10 @@
 //
 // Before a new set's first write, `dryRunWrites` lets the API server judge every object that
 // would be written (validation, CEL rules, admission) without persisting any: a refusal then
-// leaves nothing half-applied.
+// leaves nothing half-applied. What a dry run cannot judge (apply-dependencies.ts) is refused, if
+// at all, at its real write; `undoCreated` then deletes what that apply had created.
 import { createHash } from 'node:crypto';
-import type { KubeClient } from './client.js';
+import type { ObjectClient } from './object-client.js';
 import { needsSetWrittenFirst } from './apply-dependencies.js';
 import { applyGroups, applyRank } from './apply-order.js';
 import { NotFoundError } from './errors.js';
@@ -56,6 +57,12 @@ export interface ApplySetOptions {
    * "unchanged" from them instead of reading again (a stale answer costs what a stale cache does).
    */
   live?: LiveObjects;
+  /**
+   * When a write fails part-way, delete the objects this apply created (action `created`,
+   * dependents first) before the error is thrown, so the set leaves no new objects behind.
+   * Best effort: one that cannot be deleted stays (labelled, for prune). Objects it changed stay changed.
+   */
+  undoCreated?: boolean;
 }
 
 export interface PruneOptions {
@@ -86,25 +93,33 @@ export interface ApplierOptions {
 export class Applier {
   readonly hashAnnotation: string;
 
-  constructor(private readonly client: KubeClient, private readonly options: ApplierOptions = {}) {
+  constructor(private readonly client: ObjectClient, private readonly options: ApplierOptions = {}) {
     this.hashAnnotation = options.hashAnnotation ?? `${client.fieldManager}/applied-hash`;
   }
 
   /**
    * Applies `objects` with server-side apply (field manager of the client, force), in
    * dependency order, objects of one rank in parallel. Objects already as desired are not
-   * written. Stops at the first error (later ranks are not applied, earlier ones stay: for all
-   * or nothing, `dryRunWrites` first).
+   * written. Stops at the first error (later ranks are not applied, earlier ones stay unless
+   * `undoCreated`: for all or nothing, `dryRunWrites` first).
    */
   async apply(objects: readonly KubeObject[], options: ApplySetOptions = {}): Promise<ApplyResult[]> {
     const prepared = this.prepareSet(objects, options.ownership);
     const results: ApplyResult[] = [];
-    for (const group of applyGroups(prepared)) {
-      const applied = await Promise.all(group.map((obj) => this.applyOne(obj, options)));
-      results.push(...applied);
-      // Objects of a new or changed CRD can only be applied once it serves them.
-      const crds = applied.filter((r) => isCrd(r.ref) && r.action !== 'unchanged');
-      if (!options.dryRun) await Promise.all(crds.map((r) => this.waitEstablished(r.object)));
+    try {
+      for (const group of applyGroups(prepared)) {
+        const outcomes = await Promise.allSettled(group.map((obj) => this.applyOne(obj, options)));
+        const applied = outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
+        results.push(...applied);
+        const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+        if (failed) throw failed.reason;
+        // Objects of a new or changed CRD can only be applied once it serves them.
+        const crds = applied.filter((r) => isCrd(r.ref) && r.action !== 'unchanged');
+        if (!options.dryRun) await Promise.all(crds.map((r) => this.waitEstablished(r.object)));
+      }
+    } catch (err) {
+      if (options.undoCreated && !options.dryRun) await this.deleteCreated(results);
+      throw err;
     }
     return results;
   }
@@ -174,6 +189,14 @@ export class Applier {
       }
     }
     return deleted;
+  }
+
+  /** Deletes what an apply created, the reverse of the apply order; exactly those objects (uid), and none that fail to go. */
+  private async deleteCreated(results: readonly ApplyResult[]): Promise<void> {
+    const created = results.filter((r) => r.action === 'created').reverse();
+    for (const { ref, object } of created) {
+      await this.client.delete(ref, { preconditions: { uid: object.metadata.uid } }).catch(() => undefined);
+    }
   }
 
   /** The hash `apply` records for this manifest (after the ownership label is added). */
