@@ -58,6 +58,7 @@ describe('PreviewEnvironmentChart', () => {
       'ResourceQuota/preview-quota',
       'LimitRange/preview-defaults',
       'NetworkPolicy/preview-isolation',
+      'ServiceAccount/default',
       'Algorithm/recommendation-engine',
       'ConfigMap/recommendation-engine-env',
       'Algorithm/ranking-api',
@@ -111,6 +112,12 @@ describe('PreviewEnvironmentChart', () => {
     assert.deepEqual(find(objects, 'LimitRange', 'preview-defaults').spec.limits, [{
       type: 'Container', defaultRequest: { cpu: '100m', memory: '128Mi' }, default: { cpu: '500m', memory: '512Mi' },
     }]);
+  });
+
+  it('renders the namespace\'s default ServiceAccount without token automount (pods that mention none run as it)', () => {
+    const account = find(objects, 'ServiceAccount', 'default');
+    assert.equal(account.automountServiceAccountToken, false);
+    assert.equal(account.metadata.namespace, 'pr-42-reco-5f1d2c');
   });
 
   it('denies all traffic but same-namespace, the ingress controller and DNS', () => {
@@ -220,7 +227,7 @@ describe('PreviewEnvironmentChart', () => {
 
   it('renders no Ingress or Certificate when nothing is exposed', () => {
     const quiet = render({ config: { algorithms: [{ name: 'batch', image: 'batch:1', expose: false }] } });
-    assert.deepEqual(quiet.map((o) => o.kind), ['Namespace', 'ResourceQuota', 'LimitRange', 'NetworkPolicy', 'Algorithm']);
+    assert.deepEqual(quiet.map((o) => o.kind), ['Namespace', 'ResourceQuota', 'LimitRange', 'NetworkPolicy', 'ServiceAccount', 'Algorithm']);
   });
 
   it('labels what a repository\'s main.ts adds, routes it, and keeps ownership labels authoritative', () => {

@@ -1,4 +1,4 @@
-import { JsonPatch } from 'cdk8s';
+import { JsonPatch, type ApiObject } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-33';
 import { Construct } from 'constructs';
 
@@ -83,8 +83,10 @@ function quantities(values: Readonly<Record<string, string>>): Record<string, k8
 
 /**
  * The namespace of a preview: Pod Security labels, a ResourceQuota `preview-quota`, a
- * LimitRange `preview-defaults` and a NetworkPolicy `preview-isolation` that denies all
- * traffic except within the namespace, from the ingress controller and to cluster DNS.
+ * LimitRange `preview-defaults`, a NetworkPolicy `preview-isolation` that denies all
+ * traffic except within the namespace, from the ingress controller and to cluster DNS, and
+ * the `default` ServiceAccount without token automount (pods that name no ServiceAccount and do
+ * not mention `automountServiceAccountToken` run as it, and would otherwise get its API token).
  */
 export class PreviewNamespace extends Construct {
   public readonly name: string;
@@ -92,6 +94,7 @@ export class PreviewNamespace extends Construct {
   public readonly resourceQuota: k8s.KubeResourceQuota;
   public readonly limitRange: k8s.KubeLimitRange;
   public readonly networkPolicy: k8s.KubeNetworkPolicy;
+  public readonly defaultServiceAccount: k8s.KubeServiceAccount;
 
   constructor(scope: Construct, id: string, props: PreviewNamespaceProps) {
     super(scope, id);
@@ -174,5 +177,16 @@ export class PreviewNamespace extends Construct {
         ],
       },
     });
+
+    // Created by the cluster in every namespace; applied over, so that it mounts no token.
+    this.defaultServiceAccount = new k8s.KubeServiceAccount(this, 'DefaultServiceAccount', {
+      metadata: { name: 'default', namespace: props.name },
+      automountServiceAccountToken: false,
+    });
+  }
+
+  /** The namespace's guards, which only the operator renders: everything but the Namespace object itself. */
+  public get guards(): ApiObject[] {
+    return [this.resourceQuota, this.limitRange, this.networkPolicy, this.defaultServiceAccount];
   }
 }

@@ -4,7 +4,8 @@
 //   deleted?  → report destroyed (or expired) → delete the namespace → wait until gone → drop the finalizer
 //   Expired at this head SHA and torn down? → nothing (zero writes)
 //   finalizer → per-repository cap (else Queued) → TTL (else Expired: namespace deleted, object kept)
-//   → guards put back where they drifted (watched: a deleted or edited one wakes its environment)
+//   → guards put back where they drifted (watched: a deleted or edited one — the Namespace's own
+//   labels and annotations, the NetworkPolicy, ResourceQuota, LimitRange, the default ServiceAccount — wakes its environment)
 //   → wait for CI on a new head SHA (optional checks gate; the deployed SHA keeps serving)
 //   → render at the head SHA (cached per generation and SHA) → policy → Namespace (owned by the
 //   PreviewEnvironment) → a new rendering dry-run as a whole on the server (a refusal applies
@@ -69,13 +70,22 @@ const namespaceKind: KindRef = { apiVersion: 'v1', kind: 'Namespace' };
 const algorithmKind: KindRef = { apiVersion: 'ai.alien6.io/v1', kind: 'Algorithm' };
 const databaseKind: KindRef = { apiVersion: 'mycompany.com/v1', kind: 'Database' };
 const ingressKind: KindRef = { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress' };
-/** The namespace guards, cached so that an unchanged reconcile reads none of them from the API server. */
+/**
+ * The namespace guards, cached so that an unchanged reconcile reads none of them from the API server
+ * (ServiceAccounts: the `default` one is a guard; the repository's own are cached alongside).
+ */
 const guardCacheKinds: KindRef[] = [
   { apiVersion: 'v1', kind: 'ResourceQuota' }, { apiVersion: 'v1', kind: 'LimitRange' }, { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy' },
+  { apiVersion: 'v1', kind: 'ServiceAccount' },
 ];
 const certificateKind: KindRef = { apiVersion: 'cert-manager.io/v1', kind: 'Certificate' };
 /** The namespace's guards, pruned with the rest though no repository may render them. */
 const guardKinds: GroupKind[] = [{ group: '', kind: 'ResourceQuota' }, { group: '', kind: 'LimitRange' }, { group: 'networking.k8s.io', kind: 'NetworkPolicy' }];
+/** The namespace's guards as the operator renders them (render-preview.ts): those kinds, and the `default` ServiceAccount. */
+function isGuard(obj: KubeObject): boolean {
+  if (obj.apiVersion === 'v1' && obj.kind === 'ServiceAccount') return obj.metadata.name === 'default';
+  return guardKinds.some((g) => g.kind === obj.kind && g.group === groupOf(obj.apiVersion));
+}
 /** Versions of the kinds the default allow-list names; other groups' preferred version comes from discovery. */
 const knownVersions: Record<string, string> = {
   '': 'v1', apps: 'apps/v1', batch: 'batch/v1', autoscaling: 'autoscaling/v2', policy: 'policy/v1',
@@ -294,8 +304,8 @@ class PreviewEnvironmentReconciler implements Reconciler {
   private readonly renders = new Map<string, { key: string; outcome: RenderOutcome }>();
   /** The rendering whose leftovers were last pruned, per environment. */
   private readonly pruned = new Map<string, string>();
-  /** The rendering last applied in full, per environment: a new one is dry-run first; its guards are kept as applied. */
-  private readonly applied = new Map<string, { key: string; objects: readonly KubeObject[] }>();
+  /** The rendering last applied in full, per environment: a new one is dry-run first; its guards (and Namespace) are kept as applied. */
+  private readonly applied = new Map<string, { key: string; namespace: KubeObject; objects: readonly KubeObject[] }>();
   /** A rendering the API server refused in its dry run, per environment: not dry-run again before `refusalRecheckMs`. */
   private readonly refusals = new Map<string, { key: string; failure: Failure; at: number }>();
   private readonly preferredVersions = new Map<string, string>();
@@ -349,9 +359,10 @@ class PreviewEnvironmentReconciler implements Reconciler {
   }
 
   /**
-   * The environment of a guard (NetworkPolicy, ResourceQuota, LimitRange) that is no longer as
-   * last applied — deleted, edited, its label removed — so that its reconcile puts it back.
-   * Our own writes, and guards of a rendering not applied yet, wake nothing.
+   * The environment of a guard (NetworkPolicy, ResourceQuota, LimitRange, the default
+   * ServiceAccount) that is no longer as last applied — deleted, edited, its label removed — so
+   * that its reconcile puts it back. Our own writes, other ServiceAccounts, and guards of a
+   * rendering not applied yet, wake nothing. (The Namespace wakes its owner through `owns`.)
    */
   driftedGuard(informer: Informer<KubeObject>, obj: KubeObject): string[] {
     const name = obj.metadata.labels?.[environmentLabel];
@@ -359,7 +370,7 @@ class PreviewEnvironmentReconciler implements Reconciler {
     if (!name || !applied) return [];
     const ref = { ...refOf(obj), apiVersion: informer.kind.apiVersion, kind: informer.kind.kind };
     const desired = applied.objects.find((o) => identityOf(o) === identityOf(ref));
-    if (!desired) return [];
+    if (!desired || !isGuard(desired)) return [];
     const live = informer.get(`${ref.namespace}/${ref.name}`);
     return live && this.applier.isApplied({ ...live, ...informer.kind }, desired, { label: environmentLabel, value: name }) ? [] : [name];
   }
@@ -556,14 +567,20 @@ class PreviewEnvironmentReconciler implements Reconciler {
       const checked = this.applied.get(name)?.key === key ? undefined : await this.dryRunRendering(env, key, rendered, ownership, fresh);
       if (checked && 'refused' in checked) return checked.refused;
       if (liveNamespace) await this.applier.apply([namespace], { ownership });
-      await this.applier.apply(rendered.objects, { ownership, fresh, live: checked?.live });
-      this.applied.set(name, { key, objects: rendered.objects });
+      // What the dry run could not judge may still be refused: the objects this apply created go again.
+      await this.applier.apply(rendered.objects, { ownership, fresh, live: checked?.live, undoCreated: true });
+      this.applied.set(name, { key, namespace, objects: rendered.objects });
       this.refusals.delete(name);
       return undefined;
     } catch (err) {
       const rejected = describeRejection(err);
       if (!rejected) throw err;
-      return rejected;
+      // Refused at a real write (what the dry run could not judge): what it created is gone again,
+      // and like a dry run's refusal it is not tried again before `refusalRecheckMs`.
+      const undone = `${rendered.sha.slice(0, 12)} is not applied (what it created was deleted again)`;
+      const failure = { ...rejected, message: `${rejected.message}; ${undone}` };
+      this.refusals.set(name, { key, failure, at: this.clock.now() });
+      return failure;
     }
   }
 
@@ -591,16 +608,17 @@ class PreviewEnvironmentReconciler implements Reconciler {
   }
 
   /**
-   * Puts the namespace's guards back as last applied where they drifted (the cache tells, so
-   * this reads nothing while they are intact). Only in a namespace this environment controls, and
-   * only once this process applied a rendering to it (after a restart: from its first apply).
+   * Puts the Namespace (its labels and annotations: Pod Security, ownership) and its guards back
+   * as last applied where they drifted (the cache tells, so this reads nothing while they are
+   * intact; a Namespace that lost its label is read). Only in a namespace this environment
+   * controls, and only once this process applied a rendering to it (after a restart: from its first apply).
    */
   private async repairGuards(env: EnvironmentObject): Promise<void> {
     const name = env.metadata.name!;
     const applied = this.applied.get(name);
-    const namespace = this.informers.namespaces.get(name);
+    const namespace = applied && (await this.liveNamespace(name));
     if (!applied || !namespace || namespace.metadata.deletionTimestamp || !isControlledBy(namespace, env)) return;
-    const guards = applied.objects.filter((o) => guardKinds.some((g) => g.kind === o.kind && g.group === groupOf(o.apiVersion)));
+    const guards = [applied.namespace, ...applied.objects.filter((o) => isGuard(o))];
     const results = await this.applier.apply(guards, { ownership: { label: environmentLabel, value: name } });
     const repaired = results.filter((r) => r.action !== 'unchanged').map((r) => `${r.ref.kind}/${r.ref.name}`);
     if (repaired.length > 0) this.logger.info({ environment: name, repaired }, 'guards put back');

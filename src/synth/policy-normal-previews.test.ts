@@ -33,7 +33,7 @@ function exampleObjects(tls: boolean): Manifest[] {
   const ns = chart.previewNamespace;
   const operator: InProcessRendering = {
     manifests: chart.toJson(),
-    guards: new Set([ns.namespace, ns.resourceQuota, ns.limitRange, ns.networkPolicy].map((o) => `${o.kind}/${o.name}`)),
+    guards: new Set([ns.namespace, ...ns.guards].map((o) => `${o.kind}/${o.name}`)),
     url: chart.url,
   };
   return splitRendering(operator, operator.manifests, identity.namespace).objects;

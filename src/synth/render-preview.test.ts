@@ -36,12 +36,14 @@ describe('rendering a preview in the operator', () => {
   it('the namespace and its guards always come from the operator\'s rendering; a repository\'s versions are dropped', () => {
     const identity = previewIdentity('pr-42-x', spec, config, spec.pullRequest.headSha, settings.domain);
     const operator = renderPreviewInProcess(previewChartProps(identity, spec, config, settings));
-    const tampered: Manifest[] = operator.manifests.map((m) => (m.kind === 'ResourceQuota' ? { ...m, spec: { hard: { 'limits.cpu': '1000' } } } : m));
+    const tampered: Manifest[] = operator.manifests.map((m) => (m.kind === 'ResourceQuota' ? { ...m, spec: { hard: { 'limits.cpu': '1000' } } } : m))
+      .map((m) => (m.kind === 'ServiceAccount' ? { ...m, automountServiceAccountToken: true } : m));
     tampered.push({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'preview-quota', namespace: 'pr-42-x' } });
     const split = splitRendering(operator, tampered, 'pr-42-x');
     assert.equal(split.namespace.kind, 'Namespace');
-    assert.deepEqual(split.guards.map((m) => m.kind).sort(), ['LimitRange', 'NetworkPolicy', 'ResourceQuota']);
+    assert.deepEqual(split.guards.map((m) => m.kind).sort(), ['LimitRange', 'NetworkPolicy', 'ResourceQuota', 'ServiceAccount']);
     assert.equal((split.guards.find((m) => m.kind === 'ResourceQuota')!.spec as { hard: Record<string, string> }).hard['limits.cpu'], '8');
+    assert.equal(split.guards.find((m) => m.kind === 'ServiceAccount')!.automountServiceAccountToken, false, 'the default ServiceAccount is the operator\'s');
     assert.deepEqual(split.objects.map((m) => `${m.kind}/${m.metadata.name}`).sort(), [
       'Algorithm/api', 'Certificate/preview-tls', 'ConfigMap/preview-quota', 'Ingress/preview',
     ]);

@@ -1,8 +1,8 @@
 // A preview's configuration → its manifests, in the operator's process (pure and fast), and the
 // split every rendering goes through before the policy: the namespace and its guards (quota,
-// container defaults, network isolation) always come from this in-process rendering — the
-// operator's, not the repository's — and everything else is the environment's own objects,
-// which the policy then checks.
+// container defaults, network isolation, the tokenless `default` ServiceAccount) always come
+// from this in-process rendering — the operator's, not the repository's — and everything else
+// is the environment's own objects, which the policy then checks.
 import { App } from 'cdk8s';
 import {
   PreviewEnvironmentChart, previewHostname,
@@ -58,7 +58,7 @@ export function previewChartProps(identity: PreviewIdentity, spec: PreviewEnviro
 
 export interface InProcessRendering {
   manifests: Manifest[];
-  /** `Kind/name` of the namespace's guards (Namespace, ResourceQuota, LimitRange, NetworkPolicy). */
+  /** `Kind/name` of the namespace's guards (Namespace, ResourceQuota, LimitRange, NetworkPolicy, ServiceAccount default). */
   guards: Set<string>;
   /** Where the environment serves, when anything is routed. */
   url: string | undefined;
@@ -68,14 +68,14 @@ export interface InProcessRendering {
 export function renderPreviewInProcess(props: PreviewEnvironmentChartProps): InProcessRendering {
   const chart = new PreviewEnvironmentChart(new App(), 'preview', props);
   const ns = chart.previewNamespace;
-  const guards = new Set([ns.namespace, ns.resourceQuota, ns.limitRange, ns.networkPolicy].map((o) => `${o.kind}/${o.name}`));
+  const guards = new Set([ns.namespace, ...ns.guards].map((o) => `${o.kind}/${o.name}`));
   return { manifests: chart.toJson(), guards, url: chart.ingress ? chart.url : undefined };
 }
 
 export interface SplitRendering {
   /** The environment's Namespace object (applied first, owned by the PreviewEnvironment). */
   namespace: Manifest;
-  /** ResourceQuota, LimitRange, NetworkPolicy of the operator's rendering. */
+  /** ResourceQuota, LimitRange, NetworkPolicy, the default ServiceAccount of the operator's rendering. */
   guards: Manifest[];
   /** The environment's own objects (what the policy checks). */
   objects: Manifest[];

@@ -199,6 +199,8 @@ test('namespaces: an unlabelled one is not created, labelled afterwards or delet
 test('in a preview namespace: a Role that would lift the guards or reach RBAC is refused', async () => {
   // Each grants only what the operator holds, so RBAC's escalation check would let it through.
   const rules = [
+    // Bound inside the namespace, it authorises requests for the Namespace itself: its Pod Security label, its ownership.
+    { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'patch'] },
     { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['delete'] },
     { apiGroups: [''], resources: ['resourcequotas'], verbs: ['patch'] },
     { apiGroups: [''], resources: ['limitranges'], verbs: ['delete'] },
@@ -206,7 +208,7 @@ test('in a preview namespace: a Role that would lift the guards or reach RBAC is
   ];
   for (const rule of rules) {
     await refusedByPolicy(post(operator, `${rbacApi}/namespaces/${preview}/roles`, role('lift', preview, [rule])),
-      /may not write Role .*\/lift: its rules touch networkpolicies, resourcequotas, limitranges or rbac\.authorization\.k8s\.io/);
+      /may not write Role .*\/lift: its rules touch namespaces, networkpolicies, resourcequotas, limitranges or rbac\.authorization\.k8s\.io/);
   }
 });
 
@@ -301,9 +303,15 @@ async function applyPreview(applier: Applier, env: KubeObject): Promise<KubeObje
   const owned = { ...namespaceObject!, metadata: { ...namespaceObject!.metadata, ownerReferences: [controllerReference(env)] } };
   await applier.apply([owned], { ownership: { label: ownership, value: name } });
   cleanups.push(() => kubeRequest(admin, 'DELETE', `/api/v1/namespaces/${name}`));
+  // The cluster makes the namespace's default ServiceAccount; the operator's apply then patches it (no token automount).
+  const defaultAccount = `/api/v1/namespaces/${name}/serviceaccounts/default`;
+  await waitFor('the default ServiceAccount', () => kubeRequest(admin, 'GET', defaultAccount).then(() => true, () => false));
   const applied = await applier.apply(objects, { ownership: { label: ownership, value: name }, fresh: true });
-  const guards = applied.map((r) => r.ref.kind).filter((k) => ['ResourceQuota', 'LimitRange', 'NetworkPolicy'].includes(k));
-  assert.deepEqual(guards.sort(), ['LimitRange', 'NetworkPolicy', 'ResourceQuota']);
+  const guards = applied.map((r) => r.ref.kind).filter((k) => ['ResourceQuota', 'LimitRange', 'NetworkPolicy', 'ServiceAccount'].includes(k));
+  assert.deepEqual(guards.sort(), ['LimitRange', 'NetworkPolicy', 'ResourceQuota', 'ServiceAccount']);
+  // The namespace's default ServiceAccount (made by the cluster, or by this apply first) is the operator's to patch.
+  const account = (await kubeRequest(admin, 'GET', defaultAccount)) as { automountServiceAccountToken?: boolean };
+  assert.equal(account.automountServiceAccountToken, false);
   return applied.map((r) => r.object);
 }
 

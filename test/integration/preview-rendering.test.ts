@@ -71,7 +71,7 @@ describe('rendering an environment from a repository', () => {
       'Algorithm/ranking-api', 'Algorithm/ranking-worker', 'Algorithm/recommendation-engine',
       'Certificate/preview-tls', 'ConfigMap/ranking-api-env', 'ConfigMap/ranking-fixtures', 'ConfigMap/ranking-worker-env',
       'ConfigMap/recommendation-engine-env', 'Database/myapp-db', 'Ingress/preview', 'LimitRange/preview-defaults',
-      'NetworkPolicy/preview-isolation', 'ResourceQuota/preview-quota',
+      'NetworkPolicy/preview-isolation', 'ResourceQuota/preview-quota', 'ServiceAccount/default',
     ]);
     assert.ok(rendered.objects.every((o) => o.metadata.namespace === 'pr-1-reco'));
     const fixtures = rendered.objects.find((o) => o.metadata.name === 'ranking-fixtures')!;
