@@ -5,8 +5,8 @@
 import type { PreviewConfig, PreviewEnvironmentSpec, Manifest } from '../constructs/index.js';
 import { validatePreviewConfig } from '../src/synth/preview-config-validation.js';
 import { previewYaml } from '../test/support/preview-yaml.js';
-import { AllowedKinds, defaultAllowedKinds } from '../src/synth/policy-allowed-kinds.js';
-import { checkRenderedObjects } from '../src/synth/policy-rendered-objects.js';
+import { AllowedKinds, defaultAllowedKinds } from '../src/synth/guard-allowed-kinds.js';
+import { checkRenderedObjects } from '../src/synth/guard-rendered-objects.js';
 import { previewChartProps, previewIdentity, renderPreviewInProcess, splitRendering, type PreviewRenderSettings } from '../src/synth/render-preview.js';
 
 export const benchDomain = 'preview.bench.example';

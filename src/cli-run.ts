@@ -32,7 +32,7 @@ import { OperatorMetrics } from './server/metrics.js';
 import { startServer, type RunningServer } from './server/start-server.js';
 import { checksRequirement, effectivePolicy } from './policy/policy-config.js';
 import type { RepositoryFacts } from './policy/pull-request-facts.js';
-import { AllowedKinds } from './synth/policy-allowed-kinds.js';
+import { AllowedKinds } from './synth/guard-allowed-kinds.js';
 import type { PreviewRenderSettings } from './synth/render-preview.js';
 import { sandboxRunnerFor } from './synth/sandbox-remote.js';
 import type { SandboxRunner } from './synth/sandbox.js';

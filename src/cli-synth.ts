@@ -17,7 +17,7 @@ import { RepositoryCache } from './git/repository-cache.js';
 import { Semaphore } from './kube/semaphore.js';
 import { environmentName } from './intake/pull-request-environment-name.js';
 import { effectivePolicy } from './policy/policy-config.js';
-import { AllowedKinds } from './synth/policy-allowed-kinds.js';
+import { AllowedKinds } from './synth/guard-allowed-kinds.js';
 import { sandboxRunnerFor } from './synth/sandbox-remote.js';
 
 const run = promisify(execFile);

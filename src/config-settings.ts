@@ -16,7 +16,7 @@ export interface SettingSpec {
   description: string;
 }
 
-import { defaultAllowedKinds } from './synth/policy-allowed-kinds.js';
+import { defaultAllowedKinds } from './synth/guard-allowed-kinds.js';
 import { defaultOutputLimits } from './synth/rendered-output-limits.js';
 
 const env = (flag: string) => `PREVIEW_OPERATOR_${flag.toUpperCase().replace(/-/g, '_')}`;

@@ -10,11 +10,11 @@ import type { GitHubAuth } from './github/octokit-factory.js';
 import { parseDuration, ttlProblem } from './policy/budgets.js';
 import type { PolicyConfig } from './policy/policy-config.js';
 import { resolvePolicyConfig, validatePolicyConfig } from './policy/policy-validation.js';
-import { AllowedKinds } from './synth/policy-allowed-kinds.js';
-import { ingressAnnotationSettingProblem } from './synth/policy-ingress-annotations.js';
-import { optionalServiceTypes, type OptionalServiceType } from './synth/policy-network-exposure.js';
-import type { PodSecurityLevel } from './synth/policy-pod-security.js';
-import type { RenderPolicySettings } from './synth/policy-rendered-objects.js';
+import { AllowedKinds } from './synth/guard-allowed-kinds.js';
+import { ingressAnnotationSettingProblem } from './synth/guard-ingress-annotations.js';
+import { optionalServiceTypes, type OptionalServiceType } from './synth/guard-network-exposure.js';
+import type { PodSecurityLevel } from './synth/guard-pod-security.js';
+import type { RenderPolicySettings } from './synth/guard-rendered-objects.js';
 import { controllerNames, settings, type ControllerName, type SettingSpec } from './config-settings.js';
 import { logLevels, type LogLevel } from './logger.js';
 

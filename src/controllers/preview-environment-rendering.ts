@@ -14,9 +14,9 @@ import type { Semaphore } from '../kube/semaphore.js';
 import { isTrusted } from '../policy/trust.js';
 import type { TrustPolicy } from '../policy/policy-config.js';
 import type { PullRequestFacts } from '../policy/pull-request-facts.js';
-import type { AllowedKinds } from '../synth/policy-allowed-kinds.js';
-import { checkRenderedObjects, formatPolicyViolations, type PolicyViolation, type RenderPolicySettings } from '../synth/policy-rendered-objects.js';
-import { mergeUntrustedConfig } from '../synth/policy-untrusted-config.js';
+import type { AllowedKinds } from '../synth/guard-allowed-kinds.js';
+import { checkRenderedObjects, formatPolicyViolations, type PolicyViolation, type RenderPolicySettings } from '../synth/guard-rendered-objects.js';
+import { mergeUntrustedConfig } from '../synth/untrusted-config.js';
 import {
   previewChartProps, previewIdentity, renderPreviewInProcess, splitRendering, type PreviewRenderSettings,
 } from '../synth/render-preview.js';

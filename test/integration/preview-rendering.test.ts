@@ -17,7 +17,7 @@ import { createGitHubClients } from '../../src/github/octokit-factory.js';
 import { GitHubPreviewFiles } from '../../src/github/preview-files-api.js';
 import { Semaphore } from '../../src/kube/semaphore.js';
 import { defaultPolicySettings } from '../../src/policy/policy-config.js';
-import { AllowedKinds } from '../../src/synth/policy-allowed-kinds.js';
+import { AllowedKinds } from '../../src/synth/guard-allowed-kinds.js';
 import { Sandbox } from '../../src/synth/sandbox.js';
 import { PullRequestDriver } from '../github-emulator/pull-requests.js';
 import { startTestEmulator } from '../github-emulator/test-emulator.js';

@@ -10,8 +10,8 @@ import { exampleChart, exampleIdentity } from '../../examples/example-preview.js
 import {
   kplus, renderAlgorithmWorkloads, renderDatabaseWorkloads, type AlgorithmSpec, type DatabaseSpec, type Manifest,
 } from '../../constructs/index.js';
-import { AllowedKinds } from './policy-allowed-kinds.js';
-import { checkRenderedObjects, formatPolicyViolations, type RenderPolicy } from './policy-rendered-objects.js';
+import { AllowedKinds } from './guard-allowed-kinds.js';
+import { checkRenderedObjects, formatPolicyViolations, type RenderPolicy } from './guard-rendered-objects.js';
 import { splitRendering, type InProcessRendering } from './render-preview.js';
 
 const identity = exampleIdentity();

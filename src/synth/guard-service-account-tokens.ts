@@ -4,8 +4,8 @@
 // operator allows them: long-lived token Secrets always, automounted and projected tokens
 // unless `allowTokenAutomount`.
 import type { Manifest } from '../../constructs/index.js';
-import { asObject, asObjects } from './policy-json.js';
-import type { RenderPolicy, Violate } from './policy-rendered-objects.js';
+import { asObject, asObjects } from './guard-json.js';
+import type { RenderPolicy, Violate } from './guard-rendered-objects.js';
 
 const tokenSecretType = 'kubernetes.io/service-account-token';
 /** Annotations the token controller fills a Secret for, whatever its type. */

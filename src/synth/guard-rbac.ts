@@ -6,9 +6,9 @@
 // `namespaces` is a guard too: a request for the Namespace object itself is authorised by the
 // RoleBindings inside it, so a Role there could lift its Pod Security label or its ownership.
 import type { Manifest } from '../../constructs/index.js';
-import { asObject, asObjects, asStrings } from './policy-json.js';
-import type { RenderPolicy, Violate } from './policy-rendered-objects.js';
-import { checkRoleBindingFields } from './policy-object-fields.js';
+import { asObject, asObjects, asStrings } from './guard-json.js';
+import type { RenderPolicy, Violate } from './guard-rendered-objects.js';
+import { checkRoleBindingFields } from './guard-object-fields.js';
 
 /** Refused for every verb: the namespace itself and its guards, RBAC itself, and minting tokens. */
 const guardResources = new Set([

@@ -7,8 +7,8 @@
 // itself: tolerations of the two node conditions every pod gets (DefaultTolerationSeconds), which
 // only delay an eviction, and of the extended resources the pod requests, such as
 // `nvidia.com/gpu` (ExtendedResourceToleration) — the namespace's quota bounds those.
-import { asObject, asObjects } from './policy-json.js';
-import type { RenderPolicy, Violate } from './policy-rendered-objects.js';
+import { asObject, asObjects } from './guard-json.js';
+import type { RenderPolicy, Violate } from './guard-rendered-objects.js';
 
 /** Tolerated by every pod for a while anyway: allowed, with effect NoExecute, whatever the setting. */
 const nodeConditionKeys = new Set(['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable']);

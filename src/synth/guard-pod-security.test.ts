@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { checkPodSecurity, podTemplateOf } from './policy-pod-security.js';
+import { checkPodSecurity, podTemplateOf } from './guard-pod-security.js';
 
 const restrictedContainer = {
   name: 'app',

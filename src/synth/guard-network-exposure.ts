@@ -2,9 +2,9 @@
 // more), no DNS aliases, no intercepted addresses; Ingresses served by the operator's
 // IngressClass, for the environment's own host, with harmless annotations only.
 import type { Manifest } from '../../constructs/index.js';
-import { defaultIngressAnnotations, ingressAnnotationProblem } from './policy-ingress-annotations.js';
-import { asObject, asObjects, isSet } from './policy-json.js';
-import type { RenderPolicy, Violate } from './policy-rendered-objects.js';
+import { defaultIngressAnnotations, ingressAnnotationProblem } from './guard-ingress-annotations.js';
+import { asObject, asObjects, isSet } from './guard-json.js';
+import type { RenderPolicy, Violate } from './guard-rendered-objects.js';
 
 /** Service types an operator may allow besides ClusterIP; ExternalName never. */
 export const optionalServiceTypes = ['LoadBalancer', 'NodePort'] as const;

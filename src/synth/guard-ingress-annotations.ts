@@ -5,7 +5,7 @@
 // any namespace, `server-alias` serves another host. So: a short allow-list of harmless tuning,
 // extended by the operator, and a list that no setting can allow.
 import { ownershipAnnotationKeys } from '../../constructs/ownership.js';
-import { deniedAnnotation } from './policy-controller-annotations.js';
+import { deniedAnnotation } from './guard-controller-annotations.js';
 
 const nginx = 'nginx.ingress.kubernetes.io/';
 

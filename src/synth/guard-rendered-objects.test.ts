@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Manifest } from '../../constructs/index.js';
-import { AllowedKinds } from './policy-allowed-kinds.js';
-import { checkRenderedObjects, type RenderPolicy } from './policy-rendered-objects.js';
+import { AllowedKinds } from './guard-allowed-kinds.js';
+import { checkRenderedObjects, type RenderPolicy } from './guard-rendered-objects.js';
 
 const policy: RenderPolicy = {
   namespace: 'pr-7-app-1234',

@@ -4,9 +4,9 @@
 // one that copies data from another namespace reads it. Every claim spec is checked, wherever it
 // appears: a PersistentVolumeClaim, a StatefulSet's volumeClaimTemplates, a pod's ephemeral volumes.
 import type { Manifest } from '../../constructs/index.js';
-import { asObject, asObjects, isSet } from './policy-json.js';
-import { podTemplateOf } from './policy-pod-security.js';
-import type { RenderPolicy, Violate } from './policy-rendered-objects.js';
+import { asObject, asObjects, isSet } from './guard-json.js';
+import { podTemplateOf } from './guard-pod-security.js';
+import type { RenderPolicy, Violate } from './guard-rendered-objects.js';
 
 /** Every claim spec of an object, with its path. */
 function claimSpecsOf(object: Manifest): { spec: Record<string, unknown>; path: string }[] {

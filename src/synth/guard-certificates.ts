@@ -3,9 +3,9 @@
 // usually trusted wider than a preview: a CA certificate, a client certificate or a name other
 // than a DNS name under the host would let the author speak for someone else.
 import type { Manifest } from '../../constructs/index.js';
-import { asObject, asStrings, isSet } from './policy-json.js';
-import { withinHost } from './policy-network-exposure.js';
-import type { RenderPolicy, Violate } from './policy-rendered-objects.js';
+import { asObject, asStrings, isSet } from './guard-json.js';
+import { withinHost } from './guard-network-exposure.js';
+import type { RenderPolicy, Violate } from './guard-rendered-objects.js';
 
 /** Key usages of a TLS server certificate (cert-manager's names). */
 const serverUsages = new Set(['digital signature', 'key encipherment', 'key agreement', 'signing', 'server auth']);

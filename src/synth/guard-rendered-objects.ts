@@ -5,17 +5,17 @@
 // allowed kind that reaches past the environment (see PolicyRule), is refused. A rendering with
 // any violation is applied not at all.
 import type { Manifest } from '../../constructs/index.js';
-import { AllowedKinds, formatGroupKind, groupKindOf, isKnownClusterScoped } from './policy-allowed-kinds.js';
-import { checkCertificate } from './policy-certificates.js';
-import { deniedAnnotation } from './policy-controller-annotations.js';
-import { asObject } from './policy-json.js';
-import { checkIngress, checkService, type OptionalServiceType } from './policy-network-exposure.js';
-import { checkPodFields } from './policy-object-fields.js';
-import { checkPodSecurity, podTemplateOf, type PodSecurityLevel } from './policy-pod-security.js';
-import { checkRole, checkRoleBinding } from './policy-rbac.js';
-import { checkScheduling } from './policy-scheduling.js';
-import { checkPodTokens, checkSecret, checkServiceAccount } from './policy-service-account-tokens.js';
-import { checkVolumeClaims } from './policy-volume-claims.js';
+import { AllowedKinds, formatGroupKind, groupKindOf, isKnownClusterScoped } from './guard-allowed-kinds.js';
+import { checkCertificate } from './guard-certificates.js';
+import { deniedAnnotation } from './guard-controller-annotations.js';
+import { asObject } from './guard-json.js';
+import { checkIngress, checkService, type OptionalServiceType } from './guard-network-exposure.js';
+import { checkPodFields } from './guard-object-fields.js';
+import { checkPodSecurity, podTemplateOf, type PodSecurityLevel } from './guard-pod-security.js';
+import { checkRole, checkRoleBinding } from './guard-rbac.js';
+import { checkScheduling } from './guard-scheduling.js';
+import { checkPodTokens, checkSecret, checkServiceAccount } from './guard-service-account-tokens.js';
+import { checkVolumeClaims } from './guard-volume-claims.js';
 import { defaultOutputLimits, findOutputShapeProblem, type OutputLimit, type OutputLimits } from './rendered-output-limits.js';
 
 export type PolicyRule =

@@ -5,8 +5,8 @@
 // leave the rendering half-applied until the controller undoes it. Only what such objects
 // commonly get wrong is checked here, the way the API server's validation checks it.
 import type { Manifest } from '../../constructs/index.js';
-import { asObject, asObjects } from './policy-json.js';
-import type { Violate } from './policy-rendered-objects.js';
+import { asObject, asObjects } from './guard-json.js';
+import type { Violate } from './guard-rendered-objects.js';
 
 const dnsLabel = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const dnsSubdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;

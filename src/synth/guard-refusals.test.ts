@@ -3,9 +3,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Manifest } from '../../constructs/index.js';
-import { AllowedKinds } from './policy-allowed-kinds.js';
-import { ingressAnnotationSettingProblem } from './policy-ingress-annotations.js';
-import { checkRenderedObjects, formatPolicyViolations, type RenderPolicy } from './policy-rendered-objects.js';
+import { AllowedKinds } from './guard-allowed-kinds.js';
+import { ingressAnnotationSettingProblem } from './guard-ingress-annotations.js';
+import { checkRenderedObjects, formatPolicyViolations, type RenderPolicy } from './guard-rendered-objects.js';
 
 const namespace = 'pr-7-app-1234';
 const host = 'app-pr-7.preview.example.com';

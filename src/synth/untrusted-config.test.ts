@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { PreviewConfig } from '../../constructs/index.js';
-import { imageRepository, mergeUntrustedConfig } from './policy-untrusted-config.js';
+import { imageRepository, mergeUntrustedConfig } from './untrusted-config.js';
 
 const base: PreviewConfig = {
   version: 1,
