@@ -9,11 +9,11 @@ import type { Logger } from '../kube/logger.js';
 import { silentLogger } from '../kube/logger.js';
 import { conditionalRequests, type ConditionalRequestStats } from './octokit-conditional-requests.js';
 import { RateLimitObserver, rateLimitGuard, type RateLimitGuardOptions } from './octokit-rate-limit.js';
-import { retry } from './octokit-retry.js';
+import { retry, type RetryPolicy } from './octokit-retry.js';
 import { throttle } from './octokit-throttle.js';
 
 /** An Octokit with the REST methods, pagination, throttling, retries and the ETag cache. */
-export type GitHubClient = Octokit & { conditionalRequestStats: ConditionalRequestStats };
+export type GitHubClient = Octokit & { conditionalRequestStats: ConditionalRequestStats; retryPolicy: RetryPolicy };
 type ClientOptions = NonNullable<ConstructorParameters<typeof Octokit>[0]>;
 
 /** Order matters: the guard sits inside throttling/retry (sees every attempt), the ETag cache outside. */
@@ -54,7 +54,10 @@ export interface GitHubClientOptions {
     maxRetryAfterSeconds?: number;
   };
   retry?: {
-    /** Retries of a failed request (5xx, a failed connection; not client errors or rate limits), 1, 4, 9 s apart. Default 3. */
+    /**
+     * Retries of a failed request (5xx, a failed connection; not client errors or rate limits), 1, 4, 9 s apart. Default 3.
+     * Creates are never sent again blindly: after a lost answer the object is looked up first (octokit-create-once.ts).
+     */
     retries?: number;
     enabled?: boolean;
   };

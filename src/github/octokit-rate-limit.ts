@@ -69,7 +69,7 @@ export interface RateLimitGuardOptions {
   maxWaitSeconds: number;
 }
 
-interface HttpError {
+export interface HttpError {
   status?: number;
   message?: string;
   response?: { headers?: Record<string, unknown> };
@@ -79,21 +79,55 @@ interface HttpError {
 export function isRateLimited(err: unknown): boolean {
   if (err instanceof GitHubRateLimitedError) return true;
   const e = err as HttpError | undefined;
-  if (e?.status === 429) return true;
-  if (e?.status !== 403) return false;
-  return e.response?.headers?.['x-ratelimit-remaining'] === '0'
-    || e.response?.headers?.['retry-after'] !== undefined
-    || /\brate limit\b/i.test(e.message ?? '');
+  if (!e || typeof e !== 'object') return false;
+  return requestedWait(e) !== undefined || (e.status === 403 && /\brate limit\b/i.test(e.message ?? ''));
 }
 
-/** GitHub's secondary rate limit (403 or 429 saying so). */
-export const isSecondaryLimit = (error: HttpError) =>
-  (error.status === 403 || error.status === 429) && /\bsecondary rate\b/i.test(error.message ?? '');
+/** GitHub's secondary rate limit in its words (older GitHub Enterprise Servers speak of abuse detection). */
+const secondaryMessage = /\bsecondary rate\b|\babuse detection\b/i;
 
-/** How long a secondary limit asks to wait: its retry-after, or a minute without one, as GitHub advises. */
-export function secondaryLimitSeconds(headers: Record<string, unknown> | undefined): number {
-  const retryAfter = Number(headers?.['retry-after']);
-  return Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : 60;
+/**
+ * `retry-after` in seconds from `nowMs`: delay-seconds, or an HTTP date as some proxies send it
+ * (RFC 9110); undefined when absent or unreadable.
+ */
+export function retryAfterSeconds(value: unknown, nowMs: number): number | undefined {
+  if (typeof value !== 'string' || value.trim() === '') return undefined;
+  if (/^\s*\d+(?:\.\d+)?\s*$/.test(value)) return Number(value);
+  const at = Date.parse(value);
+  return Number.isFinite(at) ? Math.max(0, Math.ceil((at - nowMs) / 1000)) : undefined;
+}
+
+/** The wait GitHub asked of a credential by refusing one of its requests, and which limit asked. */
+export interface RequestedWait {
+  seconds: number;
+  /** `primary`: the hourly budget is used up (x-ratelimit-remaining: 0); `secondary`: any other limit. */
+  limit: 'primary' | 'secondary';
+  reason: string;
+}
+
+/**
+ * What a 403 or 429 asks, in GitHub's order: its `retry-after`, whatever the message says (a plain
+ * 429, a 403 from a proxy or an Enterprise Server); else, with `x-ratelimit-remaining: 0`, until one
+ * second past the reset; else, for a secondary limit or any 429, a minute, as GitHub advises.
+ * Undefined for any other refusal (a 403 for a missing permission).
+ */
+export function requestedWait(error: HttpError, nowMs = Date.now()): RequestedWait | undefined {
+  if (error.status !== 403 && error.status !== 429) return undefined;
+  const headers = error.response?.headers ?? {};
+  const secondary = secondaryMessage.test(error.message ?? '');
+  const exhausted = headers['x-ratelimit-remaining'] === '0';
+  const limit = exhausted && !secondary ? 'primary' : 'secondary';
+  const retryAfter = retryAfterSeconds(headers['retry-after'], nowMs);
+  if (retryAfter !== undefined) return { seconds: retryAfter, limit, reason: `${error.status} with retry-after: ${retryAfter}` };
+  if (exhausted && !secondary) {
+    const resetMs = (Number(headers['x-ratelimit-reset']) || 0) * 1000;
+    const seconds = Math.max(Math.ceil((resetMs - nowMs) / 1000) + 1, 0);
+    return { seconds, limit, reason: 'primary rate limit exhausted (x-ratelimit-remaining: 0)' };
+  }
+  if (secondary || error.status === 429) {
+    return { seconds: 60, limit: 'secondary', reason: `${error.status} without retry-after (a minute, as GitHub advises)` };
+  }
+  return undefined;
 }
 
 /** What the guard adds to a client: waiting out a pause GitHub asked for, before taking any turn. */
@@ -124,11 +158,14 @@ export const rateLimitGuard: OctokitPlugin = (octokit, options) => {
   };
 
   const waitOutRateLimitPause = async (): Promise<boolean> => {
-    const wait = pausedUntil - Date.now();
-    if (wait <= 0) return false;
-    if (wait > guard.maxWaitSeconds * 1000) throw new GitHubRateLimitedError(guard.client, new Date(pausedUntil), pauseReason);
-    await sleep(wait);
-    return true;
+    let waited = false;
+    // Again after each sleep: a timer may fire a little early, and the pause may have grown meanwhile.
+    for (let wait = pausedUntil - Date.now(); wait > 0; wait = pausedUntil - Date.now()) {
+      if (wait > guard.maxWaitSeconds * 1000) throw new GitHubRateLimitedError(guard.client, new Date(pausedUntil), pauseReason);
+      await sleep(wait);
+      waited = true;
+    }
+    return waited;
   };
 
   octokit.hook.wrap('request', async (request, requestOptions) => {
@@ -141,7 +178,9 @@ export const rateLimitGuard: OctokitPlugin = (octokit, options) => {
       const error = err as HttpError;
       const headers = error.response?.headers;
       observe(headers);
-      if (isSecondaryLimit(error)) pause(Date.now() + secondaryLimitSeconds(headers) * 1000, 'secondary rate limit');
+      // Retry-after on a 403 or 429 holds every request of the credential, whatever the message.
+      const wait = requestedWait(error);
+      if (wait) pause(Date.now() + wait.seconds * 1000, wait.reason);
       throw err;
     }
   });

@@ -1,11 +1,11 @@
 // The retry plugin against a real HTTP server: which failures are tried again, how often, after
-// how long.
+// how long, and which requests never are (a create whose answer was lost may have been performed).
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { Octokit } from '@octokit/rest';
-import { retry, type RetryOptions } from './octokit-retry.js';
+import { isIdempotent, isOutcomeUnknown, retry, type RetryOptions, type RetryPolicy } from './octokit-retry.js';
 
 const RetryingOctokit = Octokit.plugin(retry);
 let server: Server;
@@ -30,12 +30,19 @@ function client(options: RetryOptions, url = baseUrl): Octokit {
   return new RetryingOctokit({ baseUrl: url, retry: options, log: { debug() {}, info() {}, warn() {}, error() {} } });
 }
 
-async function run(statuses: number[], options: RetryOptions): Promise<{ status: number; attempts: number; gaps: number[] }> {
+type Send = (o: Octokit) => Promise<{ status: number }>;
+const getAuthenticated: Send = (o) => o.rest.users.getAuthenticated();
+
+async function run(
+  statuses: number[],
+  options: RetryOptions,
+  send = getAuthenticated,
+): Promise<{ status: number; attempts: number; gaps: number[] }> {
   script = [...statuses];
   arrivals = [];
   let status: number;
   try {
-    status = (await client(options).rest.users.getAuthenticated()).status;
+    status = (await send(client(options))).status;
   } catch (err) {
     status = (err as { status: number }).status;
   }
@@ -71,4 +78,43 @@ test('a connection that fails is tried again (Octokit reports it as 500)', async
 
 test('disabled: the first failure is final', async () => {
   assert.deepEqual(await run([502], { enabled: false }).then((r) => [r.status, r.attempts]), [502, 1]);
+});
+
+const createComment: Send = (o) => o.rest.issues.createComment({ owner: 'o', repo: 'r', issue_number: 1, body: 'hi' });
+const createDeployment: Send = (o) => o.rest.repos.createDeployment({ owner: 'o', repo: 'r', ref: 'main' });
+const createStatus: Send = (o) => o.rest.repos.createCommitStatus({ owner: 'o', repo: 'r', sha: 'a'.repeat(40), state: 'pending' });
+const updateComment: Send = (o) => o.rest.issues.updateComment({ owner: 'o', repo: 'r', comment_id: 1, body: 'hi' });
+
+test('a create (POST) is never sent again: its 5xx may come after GitHub wrote it', async () => {
+  for (const send of [createComment, createDeployment]) {
+    assert.deepEqual(await run([502], { retries: 3, baseDelayMs: 1 }, send).then((r) => [r.status, r.attempts]), [502, 1]);
+  }
+});
+
+test('writes that are idempotent are: a commit status, an edit (PATCH)', async () => {
+  for (const send of [createStatus, updateComment]) {
+    assert.deepEqual(await run([502], { retries: 3, baseDelayMs: 1 }, send).then((r) => [r.status, r.attempts]), [200, 2]);
+  }
+});
+
+test('which requests are idempotent, for templates and full URLs alike', () => {
+  assert.equal(isIdempotent('GET', '/repos/{owner}/{repo}/issues/{issue_number}/comments'), true);
+  assert.equal(isIdempotent('PATCH', '/repos/{owner}/{repo}/issues/comments/{comment_id}'), true);
+  assert.equal(isIdempotent('DELETE', '/repos/{owner}/{repo}/issues/{issue_number}/labels/{name}'), true);
+  assert.equal(isIdempotent('POST', '/repos/{owner}/{repo}/issues/{issue_number}/comments'), false);
+  assert.equal(isIdempotent('POST', '/repos/{owner}/{repo}/deployments'), false);
+  assert.equal(isIdempotent('POST', '/repos/{owner}/{repo}/check-runs'), false);
+  assert.equal(isIdempotent('POST', 'https://ghe.example.com/api/v3/repos/o/r/deployments/12/statuses'), true);
+  assert.equal(isIdempotent('POST', '/repos/{owner}/{repo}/statuses/{sha}'), true);
+  assert.equal(isIdempotent('POST', '/app/installations/{installation_id}/access_tokens'), true);
+});
+
+test('an unknown outcome is a 5xx or a failed connection, never a refusal; the policy is published for creates', async () => {
+  const failure = (status: number) => Object.assign(new Error(`status ${status}`), { status, request: {} });
+  const statuses = [500, 502, 504, 400, 403, 404, 422, 429];
+  assert.deepEqual(statuses.map((s) => isOutcomeUnknown(failure(s))), [true, true, true, false, false, false, false, false]);
+  assert.equal(isOutcomeUnknown(new Error('not a request')), false);
+  const policy = (client({ retries: 2, baseDelayMs: 10 }) as unknown as { retryPolicy: RetryPolicy }).retryPolicy;
+  assert.deepEqual([policy.retries, policy.delayMs(0), policy.delayMs(1)], [2, 10, 40]);
+  assert.equal((client({ enabled: false }) as unknown as { retryPolicy: RetryPolicy }).retryPolicy.retries, 0);
 });

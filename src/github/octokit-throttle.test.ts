@@ -185,6 +185,21 @@ test('after a secondary rate limit the request is sent again once its retry-afte
   assert.equal(calls[0]![0], 60, 'without retry-after: GitHub\'s advice, a minute');
 });
 
+test('a plain 429, or a 403 that does not say "secondary", with retry-after is sent again once it has passed', async () => {
+  const calls: [number, number][] = [];
+  const o = client({ onSecondaryRateLimit: (seconds, _request, _octokit, retryCount) => (calls.push([seconds, retryCount]), true) });
+  const refusal = (status: number, message: string) => (res: ServerResponse) => {
+    res.statusCode = status;
+    res.setHeader('retry-after', '2');
+    res.end(JSON.stringify({ message }));
+  };
+  script = [refusal(429, 'Too Many Requests'), refusal(403, 'You have triggered an abuse detection mechanism.')];
+  assert.equal((await status(o, 1)).status, 200);
+  assert.deepEqual(calls, [[2, 0], [2, 1]]);
+  assert.equal(arrivals.length, 3);
+  assert.ok(gaps(sent).every(atLeast(100)), `sent again after ${shown(gaps(sent))} ms (2 × 50 asked)`);
+});
+
 test('while GitHub has paused the credential no write takes its turn: writes queued meanwhile keep their spacing after the pause', async () => {
   const GuardedOctokit = Octokit.plugin(rateLimitGuard, throttle);
   const o = new GuardedOctokit({

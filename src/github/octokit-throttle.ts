@@ -3,16 +3,17 @@
 // requests one at a time); writes (every method but GET and HEAD) and GraphQL queries start at
 // least 1 s apart, writes that notify people (comments, issues, reviews, …) 3 s apart, searches
 // 2 s apart. A request refused for a rate limit is sent again if the handler agrees: after a
-// secondary limit once its retry-after has passed (60 s without one), after the primary limit
-// once it has reset. In place of that plugin, whose Bottleneck scheduling cost every request
-// ~12 ms of latency and ~2 ms of CPU on this project's machines, reads included.
+// 403 or 429 with retry-after once it has passed (whatever the message says), after a secondary
+// limit or a 429 without it a minute later, after the primary limit once it has reset. In place
+// of that plugin, whose Bottleneck scheduling cost every request ~12 ms of latency and ~2 ms of
+// CPU on this project's machines, reads included.
 // Differences: while GitHub has paused the credential (the rate-limit guard, applied inside this
 // plugin) no request takes a turn, so writes queued meanwhile keep their spacing after the
 // pause instead of leaving together when it ends; and a retry waits for its turn and a slot like
 // any request, where the plugin let it pass the requests already waiting.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Semaphore } from '../kube/semaphore.js';
-import { GitHubRateLimitedError, isSecondaryLimit, secondaryLimitSeconds, type OctokitPlugin, type RateLimitPause } from './octokit-rate-limit.js';
+import { GitHubRateLimitedError, requestedWait, type OctokitPlugin, type RateLimitPause } from './octokit-rate-limit.js';
 
 /** Told of a rate limit; true sends the request again after `retryAfterSeconds`. */
 export type RateLimitHandler = (
@@ -150,15 +151,15 @@ export const throttle: OctokitPlugin = (octokit, clientOptions) => {
     if (!error?.response || err instanceof GitHubRateLimitedError) return undefined;
     const graphQl = pathname.startsWith('/graphql') && error.status !== 401;
     if (!graphQl && error.status !== 403 && error.status !== 429) return undefined;
-    const headers = error.response.headers ?? {};
     let seconds: number;
     let handler: RateLimitHandler;
-    if (isSecondaryLimit(error)) {
-      seconds = secondaryLimitSeconds(headers);
-      handler = options.onSecondaryRateLimit;
-    } else if (headers['x-ratelimit-remaining'] === '0' || isGraphQlRateLimited(error.response.data)) {
+    const wait = requestedWait(error);
+    if (wait) {
+      seconds = wait.seconds;
+      handler = wait.limit === 'primary' ? options.onRateLimit : options.onSecondaryRateLimit;
+    } else if (isGraphQlRateLimited(error.response.data)) {
       // One second past the reset, as GitHub asks.
-      const resetMs = (Number(headers['x-ratelimit-reset']) || 0) * 1000;
+      const resetMs = (Number(error.response.headers?.['x-ratelimit-reset']) || 0) * 1000;
       seconds = Math.max(Math.ceil((resetMs - Date.now()) / 1000) + 1, 0);
       handler = options.onRateLimit;
     } else {

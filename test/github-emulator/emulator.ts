@@ -99,6 +99,9 @@ const jwtOnlyOperations = new Set([
   'apps/get-installation', 'apps/list-installations', 'apps/get-org-installation', 'apps/get-user-installation',
 ]);
 
+/** A 403 rate limit in an older GitHub Enterprise Server's words: it does not say "secondary rate limit". */
+const abuseDetectionMessage = 'You have triggered an abuse detection mechanism. Please wait a few minutes before you try again.';
+
 const secondaryRateLimitMessage =
   'You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID';
 
@@ -582,14 +585,14 @@ export class GitHubEmulator {
       const bucket = this.rateLimits.bucket(key);
       const rateHeaders = () => this.rateLimits.headers(bucket);
 
-      if (fault && fault.kind !== 'delay') {
+      if (fault && fault.kind !== 'delay' && fault.kind !== 'lost-answer') {
         record.fault = fault.kind;
         this.rateLimits.consume(key);
         if (fault.kind === 'server-error') {
           const status = fault.status ?? 500;
           send(status, { message: status === 502 ? 'Server Error' : 'Internal Server Error', documentation_url: 'https://docs.github.com/rest', status: String(status) }, rateHeaders());
         } else {
-          const status = fault.kind === 'too-many-requests' ? 429 : fault.status ?? 403;
+          const status = fault.status ?? (fault.kind === 'too-many-requests' ? 429 : 403);
           const extra: Record<string, string> = { ...rateHeaders() };
           if (fault.retryAfterSeconds !== undefined) {
             extra['retry-after'] = String(fault.retryAfterSeconds);
@@ -598,7 +601,8 @@ export class GitHubEmulator {
             // GitHub's rule without retry-after: wait at least one minute.
             this.rateLimits.block(key, Date.now() + 60_000, 'secondary rate limit without retry-after (wait at least 60 s)');
           }
-          const message = fault.kind === 'too-many-requests' ? 'Too Many Requests' : `${secondaryRateLimitMessage} ${headers['x-github-request-id']}.`;
+          const message = fault.kind === 'secondary-rate-limit' ? `${secondaryRateLimitMessage} ${headers['x-github-request-id']}.`
+            : status === 429 ? 'Too Many Requests' : abuseDetectionMessage;
           const errBody = { message, documentation_url: 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits', status: String(status) };
           this.checkResponse(op, status, errBody, violate);
           send(status, errBody, extra);
@@ -660,6 +664,14 @@ export class GitHubEmulator {
       if (op.operationId !== 'rate-limit/get') this.rateLimits.consume(key);
       if (this.rateLimits.remaining(bucket) === 0) this.rateLimits.block(key, bucket.reset * 1000, 'x-ratelimit-remaining: 0');
       this.checkResponse(op, reply.status, replyBody, violate, reply.mediaType);
+      if (fault?.kind === 'lost-answer') {
+        // Performed, and GitHub's answer lost: the client sees only a proxy's error page.
+        record.fault = 'lost-answer';
+        const status = fault.status ?? 502;
+        const title = status === 502 ? '502 Bad Gateway' : '504 Gateway Time-out';
+        send(status, `<html><head><title>${title}</title></head><body><h1>${title}</h1></body></html>`, {}, 'text/html');
+        return;
+      }
       send(reply.status, replyBody, { ...rateHeaders(), ...extra }, reply.mediaType);
     } catch (err) {
       violate('unimplemented', `the emulator failed: ${(err as Error).stack ?? String(err)}`);

@@ -1,5 +1,5 @@
 // Fault injection: the next N requests that match a route get a failure instead of (or,
-// for a delay, before) the normal answer.
+// for a delay, before; for a lost answer, after performing) the normal answer.
 
 export type Fault =
   /** A GitHub-side failure; nothing is changed. */
@@ -9,8 +9,17 @@ export type Fault =
    * given, `retry-after` seconds the client must wait.
    */
   | { kind: 'secondary-rate-limit'; status?: 403 | 429; retryAfterSeconds?: number }
-  /** A plain 429 Too Many Requests, with `retry-after` when given. */
-  | { kind: 'too-many-requests'; retryAfterSeconds?: number }
+  /**
+   * A rate limit that does not say "secondary rate limit": a plain 429 Too Many Requests, or a
+   * 403 in an older GitHub Enterprise Server's words ("abuse detection mechanism"), with
+   * `retry-after` when given.
+   */
+  | { kind: 'too-many-requests'; status?: 429 | 403; retryAfterSeconds?: number }
+  /**
+   * The lost answer: GitHub performs the request (a create creates), then a proxy in front of
+   * it answers 502 (or 504) with its own HTML page, so the client cannot know the write happened.
+   */
+  | { kind: 'lost-answer'; status?: 502 | 504 }
   /** The normal answer, sent after `ms`. */
   | { kind: 'delay'; ms: number };
 

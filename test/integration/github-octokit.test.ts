@@ -151,6 +151,51 @@ describe('retries and rate limits', () => {
     // The emulator's afterEach check fails the test if anything was sent inside the window.
   });
 
+  it('never sends a create again after a 5xx: GitHub may have written it (the lost answer)', async () => {
+    const repo = repositoryWithPulls(1);
+    const client = await tokenClients('careful').forRepository(repo);
+    gh.faults.inject({ repository: repo, route: 'issues/create-comment', fault: { kind: 'lost-answer' } });
+    const mark = gh.mark();
+    const create = client.rest.issues.createComment({ owner: repo.owner, repo: repo.name, issue_number: 1, body: 'once' });
+    await assert.rejects(create, { status: 502 });
+    const log = gh.requestsSince(mark, { repository: repo });
+    assert.deepEqual(log.map((r) => [r.operationId, r.status, r.fault]), [['issues/create-comment', 502, 'lost-answer']]);
+    assert.equal(gh.comments(repo, 1).length, 1, 'GitHub wrote it, and it was not written twice');
+  });
+
+  for (const status of [429, 403] as const) {
+    it(`a plain ${status} with retry-after: 2 holds every request of the credential until then; then the write goes`, async () => {
+      const repo = repositoryWithPulls(1);
+      const clients = tokenClients(`patient-${status}`);
+      const client = await clients.forRepository(repo);
+      // Not the words of a secondary limit: "Too Many Requests", or a 403 "abuse detection mechanism".
+      const fault = { kind: 'too-many-requests', status, retryAfterSeconds: 2 } as const;
+      gh.faults.inject({ repository: repo, route: 'issues/create-comment', fault });
+      const mark = gh.mark();
+      const refusalRead = new Promise<void>((resolve) => {
+        const stop = clients.rateLimits.subscribe(() => { stop(); resolve(); });
+      });
+      const write = client.rest.issues.createComment({ owner: repo.owner, repo: repo.name, issue_number: 1, body: 'later' });
+      await refusalRead;
+      // Requests of the same credential asked for during the wait, reads and another write.
+      const others = [
+        client.rest.pulls.get({ owner: repo.owner, repo: repo.name, pull_number: 1 }),
+        client.rest.pulls.list({ owner: repo.owner, repo: repo.name }),
+        client.rest.repos.createCommitStatus({ owner: repo.owner, repo: repo.name, sha: sha('1'), state: 'pending', context: 'c' }),
+      ];
+      await Promise.all([write, ...others]);
+      const log = gh.requestsSince(mark);
+      const refusal = log.find((r) => r.status === status)!;
+      assert.equal(refusal.fault, 'too-many-requests');
+      // The emulator's own timestamps: nothing of this credential arrived between the refusal and its retry-after instant.
+      const inside = log.filter((r) => r.identity === refusal.identity && r !== refusal && r.startedAt < refusal.finishedAt + 2000);
+      assert.deepEqual(inside.map((r) => `${r.method} ${r.path} at +${r.startedAt - refusal.finishedAt} ms`), []);
+      assert.deepEqual(log.filter((r) => r.operationId === 'issues/create-comment').map((r) => r.status), [status, 201]);
+      assert.deepEqual(log.filter((r) => r !== refusal).map((r) => r.status).sort(), [200, 200, 201, 201]);
+      assert.equal(gh.comments(repo, 1).length, 1);
+    });
+  }
+
   it('bounds the retries after secondary rate limits and honours 429 retry-after', async () => {
     const repo = repositoryWithPulls(1);
     const client = await tokenClients('stubborn').forRepository(repo);

@@ -260,3 +260,75 @@ describe('the GitHub reporter', { concurrency: true }, () => {
     assert.equal(f.deployments().length, 1);
   });
 });
+
+describe('exactly once when GitHub wrote but its answer was lost (a proxy\'s 502 after the write)', { concurrency: true }, () => {
+  const lostAnswer = (f: ReturnType<typeof fixture>, route: string) =>
+    gh.faults.inject({ repository: f.repository, route, fault: { kind: 'lost-answer' } });
+
+  it('the comment: still one, adopted by its marker, and later reports edit that one', async () => {
+    const f = fixture('app');
+    lostAnswer(f, 'issues/create-comment');
+    const mark = gh.mark();
+    await f.report({ state: 'deploying' });
+    const creates = gh.requestsSince(mark, { operationId: 'issues/create-comment', repository: f.repository });
+    assert.deepEqual(creates.map((r) => [r.status, r.fault]), [[502, 'lost-answer']]);
+    assert.equal(f.comments().length, 1);
+    assert.equal(f.known.commentId, f.comments()[0]!.id);
+    await f.report({ state: 'ready', url, deployedSha: sha('a') });
+    assert.equal(f.comments().length, 1);
+    assert.match(f.comments()[0]!.body, /✅ Ready/);
+  });
+
+  it('the Deployment: one for the SHA, found by ref + SHA + environment, and its statuses go to it', async () => {
+    const f = fixture('token');
+    lostAnswer(f, 'repos/create-deployment');
+    await f.report({ state: 'deploying' });
+    const deployments = gh.deployments(f.repository, { sha: sha('a') });
+    assert.equal(deployments.length, 1);
+    assert.equal(f.known.deploymentId, deployments[0]!.id);
+    await f.report({ state: 'ready', url, deployedSha: sha('a') });
+    assert.equal(gh.deployments(f.repository, { sha: sha('a') }).length, 1);
+    assert.deepEqual(deployments[0]!.statuses.map((s) => s.state), ['in_progress', 'success']);
+  });
+
+  it('the check run: one on the head SHA, found by head SHA + name + the PR\'s external id', async () => {
+    const f = fixture('app');
+    lostAnswer(f, 'checks/create');
+    await f.report({ state: 'deploying' });
+    const runs = () => gh.checkRuns(f.repository, { headSha: sha('a'), name: 'preview-operator' });
+    assert.equal(runs().length, 1);
+    assert.equal(f.known.checkRunId, runs()[0]!.id);
+    await f.report({ state: 'ready', url, deployedSha: sha('a') });
+    assert.deepEqual(runs().map((r) => [r.status, r.conclusion]), [['completed', 'success']]);
+  });
+
+  it('all three lost at once, twice over (504): still one of each', async () => {
+    const f = fixture('app');
+    for (const route of ['issues/create-comment', 'repos/create-deployment', 'checks/create']) {
+      gh.faults.inject({ repository: f.repository, route, times: 2, fault: { kind: 'lost-answer', status: 504 } });
+    }
+    await f.report({ state: 'deploying' });
+    await f.report({ state: 'ready', url, deployedSha: sha('a') });
+    assert.equal(f.comments().length, 1);
+    assert.equal(f.deployments().length, 1);
+    assert.equal(gh.checkRuns(f.repository, { name: 'preview-operator' }).length, 1);
+  });
+
+  it('a check run whose id a restart lost is found again; a second PR on the same SHA gets its own', async () => {
+    const f = fixture('app');
+    await f.report({ state: 'deploying' });
+    f.known = {};
+    await f.report({ state: 'ready', url, deployedSha: sha('a') }, f.newReporter());
+    const runs = gh.checkRuns(f.repository, { headSha: sha('a'), name: 'preview-operator' });
+    assert.deepEqual(runs.map((r) => [r.conclusion, r.externalId]), [['success', 'preview-operator/pr-7']]);
+    assert.equal(f.comments().length, 1);
+    assert.equal(f.deployments().length, 1);
+
+    gh.openPullRequest(f.repository, { number: 8, author: 'bob', head: { ref: 'copy', sha: sha('a') } });
+    const other = await f.newReporter().report({ ...f.input({ state: 'deploying' }), pullRequest: 8, known: {} });
+    const both = gh.checkRuns(f.repository, { headSha: sha('a'), name: 'preview-operator' });
+    assert.equal(both.length, 2);
+    assert.notEqual(other.checkRunId, f.known.checkRunId);
+    assert.equal(both.find((r) => r.id === f.known.checkRunId)!.conclusion, 'success', 'PR #7\'s run is left as it was');
+  });
+});

@@ -1,8 +1,10 @@
 // One comment per PR, edited in place: found by its id when known, else by its hidden
 // marker (so a restarted operator that lost the id edits the same comment), created only
-// when neither exists.
+// when neither exists — and a create whose answer was lost is looked up by the marker before
+// it is sent again (createOnce).
 import { createHash } from 'node:crypto';
 import { commentMarker } from './comment-body.js';
+import { createOnce } from '../octokit-create-once.js';
 import type { GitHubClient, RepositoryName } from '../octokit-factory.js';
 
 export interface StickyComment {
@@ -50,11 +52,12 @@ export async function upsertStickyComment(
       if (status(err) !== 404) throw err;
     }
   }
-  const existing = await findStickyComment(client, repository, pullRequest);
-  if (existing) {
-    if (existing.body !== body) await client.rest.issues.updateComment({ ...params, comment_id: existing.id, body });
-    return { commentId: existing.id, hash };
-  }
-  const created = await client.rest.issues.createComment({ ...params, issue_number: pullRequest, body });
-  return { commentId: created.data.id, hash };
+  const find = () => findStickyComment(client, repository, pullRequest);
+  // A create whose answer was lost is found by its marker, never posted twice.
+  const existing = await find() ?? await createOnce(client, {
+    find,
+    create: async () => ({ id: (await client.rest.issues.createComment({ ...params, issue_number: pullRequest, body })).data.id, body }),
+  });
+  if (existing.body !== body) await client.rest.issues.updateComment({ ...params, comment_id: existing.id, body });
+  return { commentId: existing.id, hash };
 }

@@ -1,6 +1,7 @@
 // Carries out a DeploymentPlan with the Deployments API.
 import type { DeploymentPlan } from './deployment-plan.js';
 import { statusDescription } from './deployment-plan.js';
+import { createOnce } from '../octokit-create-once.js';
 import type { GitHubClient, RepositoryName } from '../octokit-factory.js';
 import { deploymentEnvironment, type ReportedGitHubIds } from './reporter.js';
 
@@ -10,27 +11,32 @@ const status = (err: unknown) => (err as { status?: number }).status;
 
 /**
  * The Deployment of `sha` in the PR's environment: an existing one (created before a restart
- * lost its id), else a new one — transient, not production, no auto-merge, no status checks
- * (the operator decides when to deploy, GitHub must not refuse or merge anything).
+ * lost its id, or by a create whose answer was lost), found by ref + SHA + environment, else a
+ * new one — transient, not production, no auto-merge, no status checks (the operator decides
+ * when to deploy, GitHub must not refuse or merge anything).
  */
 async function deploymentFor(client: GitHubClient, repository: RepositoryName, pullRequest: number, sha: string): Promise<number> {
   const params = { owner: repository.owner, repo: repository.name };
   const environment = deploymentEnvironment(pullRequest);
-  const existing = await client.rest.repos.listDeployments({ ...params, environment, sha, per_page: 1 });
-  if (existing.data[0]) return existing.data[0].id;
-  const created = await client.rest.repos.createDeployment({
-    ...params,
-    ref: sha,
-    environment,
-    transient_environment: true,
-    production_environment: false,
-    auto_merge: false,
-    required_contexts: [],
-    description: statusDescription(`Preview of pull request #${pullRequest} at ${sha.slice(0, 7)}`),
-    payload: { pull_request: pullRequest },
+  const find = async () => (await client.rest.repos.listDeployments({ ...params, ref: sha, sha, environment, per_page: 1 })).data[0]?.id;
+  return await find() ?? await createOnce(client, {
+    find,
+    create: async () => {
+      const created = await client.rest.repos.createDeployment({
+        ...params,
+        ref: sha,
+        environment,
+        transient_environment: true,
+        production_environment: false,
+        auto_merge: false,
+        required_contexts: [],
+        description: statusDescription(`Preview of pull request #${pullRequest} at ${sha.slice(0, 7)}`),
+        payload: { pull_request: pullRequest },
+      });
+      if ('id' in created.data) return created.data.id;
+      throw new Error(`GitHub did not create a deployment for ${sha}: ${created.data.message ?? created.status}`);
+    },
   });
-  if (!('id' in created.data)) throw new Error(`GitHub did not create a deployment for ${sha}: ${created.data.message ?? created.status}`);
-  return created.data.id;
 }
 
 export async function applyDeploymentPlan(

@@ -63,7 +63,7 @@ export class GitHubReporter implements Reporter {
     }
     try {
       const mode = this.clients.authType === 'app' ? 'check-run' : 'commit-status';
-      ids = { ...ids, ...(await applyCheckPlan(client, repository, planCheck(input, ids, mode), ids)) };
+      ids = { ...ids, ...(await applyCheckPlan(client, repository, pullRequest, planCheck(input, ids, mode), ids)) };
     } catch (error) {
       failures.push({ part: 'check', error });
     }
