@@ -132,7 +132,10 @@ export function requestedWait(error: HttpError, nowMs = Date.now()): RequestedWa
 
 /** What the guard adds to a client: waiting out a pause GitHub asked for, before taking any turn. */
 export interface RateLimitPause {
-  /** Resolves at once if the credential is not paused (false), or when the pause is over (true); throws GitHubRateLimitedError if it is longer than the guard accepts. */
+  /**
+   * Resolves at once if the credential is not paused (false), or when the pause is over (true);
+   * throws GitHubRateLimitedError if it is longer than the guard accepts.
+   */
   waitOutRateLimitPause(): Promise<boolean>;
 }
 

@@ -16,7 +16,10 @@ export interface RetryOptions {
   enabled?: boolean;
   /** More attempts after the first (default 3). */
   retries?: number;
-  /** Statuses never retried (default: GitHub's client errors, 409 among them — an empty repository, a conflict — and the rate limits 403 and 429). */
+  /**
+   * Statuses never retried (default: GitHub's client errors, 409 among them — an empty repository, a
+   * conflict — and the rate limits 403 and 429).
+   */
   doNotRetry?: readonly number[];
   /** The unit of the (n + 1)² wait (default 1,000 ms). */
   baseDelayMs?: number;

@@ -67,7 +67,8 @@ function client(options: Partial<ThrottleOptions> = {}): Octokit {
     id: randomBytes(4).toString('hex'), onSecondaryRateLimit: never, onRateLimit: never,
     writeIntervalMs: 200, notificationIntervalMs: 1000, searchIntervalMs: 400, retryAfterUnitMs: 50, ...options,
   };
-  return new ThrottledOctokit({ baseUrl, throttle: throttleOptions, request: { fetch: recordingFetch }, log: { debug() {}, info() {}, warn() {}, error() {} } });
+  const log = { debug() {}, info() {}, warn() {}, error() {} };
+  return new ThrottledOctokit({ baseUrl, throttle: throttleOptions, request: { fetch: recordingFetch }, log });
 }
 
 const gaps = (of: { at: number }[]) => of.slice(1).map((a, i) => a.at - of[i]!.at);
@@ -171,7 +172,12 @@ const secondaryLimit = (retryAfter?: number) => (res: ServerResponse) => {
 
 test('after a secondary rate limit the request is sent again once its retry-after has passed, if the handler agrees', async () => {
   const calls: [number, string, string, number][] = [];
-  const o = client({ onSecondaryRateLimit: (seconds, request, _octokit, retryCount) => { calls.push([seconds, request.method, request.url, retryCount]); return retryCount < 2; } });
+  const o = client({
+    onSecondaryRateLimit: (seconds, request, _octokit, retryCount) => {
+      calls.push([seconds, request.method, request.url, retryCount]);
+      return retryCount < 2;
+    },
+  });
   script = [secondaryLimit(2), secondaryLimit(2)];
   assert.equal((await status(o, 1)).status, 200);
   assert.deepEqual(calls, [[2, 'POST', '/repos/{owner}/{repo}/statuses/{sha}', 0], [2, 'POST', '/repos/{owner}/{repo}/statuses/{sha}', 1]]);

@@ -135,6 +135,25 @@ interface FailedRequest {
 const isGraphQlRateLimited = (data: unknown) =>
   ((data as { errors?: { type?: string }[] } | undefined)?.errors ?? []).some((e) => e.type === 'RATE_LIMITED');
 
+/** The wait a refusal asks for and the handler that decides on a retry; undefined when it is no rate limit. */
+function rateLimitWait(
+  err: unknown,
+  pathname: string,
+  options: ThrottleOptions,
+): { seconds: number; handler: RateLimitHandler } | undefined {
+  const error = err as FailedRequest;
+  // Refusals GitHub sent; not the guard's own GitHubRateLimitedError (nothing was sent).
+  if (!error?.response || err instanceof GitHubRateLimitedError) return undefined;
+  const graphQl = pathname.startsWith('/graphql') && error.status !== 401;
+  if (!graphQl && error.status !== 403 && error.status !== 429) return undefined;
+  const wait = requestedWait(error);
+  if (wait) return { seconds: wait.seconds, handler: wait.limit === 'primary' ? options.onRateLimit : options.onSecondaryRateLimit };
+  if (!isGraphQlRateLimited(error.response.data)) return undefined;
+  // One second past the reset, as GitHub asks.
+  const resetMs = (Number(error.response.headers?.['x-ratelimit-reset']) || 0) * 1000;
+  return { seconds: Math.max(Math.ceil((resetMs - Date.now()) / 1000) + 1, 0), handler: options.onRateLimit };
+}
+
 export const throttle: OctokitPlugin = (octokit, clientOptions) => {
   const options = (clientOptions.throttle ?? {}) as ThrottleOptions;
   if (options.enabled === false) return {};
@@ -145,28 +164,11 @@ export const throttle: OctokitPlugin = (octokit, clientOptions) => {
   const unitMs = options.retryAfterUnitMs ?? 1000;
 
   /** Seconds to wait before sending the request again, or undefined to give up. */
-  const retryAfter = async (err: unknown, request: { method: string; url: string }, pathname: string, retryCount: number): Promise<number | undefined> => {
-    const error = err as FailedRequest;
-    // Refusals GitHub sent; not the guard's own GitHubRateLimitedError (nothing was sent).
-    if (!error?.response || err instanceof GitHubRateLimitedError) return undefined;
-    const graphQl = pathname.startsWith('/graphql') && error.status !== 401;
-    if (!graphQl && error.status !== 403 && error.status !== 429) return undefined;
-    let seconds: number;
-    let handler: RateLimitHandler;
-    const wait = requestedWait(error);
-    if (wait) {
-      seconds = wait.seconds;
-      handler = wait.limit === 'primary' ? options.onRateLimit : options.onSecondaryRateLimit;
-    } else if (isGraphQlRateLimited(error.response.data)) {
-      // One second past the reset, as GitHub asks.
-      const resetMs = (Number(error.response.headers?.['x-ratelimit-reset']) || 0) * 1000;
-      seconds = Math.max(Math.ceil((resetMs - Date.now()) / 1000) + 1, 0);
-      handler = options.onRateLimit;
-    } else {
-      return undefined;
-    }
+  const retryAfter = async (err: unknown, request: { method: string; url: string }, pathname: string, retryCount: number) => {
+    const wait = rateLimitWait(err, pathname, options);
+    if (!wait) return undefined;
     try {
-      return (await handler(seconds, request, octokit, retryCount)) ? seconds : undefined;
+      return (await wait.handler(wait.seconds, request, octokit, retryCount)) ? wait.seconds : undefined;
     } catch (handlerError) {
       octokit.log.warn(`a rate-limit handler failed: ${(handlerError as Error).message}`);
       return undefined;

@@ -20,7 +20,11 @@ export function commentHash(body: string): string {
 const status = (err: unknown) => (err as { status?: number }).status;
 
 /** The first comment on the PR whose body starts with the marker, if any. */
-export async function findStickyComment(client: GitHubClient, repository: RepositoryName, pullRequest: number): Promise<{ id: number; body: string } | undefined> {
+export async function findStickyComment(
+  client: GitHubClient,
+  repository: RepositoryName,
+  pullRequest: number,
+): Promise<{ id: number; body: string } | undefined> {
   const marker = commentMarker(pullRequest);
   // Every page is a conditional request: re-listing an unchanged PR costs no rate limit.
   for await (const page of client.paginate.iterator(client.rest.issues.listComments, {
