@@ -1,7 +1,7 @@
 import { k8s } from 'cdk8s-plus-33';
 import type { DatabaseEngine, DatabaseSpec } from './api-types.js';
 import type { ContainerResources } from './algorithm-workloads.js';
-import type { Manifest, OwnerReference } from './manifest.js';
+import type { Manifest, OwnerReference } from './kube-object.js';
 import { renderObjects } from './render-objects.js';
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from './restricted-security-context.js';
 

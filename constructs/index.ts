@@ -65,22 +65,37 @@ export {
   type DatabaseInput,
   type DatabaseWorkloadOptions,
 } from './database-workloads.js';
-export {
-  controllerReference, type Manifest, type ManifestMetadata, type OwnerObject, type OwnerReference,
-} from './manifest.js';
 
-// The custom resources as plain JSON
+// The one object type: rendered objects, custom resources and the controller runtime's
+export {
+  controllerReference, isControlledBy, isKindObject,
+  type Condition, type KindObject, type KindRef, type KubeObject, type ManagedFieldsEntry, type Manifest, type ObjectMeta,
+  type OwnerReference,
+} from './kube-object.js';
+
+// The custom resources: kinds, types and guards
 export {
   algorithmApiVersion,
+  algorithmKind,
+  certificateApiVersion,
+  certificateKind,
   databaseApiVersion,
+  databaseKind,
+  isAlgorithm,
+  isCertificate,
+  isDatabase,
+  isPreviewEnvironment,
   previewEnvironmentApiVersion,
+  previewEnvironmentKind,
   type AlgorithmAnalysis,
   type AlgorithmPhase,
   type AlgorithmResource,
   type AlgorithmSpec,
   type AlgorithmStatus,
   type AuthorAssociation,
-  type Condition,
+  type CertificateResource,
+  type CertificateSpec,
+  type CertificateStatus,
   type DatabaseEngine,
   type DatabaseResource,
   type DatabaseSpec,
@@ -89,7 +104,6 @@ export {
   type PreviewEnvironmentResource,
   type PreviewEnvironmentSpec,
   type PreviewEnvironmentStatus,
-  type ResourceMetadata,
   type ResourceReadiness,
 } from './api-types.js';
 

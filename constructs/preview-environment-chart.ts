@@ -3,7 +3,7 @@ import type { Construct } from 'constructs';
 import { Algorithm } from './algorithm.js';
 import { Certificate, type CertificateIssuer } from './certificate.js';
 import { Database } from './database.js';
-import type { Manifest } from './manifest.js';
+import type { Manifest } from './kube-object.js';
 import {
   ownershipAnnotationKeys, ownershipAnnotations, ownershipLabels, type PreviewIdentity,
 } from './ownership.js';

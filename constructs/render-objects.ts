@@ -1,5 +1,5 @@
 import { App, Chart } from 'cdk8s';
-import type { Manifest, OwnerReference } from './manifest.js';
+import type { Manifest, OwnerReference } from './kube-object.js';
 
 /**
  * Builds objects in a throwaway chart and returns them as plain JSON, so that the

@@ -4,10 +4,10 @@
 import type { KubeClient } from '../kube/client.js';
 import { ConflictError, InvalidError, NotFoundError, TransientError } from '../kube/errors.js';
 import type { KubeObject } from '../kube/kube-object.js';
-import { previewEnvironmentApiVersion, type PreviewEnvironmentSpec } from '../../constructs/api-types.js';
+import { previewEnvironmentKind, type PreviewEnvironmentSpec } from '../../constructs/api-types.js';
 import { isOlder, recordedUpdate } from './environment-recency.js';
 
-export const previewEnvironmentKind = { apiVersion: previewEnvironmentApiVersion, kind: 'PreviewEnvironment' } as const;
+export { previewEnvironmentKind };
 
 export const environmentLabelKeys = {
   managedBy: 'app.kubernetes.io/managed-by',

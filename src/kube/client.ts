@@ -10,6 +10,7 @@ import { errorFromResponse, toKubeError, TransientError } from './errors.js';
 import type { KubeAccess } from './kube-config.js';
 import { KubeConfigError } from './kube-config-error.js';
 import type { KindRef, KubeObject, ObjectRef } from './kube-object.js';
+import type { ObjectClient } from './object-client.js';
 
 // The kubeconfig loader is part of the client's API (`import { KubeClient, loadKubeConfig } from './kube/client.js'`).
 export { loadKubeConfig, type LoadedKubeConfig, type KubeAccess, type KubeConfigSource } from './kube-config.js';
@@ -46,6 +47,8 @@ export interface WriteOptions {
   dryRun?: boolean;
   /** e.g. `status`. */
   subresource?: string;
+  /** Write as this field manager instead of the client's (e.g. to hand a field to a manager of its own). */
+  fieldManager?: string;
 }
 
 export interface PatchOptions extends WriteOptions {
@@ -112,7 +115,7 @@ export interface OpenStream {
  * The runtime's API client. Objects are plain JSON (`KubeObject`); every method throws
  * the typed errors of `errors.ts`.
  */
-export class KubeClient {
+export class KubeClient implements ObjectClient {
   readonly discovery: Discovery;
   readonly fieldManager: string;
   private readonly userAgent: string;
@@ -241,7 +244,7 @@ export class KubeClient {
   }
 
   private writeQuery(options: WriteOptions): Record<string, string | undefined> {
-    return { fieldManager: this.fieldManager, dryRun: options.dryRun ? 'All' : undefined };
+    return { fieldManager: options.fieldManager ?? this.fieldManager, dryRun: options.dryRun ? 'All' : undefined };
   }
 
   private async send(req: HttpRequest, what: string): Promise<{ request: ClientRequest; response: IncomingMessage }> {

@@ -1,20 +1,11 @@
 // Status conditions as Kubernetes API conventions define them (metav1.Condition). Pure:
 // the caller passes the time, so an unchanged condition yields an identical array and the
 // status patch that follows writes nothing.
+import type { Condition } from './kube-object.js';
 
-export type ConditionStatus = 'True' | 'False' | 'Unknown';
+export type { Condition } from './kube-object.js';
 
-export interface Condition {
-  type: string;
-  status: ConditionStatus;
-  /** CamelCase, machine-readable. */
-  reason: string;
-  message: string;
-  /** The `metadata.generation` the condition was computed from. */
-  observedGeneration?: number;
-  /** When `status` last changed (RFC 3339, seconds). */
-  lastTransitionTime: string;
-}
+export type ConditionStatus = Condition['status'];
 
 /** A condition as a controller states it; the transition time is derived. */
 export type ConditionInput = Omit<Condition, 'lastTransitionTime'>;

@@ -3,7 +3,7 @@
 // all a reconciler gets, it reads the rest from the caches.
 import { systemClock, type Clock } from './clock.js';
 import { ConflictError, toKubeError } from './errors.js';
-import type { Informer } from './informer.js';
+import type { WatchSource } from './informer.js';
 import { groupOf, objectKey, type KubeObject } from './kube-object.js';
 import { stderrLogger, type Logger } from './logger.js';
 import type { RateLimiter } from './rate-limiter.js';
@@ -57,7 +57,7 @@ export const generationChanged: EventFilter<KubeObject> = (e) =>
 
 /** Maps an object of a watched kind to the keys of primary objects to reconcile. */
 export interface Watch {
-  informer: Informer<KubeObject>;
+  informer: WatchSource;
   map(obj: KubeObject): string[];
 }
 
@@ -65,11 +65,11 @@ export interface ControllerOptions<T extends KubeObject> {
   /** Names the controller in logs and metrics. */
   name: string;
   /** The primary kind: its adds, updates and deletes enqueue its key. */
-  for: Informer<T>;
+  for: WatchSource<T>;
   /** Filters the primary kind's events (default: all). */
   filter?: EventFilter<T>;
   /** Kinds whose objects have the primary object as controlling owner: their events enqueue the owner's key. */
-  owns?: Informer<KubeObject>[];
+  owns?: WatchSource[];
   /** Other kinds, with a mapping to primary keys. */
   watches?: Watch[];
   reconciler: Reconciler;
@@ -170,7 +170,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     return drained;
   }
 
-  private watchMapped(informer: Informer<KubeObject>, map: (obj: KubeObject) => string[]): void {
+  private watchMapped(informer: WatchSource, map: (obj: KubeObject) => string[]): void {
     const enqueueAll = (obj: KubeObject) => {
       for (const key of map(obj)) this.enqueue(key);
     };

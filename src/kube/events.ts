@@ -3,7 +3,7 @@
 // instead of creating another, as client-go's recorder does.
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
-import type { KubeClient } from './client.js';
+import type { ObjectClient } from './object-client.js';
 import { formatTime } from './conditions.js';
 import { ForbiddenError, NotFoundError, toKubeError } from './errors.js';
 import type { KubeObject } from './kube-object.js';
@@ -41,7 +41,7 @@ export class EventRecorder {
   /** One write at a time per aggregation key, so concurrent repeats count correctly. */
   private readonly pending = new Map<string, Promise<void>>();
 
-  constructor(private readonly client: KubeClient, private readonly options: EventRecorderOptions) {
+  constructor(private readonly client: ObjectClient, private readonly options: EventRecorderOptions) {
     this.instance = options.instance ?? os.hostname();
     this.cacheSize = options.cacheSize ?? 4096;
     this.logger = options.logger ?? stderrLogger;

@@ -1,6 +1,6 @@
 // Finalizers are edited with the object's resourceVersion in the patch, so a concurrent
 // writer's change is never overwritten: on a conflict we re-read and try again.
-import type { KubeClient } from './client.js';
+import type { ObjectClient } from './object-client.js';
 import { ConflictError, NotFoundError } from './errors.js';
 import { refOf, type KubeObject } from './kube-object.js';
 
@@ -11,7 +11,7 @@ export function hasFinalizer(obj: KubeObject, finalizer: string): boolean {
 }
 
 /** Adds `finalizer` (no write if present). Returns the object as written, or as given when nothing changed. */
-export async function addFinalizer<T extends KubeObject>(client: KubeClient, obj: T, finalizer: string): Promise<T> {
+export async function addFinalizer<T extends KubeObject>(client: ObjectClient, obj: T, finalizer: string): Promise<T> {
   const result = await editFinalizers(client, obj, (list) => (list.includes(finalizer) ? undefined : [...list, finalizer]));
   if (!result) throw new NotFoundError(`${obj.kind} ${obj.metadata.name} is gone`, 404, 'NotFound');
   return result;
@@ -21,13 +21,13 @@ export async function addFinalizer<T extends KubeObject>(client: KubeClient, obj
  * Removes `finalizer` (no write if absent). Returns the object as written, or undefined
  * if the object no longer exists (removing its last finalizer may delete it).
  */
-export async function removeFinalizer<T extends KubeObject>(client: KubeClient, obj: T, finalizer: string): Promise<T | undefined> {
+export async function removeFinalizer<T extends KubeObject>(client: ObjectClient, obj: T, finalizer: string): Promise<T | undefined> {
   return editFinalizers(client, obj, (list) => (list.includes(finalizer) ? list.filter((f) => f !== finalizer) : undefined));
 }
 
 /** `edit` returns the new list, or undefined for "no change". */
 async function editFinalizers<T extends KubeObject>(
-  client: KubeClient,
+  client: ObjectClient,
   obj: T,
   edit: (finalizers: string[]) => string[] | undefined,
 ): Promise<T | undefined> {

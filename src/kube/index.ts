@@ -5,6 +5,7 @@ export * from './logger.js';
 export * from './errors.js';
 export * from './discovery.js';
 export * from './client.js';
+export * from './object-client.js';
 export * from './object-cache.js';
 export * from './informer.js';
 export * from './rate-limiter.js';

@@ -38,10 +38,30 @@ interface WatchEvent {
   object: KubeObject | ApiStatus;
 }
 
+/**
+ * What a reconciler reads from an informer: its kind and its cache. `Informer` is one; a
+ * reconciler's unit test hands it an in-memory one.
+ */
+export interface CacheReader<T extends KubeObject = KubeObject> {
+  readonly kind: KindRef;
+  get(key: string): T | undefined;
+  lookup(key: string): T | 'absent' | undefined;
+  list(namespace?: string): T[];
+}
+
+/** What a controller needs of an informer: to wait for its first list, to list it and to hear of changes. */
+export interface WatchSource<T extends KubeObject = KubeObject> {
+  readonly kind: KindRef;
+  waitForSync(signal?: AbortSignal): Promise<void>;
+  addHandler(handler: InformerHandler<T>): () => void;
+  list(namespace?: string): T[];
+  resourceInfo(): ResourceInfo | undefined;
+}
+
 /** A watch that ended by itself (server timeout) rather than by an error. */
 const watchEnded = Symbol('watch ended');
 
-export class Informer<T extends KubeObject = KubeObject> {
+export class Informer<T extends KubeObject = KubeObject> implements CacheReader<T>, WatchSource<T> {
   private readonly cache = new ObjectCache<T>();
   private readonly handlers = new Set<InformerHandler<T>>();
   private readonly syncWaiters: (() => void)[] = [];

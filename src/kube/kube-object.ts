@@ -1,51 +1,12 @@
-// Objects are plain JSON so that every kind, CRDs included, round-trips without loss
-// (client-node's typed models drop fields they do not know).
+// The object type is constructs/kube-object.ts: one type for rendered objects, custom resources
+// and the runtime (that file imports nothing, so the runtime takes in no cdk8s). Here: how the
+// runtime names and addresses objects.
+import type { KubeObject } from '../../constructs/kube-object.js';
 
-/** `metadata.ownerReferences[]`. */
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
-}
-
-/** `metadata.managedFields[]`: who owns which fields (server-side apply). */
-export interface ManagedFieldsEntry {
-  manager?: string;
-  operation?: 'Apply' | 'Update';
-  apiVersion?: string;
-  time?: string;
-  fieldsType?: string;
-  fieldsV1?: Record<string, unknown>;
-  subresource?: string;
-}
-
-export interface ObjectMeta {
-  name?: string;
-  generateName?: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  generation?: number;
-  creationTimestamp?: string;
-  deletionTimestamp?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  ownerReferences?: OwnerReference[];
-  finalizers?: string[];
-  managedFields?: ManagedFieldsEntry[];
-  [field: string]: unknown;
-}
-
-/** Any Kubernetes object, as the API server sends it. */
-export interface KubeObject {
-  apiVersion: string;
-  kind: string;
-  metadata: ObjectMeta;
-  [field: string]: unknown;
-}
+export {
+  controllerReference, isControlledBy,
+  type Condition, type KindRef, type KubeObject, type ManagedFieldsEntry, type ObjectMeta, type OwnerReference,
+} from '../../constructs/kube-object.js';
 
 /** Identifies one object: its type and where it lives. */
 export interface ObjectRef {
@@ -54,12 +15,6 @@ export interface ObjectRef {
   name: string;
   /** Absent for cluster-scoped objects. */
   namespace?: string;
-}
-
-/** A type of object: `{ apiVersion: 'apps/v1', kind: 'Deployment' }`. */
-export interface KindRef {
-  apiVersion: string;
-  kind: string;
 }
 
 /** `v1` → `''`, `apps/v1` → `'apps'`. */
@@ -97,17 +52,4 @@ export function refOf(obj: KubeObject): ObjectRef {
 export function identityOf(ref: ObjectRef | KubeObject): string {
   const r = 'metadata' in ref ? refOf(ref as KubeObject) : (ref as ObjectRef);
   return `${groupOf(r.apiVersion)}/${r.kind}/${r.namespace ?? ''}/${r.name}`;
-}
-
-/** An owner reference that makes `owner` the controller of another object (garbage collection follows it). */
-export function controllerReference(owner: KubeObject): OwnerReference {
-  if (!owner.metadata.uid || !owner.metadata.name) throw new Error(`${owner.kind} has no name/uid yet: read it from the API server first`);
-  return {
-    apiVersion: owner.apiVersion,
-    kind: owner.kind,
-    name: owner.metadata.name,
-    uid: owner.metadata.uid,
-    controller: true,
-    blockOwnerDeletion: true,
-  };
 }

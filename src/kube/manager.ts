@@ -30,9 +30,23 @@ export interface ManagerOptions {
   onLeadershipChange?: (leading: boolean) => void;
 }
 
+/** What the manager does with an informer, whatever its objects' type: start, stop, wait for it. */
+type InformerLifecycle = Pick<Informer, 'start' | 'stop' | 'hasSynced' | 'waitForSync'>;
+
+/** What the manager does with a controller, whatever its primary kind. */
+type ControllerLifecycle = Pick<Controller, 'name' | 'start' | 'stop'>;
+
+/**
+ * The shared informer found under a kind's key is the `Informer` made for that kind. Its objects
+ * are the `T` its callers name for the kind, as `client.get<T>` returns them.
+ */
+function isInformerOf<T extends KubeObject>(informer: unknown, kind: KindRef): informer is Informer<T> {
+  return informer instanceof Informer && informer.kind.apiVersion === kind.apiVersion && informer.kind.kind === kind.kind;
+}
+
 export class Manager {
-  private readonly informers = new Map<string, Informer<KubeObject>>();
-  private readonly controllers: Controller<KubeObject>[] = [];
+  private readonly informers = new Map<string, InformerLifecycle>();
+  private readonly controllers: ControllerLifecycle[] = [];
   private readonly runnables: Runnable[] = [];
   private readonly running: Promise<unknown>[] = [];
   private readonly logger: Logger;
@@ -74,20 +88,19 @@ export class Manager {
    */
   informer<T extends KubeObject = KubeObject>(kind: KindRef, options: Omit<InformerOptions, 'logger'> = {}): Informer<T> {
     const key = JSON.stringify([kind.apiVersion, kind.kind, options.namespace ?? '', options.labelSelector ?? '', options.fieldSelector ?? '']);
-    let informer = this.informers.get(key);
-    if (!informer) {
-      informer = new Informer(this.options.client, kind, { ...options, logger: this.logger });
-      this.informers.set(key, informer);
-      if (this.state === 'running') informer.start();
-    }
-    return informer as unknown as Informer<T>;
+    const shared = this.informers.get(key);
+    if (isInformerOf<T>(shared, kind)) return shared;
+    const informer = new Informer<T>(this.options.client, kind, { ...options, logger: this.logger });
+    this.informers.set(key, informer);
+    if (this.state === 'running') informer.start();
+    return informer;
   }
 
   /** Adds a controller, started when this replica leads. Add controllers before `start`. */
   addController<T extends KubeObject>(options: Omit<ControllerOptions<T>, 'logger' | 'metrics'>): Controller<T> {
     if (this.state !== 'new') throw new Error('add controllers before starting the manager');
     const controller = new Controller<T>({ ...options, logger: this.logger, metrics: this.options.metrics ?? noMetrics });
-    this.controllers.push(controller as unknown as Controller<KubeObject>);
+    this.controllers.push(controller);
     return controller;
   }
 

@@ -1,6 +1,6 @@
 // Status is written through the status subresource, as a merge patch of exactly what
 // changed, and not at all when nothing did: an idle reconcile makes no write.
-import type { KubeClient } from './client.js';
+import type { ObjectClient } from './object-client.js';
 import { createMergePatch } from './json-merge-patch.js';
 import { refOf, type KubeObject } from './kube-object.js';
 
@@ -17,9 +17,9 @@ export interface StatusUpdate<T extends KubeObject> {
  * informer's) — and patches the status subresource only if they differ.
  */
 export async function updateStatus<T extends KubeObject>(
-  client: KubeClient,
+  client: ObjectClient,
   obj: T,
-  status: Record<string, unknown>,
+  status: NonNullable<T['status']>,
   options: { dryRun?: boolean } = {},
 ): Promise<StatusUpdate<T>> {
   const patch = createMergePatch(obj.status ?? {}, status);

@@ -32,8 +32,7 @@ describe('Pod Security Standards', () => {
   });
 
   it('a privileged container fails baseline with the field named', () => {
-    const privileged = { ...restrictedContainer, securityContext: { ...restrictedContainer.securityContext, privileged: true } };
-    const spec = { containers: [privileged] };
+    const spec = { containers: [{ ...restrictedContainer, securityContext: { ...restrictedContainer.securityContext, privileged: true } }] };
     assert.deepEqual(checks(spec, 'baseline'), ['privileged@containers[0].securityContext.privileged']);
   });
 
