@@ -4,7 +4,7 @@
 // why in its `AutoscalingDegraded` condition. The answer is cached for a while: it changes
 // when someone installs an adapter, not between two reconciles.
 import type { AlgorithmSpec } from '../../constructs/index.js';
-import { NotFoundError, toKubeError, type ConditionInput, type KubeClient } from '../kube/index.js';
+import { NotFoundError, toKubeError, type ConditionInput, type ObjectClient } from '../kube/index.js';
 
 export const customMetricsApiPath = '/apis/custom.metrics.k8s.io/v1beta1';
 
@@ -15,7 +15,7 @@ export class CustomMetricsProbe {
   private pending: Promise<void> | undefined;
 
   /** @param ttlMs how long an answer is reused (default 60 s). */
-  constructor(private readonly client: KubeClient, private readonly ttlMs = 60_000, private readonly now: () => number = Date.now) {}
+  constructor(private readonly client: ObjectClient, private readonly ttlMs = 60_000, private readonly now: () => number = Date.now) {}
 
   /** Whether `pods/<metric>` is served by the custom metrics API. */
   async check(metric: string): Promise<MetricAvailability> {

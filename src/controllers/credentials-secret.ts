@@ -4,7 +4,7 @@
 // goes with it. If it already exists, whoever made it wins; we never rewrite it.
 import { randomInt } from 'node:crypto';
 import { databaseEndpoint, databaseLabel, databaseObjectNames, databasePort, type DatabaseResource } from '../../constructs/index.js';
-import { ConflictError, controllerReference, type KubeClient, type KubeObject } from '../kube/index.js';
+import { ConflictError, controllerReference, type KubeObject, type ObjectClient } from '../kube/index.js';
 
 const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
@@ -29,7 +29,7 @@ export function databaseIdentifier(name: string): string {
 
 /** The Secret `<name>-credentials` of a Database, with the given password. Pure. */
 export function renderCredentialsSecret(database: DatabaseResource, password: string): KubeObject {
-  const name = database.metadata.name!;
+  const name = database.metadata.name;
   const namespace = database.metadata.namespace!;
   const engine = database.spec.engine;
   const host = databaseEndpoint(name, namespace);
@@ -50,7 +50,7 @@ export function renderCredentialsSecret(database: DatabaseResource, password: st
         'app.kubernetes.io/managed-by': 'preview-operator',
         [databaseLabel]: name,
       },
-      ownerReferences: [controllerReference(database as unknown as KubeObject)],
+      ownerReferences: [controllerReference(database)],
     },
     type: 'Opaque',
     immutable: true,
@@ -70,7 +70,9 @@ export function renderCredentialsSecret(database: DatabaseResource, password: st
  * a create that finds the Secret already there (a stale cache, another replica) is fine.
  * Returns true if this call created it.
  */
-export async function ensureCredentialsSecret(client: KubeClient, database: DatabaseResource, existing: KubeObject | undefined): Promise<boolean> {
+export async function ensureCredentialsSecret(
+  client: ObjectClient, database: DatabaseResource, existing: KubeObject | undefined,
+): Promise<boolean> {
   if (existing && !existing.metadata.deletionTimestamp) return false;
   try {
     await client.create(renderCredentialsSecret(database, generatePassword()));

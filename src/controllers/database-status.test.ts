@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { DatabaseResource } from '../../constructs/index.js';
-import { databaseStatus } from './database-controller.js';
+import { databaseStatus } from './database-status.js';
 
 const db: DatabaseResource = {
   apiVersion: 'mycompany.com/v1', kind: 'Database',

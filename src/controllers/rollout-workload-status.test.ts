@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { KubeObject } from '../kube/index.js';
-import { isControlledBy, summarizeWorkload } from './rollout-workload-status.js';
+import { isControlledBy, type KubeObject } from '../kube/index.js';
+import { summarizeWorkload } from './rollout-workload-status.js';
 
 const deployment = (status: object, generation = 2, replicas = 3): KubeObject => ({
   apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd', generation, ownerReferences: [{ apiVersion: 'x/v1', kind: 'X', name: 'o', uid: 'u1', controller: true }] },

@@ -54,8 +54,3 @@ export function summarizeWorkload(workload: KubeObject): WorkloadSummary {
     ...(image ? { image } : {}),
   };
 }
-
-/** True when `obj` is controlled by the object with `uid`. */
-export function isControlledBy(obj: KubeObject, uid: string | undefined): boolean {
-  return !!uid && (obj.metadata.ownerReferences ?? []).some((ref) => ref.controller && ref.uid === uid);
-}

@@ -1,0 +1,302 @@
+// The Algorithm reconciler without a cluster: fake informers and an in-memory API server
+// (test/support/fake-cluster.ts), a clock the test moves, and canary analysis answered by a
+// function. The integration tests (test/integration/algorithm-*.test.ts) keep what needs the
+// real API server: admission, quotas, the garbage collector, field ownership as it really is.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  algorithmKind, algorithmLabel, envChecksumAnnotation, type AlgorithmSpec, type AlgorithmStatus,
+} from '../../constructs/index.js';
+import type { KubeObject, ObjectRef } from '../kube/index.js';
+import { FakeCluster, fail } from '../../test/support/fake-cluster.js';
+import { algorithmChanged } from './algorithm-controller.js';
+import { initialReplicasFieldManager } from './algorithm-apply.js';
+import { AlgorithmReconciler, type AlgorithmControllerOptions } from './algorithm-reconciler.js';
+import { PrometheusUnavailableError } from './prometheus-query.js';
+
+const ns = 'shop';
+const interval = 60_000;
+const prometheus = 'http://prometheus.test';
+
+/** A reconciler on a fake cluster, with the analysis answering `rates` in turn (a number, `empty` or `down`). */
+function setup(options: AlgorithmControllerOptions = {}, rates: (number | 'empty' | 'down')[] = []) {
+  let now = new Date('2026-03-01T10:00:00Z');
+  const cluster = new FakeCluster(() => now);
+  const owned = { labelSelector: algorithmLabel };
+  const informers = {
+    algorithms: cluster.informer(algorithmKind),
+    deployments: cluster.informer({ apiVersion: 'apps/v1', kind: 'Deployment' }, owned),
+    services: cluster.informer({ apiVersion: 'v1', kind: 'Service' }, owned),
+    autoscalers: cluster.informer({ apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler' }, owned),
+    budgets: cluster.informer({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget' }, owned),
+    configMaps: cluster.informer({ apiVersion: 'v1', kind: 'ConfigMap' }, owned),
+  };
+  const queries: string[] = [];
+  const reconciler = new AlgorithmReconciler(cluster.client(), informers, {
+    now: () => now,
+    analysis: {
+      intervalMs: interval, successChecks: 3, failureThreshold: 2, prometheusUrl: prometheus,
+      queryPrometheus: async (_url, query) => {
+        queries.push(query);
+        const rate = rates.shift();
+        if (rate === 'down' || rate === undefined) {
+          throw new PrometheusUnavailableError(`Prometheus at ${prometheus} is unreachable: ECONNREFUSED`);
+        }
+        return rate === 'empty' ? { kind: 'empty' } : { kind: 'value', value: rate };
+      },
+    },
+    ...options,
+  });
+  const admin = cluster.client('test-admin');
+  const ref = (kind: string, name: string): ObjectRef => ({
+    apiVersion: kind === 'Algorithm' ? algorithmKind.apiVersion : 'apps/v1', kind, namespace: ns, name,
+  });
+  return {
+    cluster, admin, informers, queries,
+    reconcile: (name: string, retries = 0) => reconciler.reconcile(`${ns}/${name}`, { signal: new AbortController().signal, retries }),
+    create: (name: string, spec: AlgorithmSpec) => admin.create({ ...algorithmKind, metadata: { name, namespace: ns }, spec }),
+    edit: (name: string, spec: Partial<AlgorithmSpec> | Record<string, unknown>) => admin.patch(ref('Algorithm', name), 'merge', { spec }),
+    status: (name: string) => cluster.get(ref('Algorithm', name))?.status as AlgorithmStatus,
+    deployment: (name: string) => cluster.get(ref('Deployment', name)),
+    rollOut: (name: string) => cluster.rollOut(ref('Deployment', name)),
+    advance: (ms: number) => (now = new Date(now.getTime() + ms)),
+  };
+}
+
+const condition = (status: AlgorithmStatus, type: string) => status.conditions?.find((c) => c.type === type);
+const image = (deployment: KubeObject | undefined) =>
+  (deployment?.spec as { template: { spec: { containers: { image: string }[] } } } | undefined)?.template.spec.containers[0]?.image;
+const replicas = (deployment: KubeObject | undefined) => (deployment?.spec as { replicas?: number } | undefined)?.replicas;
+
+describe('the Algorithm reconciler', () => {
+  it('creates the workloads; Pending, Progressing until rolled out, then Running; unchanged, it writes nothing', async () => {
+    const t = setup();
+    await t.create('reco', { image: 'reco:1', replicas: 2 });
+    assert.equal(await t.reconcile('reco'), undefined);
+    const kinds = t.cluster.writesSince(0).filter((w) => w.startsWith('apply')).sort();
+    assert.deepEqual(kinds, [
+      'apply ConfigMap reco-config', 'apply Deployment reco', 'apply PodDisruptionBudget reco', 'apply Service reco',
+    ]);
+    const algorithm = t.cluster.get({ ...algorithmKind, namespace: ns, name: 'reco' })!;
+    assert.equal(t.deployment('reco')?.metadata.ownerReferences?.[0]?.uid, algorithm.metadata.uid);
+    assert.equal(replicas(t.deployment('reco')), 2);
+    const first = t.status('reco');
+    // Decided from the caches as they were before the apply.
+    assert.deepEqual([first.phase, condition(first, 'Ready')?.reason], ['Pending', 'Pending']);
+    await t.reconcile('reco');
+    assert.deepEqual([t.status('reco').phase, condition(t.status('reco'), 'Ready')?.reason], ['Progressing', 'RollingOut']);
+
+    t.rollOut('reco');
+    await t.reconcile('reco');
+    const running = t.status('reco');
+    assert.equal(running.phase, 'Running');
+    const summary = [condition(running, 'Ready')?.status, running.readyReplicas, running.stableImage, running.retryCount];
+    assert.deepEqual(summary, ['True', 2, 'reco:1', 0]);
+
+    const mark = t.cluster.writes.length;
+    t.advance(1000);
+    await t.reconcile('reco');
+    await t.reconcile('reco');
+    assert.deepEqual(t.cluster.writesSince(mark), [], 'an unchanged Algorithm is reconciled without writes');
+  });
+
+  it('rolls a new image out on the stable track when canaryWeight is 0', async () => {
+    const t = setup();
+    await t.create('reco', { image: 'reco:1' });
+    await t.reconcile('reco');
+    t.rollOut('reco');
+    await t.reconcile('reco');
+    await t.edit('reco', { image: 'reco:2' });
+    await t.reconcile('reco');
+    assert.equal(image(t.deployment('reco')), 'reco:2');
+    assert.deepEqual([t.status('reco').phase, condition(t.status('reco'), 'Progressing')?.reason], ['Progressing', 'RollingUpdate']);
+    t.rollOut('reco');
+    await t.reconcile('reco');
+    assert.deepEqual([t.status('reco').phase, t.status('reco').stableImage], ['Running', 'reco:2']);
+  });
+
+  it('runs a canary beside the stable image and promotes it after successChecks good analyses', async () => {
+    const t = setup({}, [0.999, 0.999, 0.998]);
+    await t.create('reco', { image: 'reco:1', replicas: 4, lifecycle: { canaryWeight: 25, successThreshold: 0.99 } });
+    await t.reconcile('reco');
+    t.rollOut('reco');
+    await t.reconcile('reco');
+    await t.edit('reco', { image: 'reco:2' });
+
+    assert.deepEqual(await t.reconcile('reco'), { requeueAfter: interval }, 'the first analysis is one interval away');
+    const canary = t.deployment('reco-canary');
+    assert.deepEqual([image(t.deployment('reco')), image(canary), replicas(canary)], ['reco:1', 'reco:2', 1]);
+    assert.deepEqual([t.status('reco').phase, t.status('reco').canaryImage, t.status('reco').desiredWeight], ['Canary', 'reco:2', 25]);
+    assert.ok(t.cluster.events().includes('Normal CanaryStarted: canary reco:2 started beside reco:1 with 25% of traffic'));
+
+    t.rollOut('reco-canary');
+    for (let check = 1; check <= 3; check++) {
+      // The cache has not seen the promotion's status write when the next reconcile runs.
+      if (check === 3) t.informers.algorithms.hold();
+      t.advance(interval);
+      await t.reconcile('reco');
+    }
+    await t.reconcile('reco');
+    assert.equal(t.deployment('reco-canary'), undefined, 'decided from our own last write, not the stale cache: no second canary');
+    t.informers.algorithms.release();
+    assert.equal(t.queries.length, 3);
+    assert.match(t.queries[0]!, /namespace="shop",algorithm="reco",track="canary"/);
+    assert.equal(image(t.deployment('reco')), 'reco:2', 'the stable track takes the canary image');
+    assert.equal(t.deployment('reco-canary'), undefined, 'the canary Deployment is pruned');
+    assert.ok(t.cluster.events().some((e) => e.startsWith('Normal Promoted: canary reco:2 promoted after 3 consecutive checks')));
+    t.rollOut('reco');
+    await t.reconcile('reco');
+    assert.deepEqual([t.status('reco').phase, condition(t.status('reco'), 'Progressing')?.reason], ['Running', 'RolloutComplete']);
+  });
+
+  it('rolls a failing canary back, keeps the stable image, and does not start it again', async () => {
+    const t = setup({}, [0.5, 0.4]);
+    const lifecycle = { canaryWeight: 50, successThreshold: 0.99, rollbackOnDrift: true };
+    await t.create('reco', { image: 'reco:1', replicas: 2, lifecycle });
+    await t.reconcile('reco');
+    t.rollOut('reco');
+    await t.reconcile('reco');
+    await t.edit('reco', { image: 'reco:2' });
+    await t.reconcile('reco');
+    t.rollOut('reco-canary');
+    for (let check = 1; check <= 2; check++) {
+      t.advance(interval);
+      await t.reconcile('reco');
+    }
+    const rolledBack = t.status('reco');
+    assert.deepEqual([rolledBack.phase, rolledBack.stableImage, rolledBack.rolledBackImage], ['RolledBack', 'reco:1', 'reco:2']);
+    assert.equal(condition(rolledBack, 'Degraded')?.reason, 'CanaryRolledBack');
+    assert.equal(image(t.deployment('reco')), 'reco:1');
+    assert.equal(t.deployment('reco-canary'), undefined);
+    const rollback = 'Warning RolledBack: canary reco:2 success rate 0.4000 below successThreshold 0.99';
+    assert.ok(t.cluster.events().some((e) => e.startsWith(rollback)));
+
+    const mark = t.cluster.writes.length;
+    t.advance(interval);
+    assert.equal(await t.reconcile('reco'), undefined);
+    assert.deepEqual(t.cluster.writesSince(mark), [], 'no canary starts again for the rolled-back image');
+  });
+
+  it('does not promote a canary it cannot analyse, and says why', async () => {
+    const t = setup({}, ['down']);
+    await t.create('reco', { image: 'reco:1', lifecycle: { canaryWeight: 20 } });
+    await t.reconcile('reco');
+    t.rollOut('reco');
+    await t.reconcile('reco');
+    await t.edit('reco', { image: 'reco:2' });
+    await t.reconcile('reco');
+    t.rollOut('reco-canary');
+    t.advance(interval);
+    await t.reconcile('reco');
+    assert.equal(t.status('reco').phase, 'Canary');
+    assert.equal(condition(t.status('reco'), 'Progressing')?.reason, 'AnalysisUnavailable');
+    assert.equal(t.status('reco').lastAnalysis?.result, 'Error');
+    assert.ok(t.cluster.events().some((e) => e.startsWith(`Warning AnalysisUnavailable: Prometheus at ${prometheus} is unreachable`)));
+  });
+
+  it('seeds the replicas of a new autoscaled Algorithm, and leaves them to the HPA', async () => {
+    const t = setup();
+    await t.create('reco', { image: 'reco:1', replicas: 7, scaling: { minReplicas: 1, maxReplicas: 5 } });
+    await t.reconcile('reco');
+    assert.equal(replicas(t.deployment('reco')), 5, 'spec.replicas within the bounds');
+    assert.equal(condition(t.status('reco'), 'AutoscalingDegraded')?.reason, 'CPUTarget');
+  });
+
+  it('hands the replicas to the HPA when scaling is added, keeps what the HPA set, and takes them back when scaling goes', async () => {
+    const t = setup();
+    t.cluster.customMetrics = ['request_latency_milliseconds'];
+    await t.create('reco', { image: 'reco:1', replicas: 2 });
+    await t.reconcile('reco');
+    await t.edit('reco', { scaling: { minReplicas: 1, maxReplicas: 5, targetLatencyMs: 200 } });
+    await t.reconcile('reco');
+    const seeded = t.deployment('reco')!;
+    assert.equal(replicas(seeded), 2, 'the replicas survive the operator letting go of them');
+    const ours = seeded.metadata.managedFields?.find((e) => e.manager === 'preview-operator' && e.operation === 'Apply');
+    assert.ok(ours && !('f:replicas' in (ours.fieldsV1?.['f:spec'] as object)), 'the operator does not apply spec.replicas');
+    assert.ok(seeded.metadata.managedFields?.some((e) => e.manager === initialReplicasFieldManager));
+    assert.equal(condition(t.status('reco'), 'AutoscalingDegraded')?.reason, 'LatencyTarget');
+    const autoscaler = { apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', namespace: ns, name: 'reco' };
+    assert.ok(t.cluster.get(autoscaler));
+
+    // The HPA scales; the operator leaves the replicas alone.
+    const hpa = t.cluster.client('horizontal-pod-autoscaler');
+    await hpa.patch({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: ns, name: 'reco' }, 'merge', { spec: { replicas: 4 } });
+    t.rollOut('reco');
+    await t.reconcile('reco');
+    const mark = t.cluster.writes.length;
+    await t.reconcile('reco');
+    assert.deepEqual(t.cluster.writesSince(mark), []);
+    assert.equal(replicas(t.deployment('reco')), 4);
+
+    await t.edit('reco', { scaling: null, replicas: 3 });
+    await t.reconcile('reco');
+    assert.equal(replicas(t.deployment('reco')), 3);
+    assert.equal(t.cluster.get(autoscaler), undefined, 'the HPA is pruned');
+    assert.equal(condition(t.status('reco'), 'AutoscalingDegraded'), undefined);
+  });
+
+  it('reports a refusal a user can fix as Failed with an Event, retries in a minute, and recovers', async () => {
+    const t = setup();
+    const lift = t.cluster.refuse((w) => (w.kind === 'Deployment' && w.verb === 'apply'
+      ? fail(403, 'Forbidden', 'deployments.apps "reco" is forbidden: exceeded quota: one-deployment')
+      : undefined));
+    await t.create('reco', { image: 'reco:1' });
+    assert.deepEqual(await t.reconcile('reco'), { requeueAfter: 60_000 });
+    assert.equal(t.status('reco').phase, 'Failed');
+    assert.match(condition(t.status('reco'), 'Degraded')!.message, /exceeded quota: one-deployment/);
+    assert.ok(t.cluster.events().some((e) => e.startsWith('Warning ApplyFailed:')));
+    lift();
+    await t.reconcile('reco');
+    t.rollOut('reco');
+    await t.reconcile('reco');
+    assert.deepEqual([t.status('reco').phase, condition(t.status('reco'), 'Degraded')?.status], ['Running', 'False']);
+  });
+
+  it('counts a transient failure in status.retryCount and throws for a retry with backoff', async () => {
+    const t = setup();
+    t.cluster.refuse((w) => (w.kind === 'Service' ? fail(503, 'ServiceUnavailable', 'etcd leader changed') : undefined));
+    await t.create('reco', { image: 'reco:1' });
+    await assert.rejects(t.reconcile('reco', 2), /etcd leader changed/);
+    assert.equal(t.status('reco').retryCount, 3);
+  });
+
+  it('ends quietly when the Algorithm is deleted while its reconcile runs (the cache still holds it)', async () => {
+    const t = setup();
+    await t.create('reco', { image: 'reco:1' });
+    await t.reconcile('reco');
+    t.rollOut('reco');
+    await t.reconcile('reco');
+    t.informers.algorithms.hold();
+    await t.admin.delete({ ...algorithmKind, namespace: ns, name: 'reco' });
+    assert.equal(t.deployment('reco'), undefined, 'the garbage collector took its workloads');
+    const mark = t.cluster.writes.length;
+    assert.equal(await t.reconcile('reco'), undefined);
+    const writes = t.cluster.writesSince(mark);
+    assert.ok(writes.some((w) => w.startsWith('apply Deployment')), 'it ran on (into a namespace that still exists)');
+    assert.ok(!writes.some((w) => w.includes('/status')), 'no retry count, no status');
+  });
+
+  it('ends quietly when its namespace is being deleted: nothing left to converge or report', async () => {
+    const t = setup();
+    await t.create('reco', { image: 'reco:1' });
+    const terminating = fail(403, 'Forbidden', 'namespace shop is being terminated', [{ reason: 'NamespaceTerminating' }]);
+    t.cluster.refuse((w) => (w.verb === 'apply' ? terminating : undefined));
+    assert.equal(await t.reconcile('reco'), undefined);
+    assert.equal(t.status('reco'), undefined, 'no status written');
+    assert.deepEqual(t.cluster.events(), []);
+  });
+});
+
+describe('which Algorithm events wake the controller', () => {
+  const algorithm = (generation: number, annotations: Record<string, string> = {}, deletionTimestamp?: string): KubeObject => ({
+    ...algorithmKind, metadata: { name: 'a', namespace: ns, generation, annotations, ...(deletionTimestamp ? { deletionTimestamp } : {}) },
+  });
+
+  it('spec changes, the env checksum and deletion; not its own status writes', () => {
+    assert.equal(algorithmChanged({ type: 'add', object: algorithm(1) }), true);
+    assert.equal(algorithmChanged({ type: 'update', old: algorithm(1), object: algorithm(1) }), false, 'a status write');
+    assert.equal(algorithmChanged({ type: 'update', old: algorithm(1), object: algorithm(2) }), true);
+    assert.equal(algorithmChanged({ type: 'update', old: algorithm(1), object: algorithm(1, { [envChecksumAnnotation]: 'b' }) }), true);
+    assert.equal(algorithmChanged({ type: 'update', old: algorithm(1), object: algorithm(1, {}, '2026-03-01T10:00:00Z') }), true);
+  });
+});

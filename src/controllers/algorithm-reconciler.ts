@@ -1,0 +1,266 @@
+// The Algorithm reconciler, a recipe of named steps (as the Flux Operator's fetch → build →
+// apply → finalize status): observe the Algorithm's workloads in the caches, decide the rollout
+// (canary analysis, algorithm-canary.ts), build the desired objects with the constructs, apply
+// them and prune the rest (algorithm-apply.ts), tell what happened in Events, write the status
+// (algorithm-status.ts). Every decision is taken from the Algorithm and its status, so a
+// restarted operator picks a canary up where it was. Wiring: algorithm-controller.ts.
+import {
+  algorithmObjectNames, defaultLatencyMetric, isAlgorithm, renderAlgorithmWorkloads,
+  type AlgorithmResource, type AlgorithmStatus, type AlgorithmWorkloadOptions,
+} from '../../constructs/index.js';
+import {
+  EventRecorder, ForbiddenError, InvalidError, NotFoundError, controllerReference, isControlledBy, isDeleted, objectKey, refOf,
+  silentLogger, toKubeError, updateStatus,
+  type CacheReader, type KubeObject, type Logger, type ObjectClient, type ReconcileContext, type ReconcileResult, type Reconciler,
+} from '../kube/index.js';
+import { CustomMetricsProbe, decideAutoscaling, type AutoscalingDecision } from './algorithm-autoscaling.js';
+import { CanaryAnalysis, type AlgorithmAnalysisOptions } from './algorithm-canary.js';
+import { WorkloadWriter } from './algorithm-apply.js';
+import { algorithmStatus, rolloutEvents, stampReconciled, type Rollout } from './algorithm-status.js';
+import { AlgorithmStatusMemo } from './algorithm-status-memo.js';
+import { httpRouteKind, renderTrafficRoute, type RouteParentRef } from './canary-traffic-route.js';
+import { canaryReplicas } from './rollout-plan.js';
+import { summarizeWorkload, type WorkloadSummary } from './rollout-workload-status.js';
+
+export interface AlgorithmControllerOptions {
+  /** @default silent */
+  logger?: Logger;
+  /** Where Events go. @default a recorder on the manager's client, component `preview-operator` */
+  events?: EventRecorder;
+  analysis?: AlgorithmAnalysisOptions;
+  /** The per-pod custom metric the HPA targets for `scaling.targetLatencyMs`. @default 'request_latency_milliseconds' */
+  latencyMetric?: string;
+  /**
+   * Split canary traffic with a Gateway API HTTPRoute (exact weights) when the cluster serves
+   * `gateway.networking.k8s.io/v1` HTTPRoute; otherwise (or when false) by replica ratio.
+   * `parentRefs` default to the algorithm's Service (GAMMA mesh binding). @default false
+   */
+  gatewayApi?: boolean | { parentRefs?: RouteParentRef[] };
+  /** Watch one namespace only. @default all namespaces */
+  namespace?: string;
+  /** Parallel reconciles. @default 4 */
+  workers?: number;
+  /** Reconcile every Algorithm this often even without events. @default 600_000 */
+  resyncPeriodMs?: number;
+  /** How long the custom metrics API check is cached. @default 60_000 */
+  customMetricsCacheMs?: number;
+  /** Workload settings passed to the renderer (port, resources, probes, security). @default the renderer's */
+  workload?: Pick<
+    AlgorithmWorkloadOptions,
+    'containerPort' | 'resources' | 'runAsUser' | 'readOnlyRootFilesystem' | 'readinessPath' | 'cpuTargetUtilization'
+  >;
+  /** @default () => new Date() */
+  now?: () => Date;
+}
+
+/** The caches the reconciler reads: the Algorithms, and the kinds their workloads are made of. */
+export interface AlgorithmInformers {
+  algorithms: CacheReader;
+  deployments: CacheReader;
+  services: CacheReader;
+  autoscalers: CacheReader;
+  budgets: CacheReader;
+  configMaps: CacheReader;
+}
+
+/** What the caches say about one Algorithm's workloads. */
+interface Observed {
+  /** The status before this reconcile. */
+  status: AlgorithmStatus;
+  /** The stable Deployment, when the Algorithm controls it. */
+  stableLive: KubeObject | undefined;
+  stable: WorkloadSummary | undefined;
+  canary: WorkloadSummary | undefined;
+}
+
+/** The objects to apply, and what they were built from. */
+interface Desired {
+  objects: KubeObject[];
+  routed: boolean;
+  weight: number;
+  autoscaling: AutoscalingDecision;
+  initialReplicas: number;
+}
+
+export class AlgorithmReconciler implements Reconciler {
+  private readonly logger: Logger;
+  private readonly events: EventRecorder;
+  private readonly writer: WorkloadWriter;
+  private readonly probe: CustomMetricsProbe;
+  private readonly memo = new AlgorithmStatusMemo();
+  private readonly analysis: CanaryAnalysis;
+  private readonly now: () => Date;
+
+  constructor(
+    private readonly client: ObjectClient,
+    private readonly informers: AlgorithmInformers,
+    private readonly options: AlgorithmControllerOptions = {},
+  ) {
+    this.logger = options.logger ?? silentLogger;
+    this.events = options.events ?? new EventRecorder(client, { component: 'preview-operator', logger: this.logger });
+    const { deployments, services, autoscalers, budgets, configMaps } = informers;
+    this.writer = new WorkloadWriter(client, [deployments, services, autoscalers, budgets, configMaps]);
+    this.probe = new CustomMetricsProbe(client, options.customMetricsCacheMs ?? 60_000);
+    this.analysis = new CanaryAnalysis(options.analysis);
+    this.now = options.now ?? (() => new Date());
+  }
+
+  async reconcile(key: string, context: ReconcileContext): Promise<ReconcileResult | void> {
+    const cached = this.informers.algorithms.get(key);
+    if (!cached || !isAlgorithm(cached)) {
+      this.memo.forget(key);
+      return;
+    }
+    const algorithm = this.memo.freshest(key, cached);
+    if (algorithm.metadata.deletionTimestamp) return;
+    try {
+      return await this.converge(key, algorithm, context.signal);
+    } catch (err) {
+      // Deleted while this reconcile ran (its namespace torn down under it): nothing left to converge or report.
+      if (err instanceof NotFoundError && (await isDeleted(this.client, algorithm))) {
+        this.memo.forget(key);
+        return undefined;
+      }
+      await this.recordRetry(algorithm, context.retries + 1);
+      throw err;
+    }
+  }
+
+  /** The recipe: observe → decide the rollout → build → apply → announce (Events) → finalize status → when to look again. */
+  private async converge(key: string, algorithm: AlgorithmResource, signal: AbortSignal): Promise<ReconcileResult | void> {
+    const now = this.now();
+    const observed = this.observe(algorithm);
+    const rollout = await this.analysis.decide(algorithm, observed.status, observed, now, signal);
+    const desired = await this.build(algorithm, observed, rollout);
+    const applied = await this.apply(algorithm, observed, desired);
+    if (applied === 'namespace-terminating') return undefined;
+    for (const event of rolloutEvents(algorithm, rollout, observed.status, this.analysis.policy)) {
+      await this.events.record(algorithm, event.type, event.reason, event.message);
+    }
+    const status = await this.finalizeStatus(key, algorithm, { observed, rollout, desired, applied, now });
+    const fields = { controller: 'algorithm', key, phase: status.phase, wrote: applied.wrote, statusWritten: status.written };
+    this.logger.debug(fields, 'algorithm reconciled');
+    return this.nextVisit(rollout, applied, now);
+  }
+
+  /** The previous status and the two tracks' Deployments, as far as the Algorithm controls them. */
+  private observe(algorithm: AlgorithmResource): Observed {
+    const { name, namespace, uid } = algorithm.metadata;
+    const names = algorithmObjectNames(name);
+    const controlled = (key: string) => {
+      const obj = this.informers.deployments.get(key);
+      return obj && isControlledBy(obj, uid) ? obj : undefined;
+    };
+    const stableLive = controlled(`${namespace}/${names.stable}`);
+    const canaryLive = controlled(`${namespace}/${names.canary}`);
+    return {
+      status: algorithm.status ?? {},
+      stableLive,
+      stable: stableLive ? summarizeWorkload(stableLive) : undefined,
+      canary: canaryLive ? summarizeWorkload(canaryLive) : undefined,
+    };
+  }
+
+  /** The workloads the constructs render for this rollout, and the traffic route when the Gateway API splits it. */
+  private async build(algorithm: AlgorithmResource, observed: Observed, rollout: Rollout): Promise<Desired> {
+    const { spec, metadata: { name, namespace = '' } } = algorithm;
+    const latencyMetric = this.options.latencyMetric ?? defaultLatencyMetric;
+    const autoscaling = await decideAutoscaling(spec, algorithm.metadata.generation, this.probe, latencyMetric);
+    const weight = spec.lifecycle?.canaryWeight ?? 0;
+    const scaling = spec.scaling;
+    const initialReplicas = scaling ? clamp(spec.replicas ?? 1, scaling.minReplicas ?? 1, scaling.maxReplicas) : (spec.replicas ?? 1);
+    const liveReplicas = (observed.stableLive?.spec as { replicas?: number } | undefined)?.replicas;
+    const totalReplicas = scaling ? (liveReplicas ?? initialReplicas) : initialReplicas;
+    const { plan } = rollout;
+    const canary = plan.mode === 'canary' ? { image: plan.state.canaryImage!, replicas: canaryReplicas(totalReplicas, weight) } : undefined;
+    const ownerReferences = [controllerReference(algorithm)];
+    const objects = renderAlgorithmWorkloads(algorithm, {
+      ...this.options.workload,
+      stableReplicas: scaling ? null : initialReplicas,
+      stableImage: plan.state.stableImage,
+      canary,
+      latencyMetric: autoscaling.latencyMetric,
+      ownerReferences,
+    });
+    const routed = !!this.options.gatewayApi && (await this.client.discovery.has(httpRouteKind));
+    if (routed) {
+      const parentRefs = typeof this.options.gatewayApi === 'object' ? this.options.gatewayApi.parentRefs : undefined;
+      objects.push(...renderTrafficRoute({ name, namespace, canaryWeight: canary ? weight : 0, parentRefs, ownerReferences }));
+    }
+    return { objects, routed, weight, autoscaling, initialReplicas };
+  }
+
+  /**
+   * Apply and prune. A refusal a user can fix (an image reference the API rejects, a
+   * quota) becomes a condition and an Event, not a crash loop; a namespace being deleted takes
+   * the Algorithm with it, and there is nothing left to converge.
+   */
+  private async apply(algorithm: AlgorithmResource, observed: Observed, desired: Desired): Promise<Applied | 'namespace-terminating'> {
+    const { name, namespace = '', uid } = algorithm.metadata;
+    const handover = algorithm.spec.scaling
+      ? { deployment: algorithmObjectNames(name).stable, live: observed.stableLive, initialReplicas: desired.initialReplicas }
+      : undefined;
+    try {
+      return { wrote: await this.writer.write({ namespace, owner: uid, objects: desired.objects, handover }) };
+    } catch (err) {
+      if (err instanceof ForbiddenError && err.namespaceTerminating) return 'namespace-terminating';
+      if (!(err instanceof InvalidError || err instanceof ForbiddenError)) throw err;
+      await this.events.record(algorithm, 'Warning', 'ApplyFailed', err.message);
+      return { wrote: false, failure: err.message };
+    }
+  }
+
+  /** The status, written only where it differs; our own write is remembered until the cache has it. */
+  private async finalizeStatus(key: string, algorithm: AlgorithmResource, step: Outcome): Promise<{ phase?: string; written: boolean }> {
+    const { observed, rollout, desired, applied, now } = step;
+    const computed = algorithmStatus({
+      algorithm, previous: observed.status, rollout, stable: observed.stable, canary: observed.canary, routed: desired.routed,
+      weight: desired.weight, autoscaling: desired.autoscaling.condition, applyFailure: applied.failure, now,
+    }, this.analysis.policy);
+    const next = stampReconciled(observed.status, computed, applied.wrote, now);
+    const written = await updateStatus(this.client, algorithm, next);
+    if (written.written) this.memo.remember(key, written.object);
+    return { phase: next.phase, written: written.written };
+  }
+
+  /** When to look again. A canary is analysed on its interval; a refused apply is retried in a minute. */
+  private nextVisit(rollout: Rollout, applied: Applied, now: Date): ReconcileResult | undefined {
+    if (applied.failure) return { requeueAfter: 60_000 };
+    if (rollout.plan.mode !== 'canary') return undefined;
+    // Overdue means the canary is not ready yet: its Deployment's events wake us when it is.
+    const untilDue = this.analysis.due(rollout.plan.state) - now.getTime();
+    return { requeueAfter: untilDue > 0 ? untilDue : this.analysis.intervalMs };
+  }
+
+  /** Best effort: the retry count goes to status even though the reconcile failed. */
+  private async recordRetry(algorithm: AlgorithmResource, retries: number): Promise<void> {
+    if (algorithm.status?.retryCount === retries) return;
+    try {
+      const written = await this.client.patch(refOf(algorithm), 'merge', { status: { retryCount: retries } }, { subresource: 'status' });
+      if (isAlgorithm(written)) this.memo.remember(objectKey(algorithm), written);
+    } catch (err) {
+      const fields = { controller: 'algorithm', name: algorithm.metadata.name, err: toKubeError(err).message };
+      this.logger.warn(fields, 'could not record the retry count');
+    }
+  }
+}
+
+/** What the apply step did. */
+interface Applied {
+  wrote: boolean;
+  /** Why the API server refused the workloads, when a user can fix it. */
+  failure?: string;
+}
+
+/** Everything one reconcile found and decided, for its status. */
+interface Outcome {
+  observed: Observed;
+  rollout: Rollout;
+  desired: Desired;
+  applied: Applied;
+  now: Date;
+}
+
+function clamp(value: number, min: number, max: number): number {
+  return Math.min(max, Math.max(min, value));
+}

@@ -1,0 +1,77 @@
+// What a Database says about itself, pure: its phase and Ready / Progressing / Degraded
+// conditions from its StatefulSet, its endpoint and the name of its credentials Secret.
+import { databaseEndpoint, databaseObjectNames, type DatabaseResource, type DatabaseStatus } from '../../constructs/index.js';
+import { setCondition, type Condition, type ConditionInput } from '../kube/index.js';
+import type { WorkloadSummary } from './rollout-workload-status.js';
+
+/** What the status is computed from besides the Database and its StatefulSet. */
+export interface DatabaseStatusExtra {
+  /** The image the StatefulSet should run. */
+  image: string;
+  /** Why the API server refused the workloads, when a user can fix it. */
+  failure?: string;
+  /** Why the spec's storage is not what the volume claims have. */
+  storageNote?: string;
+  now: Date;
+}
+
+type Stated = Omit<ConditionInput, 'observedGeneration'>;
+
+/** The Database's status from its StatefulSet (pure). */
+export function databaseStatus(database: DatabaseResource, set: WorkloadSummary | undefined, extra: DatabaseStatusExtra): DatabaseStatus {
+  const generation = database.metadata.generation;
+  const { name, namespace = '' } = database.metadata;
+  const rolledOut = !!set && set.rolledOut && set.desired === desiredReplicas(database) && set.image === extra.image;
+  let phase: string;
+  if (extra.failure) phase = 'Failed';
+  else if (!set) phase = 'Pending';
+  else if (rolledOut) phase = 'Ready';
+  else phase = 'Provisioning';
+
+  let conditions: Condition[] = database.status?.conditions ?? [];
+  for (const condition of databaseConditions(database, set, rolledOut, extra)) {
+    conditions = setCondition(conditions, { ...condition, observedGeneration: generation }, extra.now);
+  }
+  return {
+    phase,
+    observedGeneration: generation,
+    readyReplicas: set?.ready ?? 0,
+    endpoint: databaseEndpoint(name, namespace),
+    secretName: databaseObjectNames(name).credentialsSecret,
+    conditions,
+    retryCount: 0,
+  };
+}
+
+function databaseConditions(
+  database: DatabaseResource, set: WorkloadSummary | undefined, rolledOut: boolean, extra: DatabaseStatusExtra,
+): Stated[] {
+  const desired = desiredReplicas(database);
+  const ready = set?.ready ?? 0;
+  const { engine, version } = database.spec;
+  const stated: Stated[] = [];
+  if (rolledOut) stated.push({ type: 'Ready', status: 'True', reason: 'Available', message: `${ready} of ${desired} replicas ready` });
+  else if (set) stated.push({ type: 'Ready', status: 'False', reason: 'Provisioning', message: `${ready} of ${desired} replicas ready` });
+  else stated.push({ type: 'Ready', status: 'False', reason: 'Pending', message: 'the StatefulSet does not exist yet' });
+  if (set && !rolledOut) {
+    const message = `rolling out ${engine} ${version} to ${desired} replicas`;
+    stated.push({ type: 'Progressing', status: 'True', reason: 'RollingOut', message });
+  } else if (set) {
+    stated.push({ type: 'Progressing', status: 'False', reason: 'RolloutComplete', message: `${engine} ${version}, ${desired} replicas` });
+  } else {
+    stated.push({ type: 'Progressing', status: 'False', reason: 'Pending', message: 'nothing applied yet' });
+  }
+  if (extra.failure) stated.push({ type: 'Degraded', status: 'True', reason: 'ApplyFailed', message: extra.failure });
+  else if (extra.storageNote) stated.push({ type: 'Degraded', status: 'True', reason: 'StorageNotResized', message: extra.storageNote });
+  else stated.push({ type: 'Degraded', status: 'False', reason: 'AsExpected', message: 'no problem detected' });
+  return stated;
+}
+
+function desiredReplicas(database: DatabaseResource): number {
+  return database.spec.replicas ?? 1;
+}
+
+/** The official image the renderer uses for the engine and version. */
+export function officialImage(database: DatabaseResource): string {
+  return `${database.spec.engine === 'postgresql' ? 'postgres' : 'mysql'}:${database.spec.version}`;
+}
