@@ -1,0 +1,61 @@
+// Which repositories a resync pass reads: every repository that has a PreviewEnvironment in the
+// cache (its closed pull requests must be found) and every repository the policy names (its
+// missed `opened` deliveries must be found), each with the environments it has.
+import type { PreviewEnvironmentSpec } from '../../constructs/api-types.js';
+import type { KubeObject } from '../kube/kube-object.js';
+import type { PolicyConfig } from '../policy/policy-config.js';
+import { repositoryKey, type RepositoryName } from '../github/octokit-factory.js';
+
+/** The cached PreviewEnvironments (the manager's informer satisfies it). */
+export interface EnvironmentCache {
+  list(): readonly KubeObject[];
+  /** The environment as the cache holds it now (the manager's informer: by name). */
+  get?(name: string): KubeObject | undefined;
+  /** Resolves once the cache holds the first full list (the runnable waits for it). */
+  waitForSync?(signal?: AbortSignal): Promise<void>;
+}
+
+export interface CachedEnvironment {
+  name: string;
+  number: number;
+  headSha: string | undefined;
+  object: KubeObject;
+}
+
+export interface ResyncTarget {
+  repository: RepositoryName;
+  /** Its environments, by pull request number. */
+  environments: Map<number, CachedEnvironment>;
+}
+
+/** The repositories to read: those with environments first (in cache order), then those only configured. */
+export function resyncTargets(cache: EnvironmentCache, config: PolicyConfig): ResyncTarget[] {
+  const targets = cachedEnvironments(cache);
+  for (const fullName of Object.keys(config.repositories)) {
+    const [owner, name, ...rest] = fullName.split('/');
+    if (!owner || !name || rest.length > 0) continue;
+    const key = repositoryKey({ owner, name });
+    if (!targets.has(key)) targets.set(key, { repository: { owner, name }, environments: new Map() });
+  }
+  return [...targets.values()];
+}
+
+/** The environments of the cache, by repository, with what the resync needs of each. */
+function cachedEnvironments(cache: EnvironmentCache): Map<string, ResyncTarget> {
+  const byRepository = new Map<string, ResyncTarget>();
+  for (const object of cache.list()) {
+    const spec = (object as KubeObject & { spec?: Partial<PreviewEnvironmentSpec> }).spec;
+    const owner = spec?.repository?.owner;
+    const name = spec?.repository?.name;
+    const number = spec?.pullRequest?.number;
+    if (typeof owner !== 'string' || typeof name !== 'string' || typeof number !== 'number' || !object.metadata?.name) continue;
+    const key = repositoryKey({ owner, name });
+    let target = byRepository.get(key);
+    if (!target) {
+      target = { repository: { owner, name }, environments: new Map() };
+      byRepository.set(key, target);
+    }
+    target.environments.set(number, { name: object.metadata.name, number, headSha: spec?.pullRequest?.headSha, object });
+  }
+  return byRepository;
+}
