@@ -1,6 +1,7 @@
 // The command line: `run`, `synth`, `renderer`, `help`, `version`. Exit codes: 0 done, 1 failed
 // while running, 2 bad usage or configuration (nothing was started).
 import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type ConfigIssue } from './config.js';
 import { settings, settingsReference } from './config-settings.js';
 import { createLogger } from './logger.js';
@@ -32,28 +33,28 @@ Every setting is a flag or an environment variable (a flag wins); see docs/confi
 `;
 
 /** Takes a command's own flags (e.g. synth's --repo) out of the arguments; the rest are settings. */
-export function takeFlags(args: readonly string[], names: readonly string[]): { values: Map<string, string>; rest: string[]; issues: ConfigIssue[] } {
+export function takeFlags(
+  args: readonly string[],
+  names: readonly string[],
+): { values: Map<string, string>; rest: string[]; issues: ConfigIssue[] } {
+  const options = Object.fromEntries(names.map((name) => [name, { type: 'string' as const }]));
+  const { tokens } = parseArgs({ args: [...args], options, strict: false, allowPositionals: true, tokens: true });
   const values = new Map<string, string>();
-  const rest: string[] = [];
   const issues: ConfigIssue[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const match = /^--([a-z-]+)(?:=(.*))?$/s.exec(args[i]!);
-    if (!match || !names.includes(match[1]!)) {
-      rest.push(args[i]!);
+  /** Arguments that are own flags or their values. */
+  const taken = new Set<number>();
+  for (const token of tokens) {
+    if (token.kind !== 'option' || !token.rawName.startsWith('--') || !names.includes(token.name)) continue;
+    taken.add(token.index);
+    // parseArgs takes whatever follows as the value: another flag is not one.
+    if (token.value === undefined || (token.inlineValue === false && token.value.startsWith('--'))) {
+      issues.push({ setting: `--${token.name}`, message: 'needs a value' });
       continue;
     }
-    let value = match[2];
-    if (value === undefined) {
-      value = args[i + 1];
-      if (value === undefined || value.startsWith('--')) {
-        issues.push({ setting: `--${match[1]}`, message: 'needs a value' });
-        continue;
-      }
-      i++;
-    }
-    values.set(match[1]!, value);
+    if (token.inlineValue === false) taken.add(token.index + 1);
+    values.set(token.name, token.value);
   }
-  return { values, rest, issues };
+  return { values, rest: args.filter((_, i) => !taken.has(i)), issues };
 }
 
 function reportIssues(io: CliIo, issues: readonly ConfigIssue[]): number {
