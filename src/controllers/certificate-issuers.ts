@@ -3,7 +3,7 @@
 // Secret does not exist" — cert-manager names the issuer on the CertificateRequest, not on the
 // Certificate — so the operator reads the issuer itself while a Certificate is not issued, and
 // the environment's condition and comment name what a user has to fix.
-import { NotFoundError, type KubeClient, type KubeObject, type ObjectRef } from '../kube/index.js';
+import { NotFoundError, type KubeObject, type ObjectClient, type ObjectRef } from '../kube/index.js';
 
 export interface IssuerRef {
   kind: 'ClusterIssuer' | 'Issuer';
@@ -41,7 +41,10 @@ export function issuerProblem(issuer: IssuerRef, live: KubeObject | null | undef
 }
 
 /** The issuer problem of each Certificate not yet issued, keyed as `certificates` is. */
-export async function issuerProblems(client: KubeClient, certificates: ReadonlyMap<string, KubeObject>): Promise<Map<string, string>> {
+export async function issuerProblems(
+  client: Pick<ObjectClient, 'get'>,
+  certificates: ReadonlyMap<string, KubeObject>,
+): Promise<Map<string, string>> {
   const problems = new Map<string, string>();
   for (const [key, certificate] of certificates) {
     const issuer = certificateIssuer(certificate);

@@ -13,7 +13,12 @@
 import type { ResourceReadiness } from '../../constructs/index.js';
 import type { KubeObject, ObjectRef } from '../kube/index.js';
 
-const readinessKinds = new Set(['ai.alien6.io/Algorithm', 'mycompany.com/Database', 'cert-manager.io/Certificate', 'networking.k8s.io/Ingress']);
+const readinessKinds = new Set([
+  'ai.alien6.io/Algorithm',
+  'mycompany.com/Database',
+  'cert-manager.io/Certificate',
+  'networking.k8s.io/Ingress',
+]);
 
 interface ConditionLike {
   type?: string;
@@ -37,6 +42,15 @@ function readyCondition(obj: KubeObject): ConditionLike | undefined {
   return Array.isArray(conditions) ? conditions.find((c) => c.type === 'Ready') : undefined;
 }
 
+/** An Ingress is ready once it routes the host (an address is named when its controller published one). */
+function ingressReadiness(base: Omit<ResourceReadiness, 'ready'>, live: KubeObject, host: string): ResourceReadiness {
+  const rules = (live.spec as { rules?: { host?: string }[] } | undefined)?.rules ?? [];
+  if (!rules.some((r) => r.host === host)) return { ...base, ready: false, message: `does not route ${host}` };
+  const loadBalancer = (live.status as { loadBalancer?: { ingress?: { ip?: string; hostname?: string }[] } } | undefined)?.loadBalancer;
+  const addresses = (loadBalancer?.ingress ?? []).map((a) => a.ip ?? a.hostname).filter(Boolean);
+  return { ...base, ready: true, message: addresses.length > 0 ? `${host} at ${addresses.join(', ')}` : `routes ${host}` };
+}
+
 /**
  * The readiness of one applied object, given what the cluster shows (undefined: not there).
  * `note` leads the message of an object that is not ready (what its issuer lacks, for a Certificate).
@@ -45,13 +59,7 @@ export function resourceReadiness(ref: ObjectRef, live: KubeObject | undefined, 
   const base = { apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name };
   if (!live) return { ...base, ready: false, message: 'not created yet' };
   if (live.metadata.deletionTimestamp) return { ...base, ready: false, message: 'being deleted' };
-  if (ref.kind === 'Ingress') {
-    const rules = (live.spec as { rules?: { host?: string }[] } | undefined)?.rules ?? [];
-    if (!rules.some((r) => r.host === host)) return { ...base, ready: false, message: `does not route ${host}` };
-    const addresses = ((live.status as { loadBalancer?: { ingress?: { ip?: string; hostname?: string }[] } } | undefined)?.loadBalancer?.ingress ?? [])
-      .map((a) => a.ip ?? a.hostname).filter(Boolean);
-    return { ...base, ready: true, message: addresses.length > 0 ? `${host} at ${addresses.join(', ')}` : `routes ${host}` };
-  }
+  if (ref.kind === 'Ingress') return ingressReadiness(base, live, host);
   const condition = readyCondition(live);
   const generation = live.metadata.generation;
   const observed = condition?.observedGeneration ?? (live.status as { observedGeneration?: number } | undefined)?.observedGeneration;
@@ -69,7 +77,9 @@ export function resourceReadiness(ref: ObjectRef, live: KubeObject | undefined, 
 
 /** Readiness of every applied object that has one, in the order given; `notes` as in resourceReadiness. */
 export function environmentReadiness(
-  applied: readonly ObjectRef[], lookup: (ref: ObjectRef) => KubeObject | undefined, host: string,
+  applied: readonly ObjectRef[],
+  lookup: (ref: ObjectRef) => KubeObject | undefined,
+  host: string,
   notes: (ref: ObjectRef) => string | undefined = () => undefined,
 ): { resources: ResourceReadiness[]; ready: boolean } {
   const resources = applied.filter(hasReadiness).map((ref) => resourceReadiness(ref, lookup(ref), host, notes(ref)));
@@ -87,12 +97,22 @@ export interface CertificateConditionInput {
  * True once every rendered Certificate is issued, False with `NotIssued` before; undefined
  * when nothing is routed (no Certificate to speak of).
  */
-export function certificateCondition(installed: boolean, rendered: boolean, certificates: readonly ResourceReadiness[]): CertificateConditionInput | undefined {
+export function certificateCondition(
+  installed: boolean,
+  rendered: boolean,
+  certificates: readonly ResourceReadiness[],
+): CertificateConditionInput | undefined {
   if (!installed) {
-    return { status: 'False', reason: 'CertManagerNotInstalled', message: 'cert-manager is not installed (the cluster serves no cert-manager.io/v1 Certificate): the environment is served over plain HTTP' };
+    return {
+      status: 'False',
+      reason: 'CertManagerNotInstalled',
+      message:
+        'cert-manager is not installed (the cluster serves no cert-manager.io/v1 Certificate): the environment is served over plain HTTP',
+    };
   }
   if (!rendered) return undefined;
   const notReady = certificates.filter((c) => !c.ready);
-  if (notReady.length === 0) return { status: 'True', reason: 'Issued', message: certificates.map((c) => `${c.name}: ${c.message ?? 'ready'}`).join('; ') };
+  if (notReady.length === 0)
+    return { status: 'True', reason: 'Issued', message: certificates.map((c) => `${c.name}: ${c.message ?? 'ready'}`).join('; ') };
   return { status: 'False', reason: 'NotIssued', message: notReady.map((c) => `${c.name}: ${c.message ?? 'not ready'}`).join('; ') };
 }

@@ -5,20 +5,41 @@
 // comes back as a RenderFailure; transient failures (git or GitHub unreachable, timeouts) throw.
 // `.preview/` is read through a PreviewFileSource (GitHub's API in `run`, git in tests and
 // `synth`); git checks the commit out only when a trusted pull request's `main.ts` must run.
-import type { Manifest, PreviewConfig, PreviewEnvironmentSpec, PreviewIdentity } from '../../constructs/index.js';
+import type {
+  Manifest,
+  PreviewConfig,
+  PreviewEnvironmentChartProps,
+  PreviewEnvironmentSpec,
+  PreviewIdentity,
+} from '../../constructs/index.js';
 import { GitOperationError, InvalidGitInputError } from '../git/git-errors.js';
 import { formatPreviewConfigErrors, validatePreviewConfig, type PreviewConfigError } from '../synth/preview-config-validation.js';
 import type { PreviewFileSource } from '../git/preview-files.js';
-import { requireRegularFile, type CommitLocation, type RepositoryCache, type TreeEntry } from '../git/repository-cache.js';
+import {
+  requireRegularFile,
+  type CommitLocation,
+  type RepositoryCache,
+  type RepositoryLocation,
+  type TreeEntry,
+} from '../git/repository-cache.js';
 import type { Semaphore } from '../kube/semaphore.js';
 import { isTrusted } from '../policy/trust.js';
 import type { TrustPolicy } from '../policy/policy-config.js';
 import type { PullRequestFacts } from '../policy/pull-request-facts.js';
 import type { AllowedKinds } from '../synth/guard-allowed-kinds.js';
-import { checkRenderedObjects, formatPolicyViolations, type PolicyViolation, type RenderPolicySettings } from '../synth/guard-rendered-objects.js';
+import {
+  checkRenderedObjects,
+  formatPolicyViolations,
+  type PolicyViolation,
+  type RenderPolicySettings,
+} from '../synth/guard-rendered-objects.js';
 import { mergeUntrustedConfig } from '../synth/untrusted-config.js';
 import {
-  previewChartProps, previewIdentity, renderPreviewInProcess, splitRendering, type PreviewRenderSettings,
+  previewChartProps,
+  previewIdentity,
+  renderPreviewInProcess,
+  splitRendering,
+  type PreviewRenderSettings,
 } from '../synth/render-preview.js';
 import type { SandboxRunner } from '../synth/sandbox.js';
 import { SandboxError } from '../synth/sandbox-error.js';
@@ -80,9 +101,12 @@ export interface RenderRequest {
   token?: string;
 }
 
+/** Where a repository's commits are read: `.preview/` (unless another source is given) and checkouts for `main.ts`. */
+export type RepositorySource = PreviewFileSource & Pick<RepositoryCache, 'withCheckout'>;
+
 export interface RenderDependencies {
   /** Checkouts of a trusted pull request's commit for its `.preview/main.ts`. */
-  repositories: RepositoryCache;
+  repositories: RepositorySource;
   /** Where `.preview/` is read, every listing, file and branch lookup of a render (default `repositories`, i.e. git). */
   files?: PreviewFileSource;
   sandbox: SandboxRunner;
@@ -112,12 +136,16 @@ export function pullRequestFacts(spec: PreviewEnvironmentSpec): PullRequestFacts
   };
 }
 
-const failure = (kind: RenderFailureKind, message: string, details: string[] = [message], extra: Partial<RenderFailure> = {}): RenderOutcome =>
-  ({ ok: false, failure: { kind, message, details, ...extra } });
+const failure = (kind: RenderFailureKind, message: string, details: string[] = [message], extra: Partial<RenderFailure> = {}): Failed => ({
+  ok: false,
+  failure: { kind, message, details, ...extra },
+});
 
-function configFailure(where: string, errors: PreviewConfigError[]): RenderOutcome {
-  return failure('ConfigInvalid', `${where} is invalid:\n${formatPreviewConfigErrors(errors)}`,
-    errors.map((e) => `${configPath}${e.path ? ` ${e.path}` : ''}${e.line ? ` (line ${e.line})` : ''}: ${e.message}`), { configErrors: errors });
+type Failed = Extract<RenderOutcome, { ok: false }>;
+
+function configFailure(where: string, errors: PreviewConfigError[]): Failed {
+  const lines = errors.map((e) => `${configPath}${e.path ? ` ${e.path}` : ''}${e.line ? ` (line ${e.line})` : ''}: ${e.message}`);
+  return failure('ConfigInvalid', `${where} is invalid:\n${formatPreviewConfigErrors(errors)}`, lines, { configErrors: errors });
 }
 
 /**
@@ -128,18 +156,33 @@ function configFailure(where: string, errors: PreviewConfigError[]): RenderOutco
  */
 export async function readAhead(files: PreviewFileSource, spec: PreviewEnvironmentSpec): Promise<void> {
   try {
-    await readHead(files, { cloneUrl: spec.repository.cloneUrl, owner: spec.repository.owner, repo: spec.repository.name, sha: spec.pullRequest.headSha });
+    const { repository, pullRequest } = spec;
+    await readHead(files, { cloneUrl: repository.cloneUrl, owner: repository.owner, repo: repository.name, sha: pullRequest.headSha });
   } catch {
     // The render reads again and reports what it finds.
   }
 }
 
+interface HeadFiles {
+  headFiles: Map<string, TreeEntry>;
+  headText: string | undefined;
+}
+
 /** The head commit's `.preview/`: one listing for both files; the configuration is read, main.ts only looked for. */
-async function readHead(files: PreviewFileSource, head: CommitLocation): Promise<{ headFiles: Map<string, TreeEntry>; headText: string | undefined }> {
+async function readHead(files: PreviewFileSource, head: CommitLocation): Promise<HeadFiles> {
   const headFiles = await files.listFiles(head, [configPath, mainPath]);
   const headConfig = headFiles.get(configPath);
   return { headFiles, headText: headConfig && (await files.readEntry(head, headConfig)) };
 }
+
+/** Git failures that say the source cannot be read as given (a user's or an administrator's to fix, or time's). */
+const unavailableReasons = new Set([
+  'commit-not-found',
+  'branch-not-found',
+  'repository-not-found',
+  'authentication',
+  'not-a-regular-file',
+]);
 
 /** Renders the environment at its head commit; see the file comment for the rules. */
 export async function renderEnvironment(request: RenderRequest, deps: RenderDependencies): Promise<RenderOutcome> {
@@ -147,101 +190,150 @@ export async function renderEnvironment(request: RenderRequest, deps: RenderDepe
     return await render(request, deps);
   } catch (err) {
     if (err instanceof InvalidGitInputError) return failure('SourceUnavailable', err.message);
-    if (err instanceof GitOperationError && ['commit-not-found', 'branch-not-found', 'repository-not-found', 'authentication', 'not-a-regular-file'].includes(err.reason)) {
-      return failure('SourceUnavailable', err.message);
-    }
+    if (err instanceof GitOperationError && unavailableReasons.has(err.reason)) return failure('SourceUnavailable', err.message);
     throw err;
   }
 }
 
+/** What a render works from: where the commit is, and whether its author is trusted. */
+interface RenderSource {
+  files: PreviewFileSource;
+  location: RepositoryLocation;
+  head: CommitLocation;
+  sha: string;
+  trusted: boolean;
+}
+
+/** The configuration that counts, and where it came from. */
+interface ChosenConfig {
+  config: PreviewConfig;
+  configSource: RenderedEnvironment['configSource'];
+  notes: string[];
+}
+
 async function render(request: RenderRequest, deps: RenderDependencies): Promise<RenderOutcome> {
   const { spec, name } = request;
-  const files = deps.files ?? deps.repositories;
   const sha = spec.pullRequest.headSha;
   const location = { cloneUrl: spec.repository.cloneUrl, owner: spec.repository.owner, repo: spec.repository.name, token: request.token };
-  const head = { ...location, sha };
-  const trusted = isTrusted(pullRequestFacts(spec), request.trust);
+  const source: RenderSource = {
+    files: deps.files ?? deps.repositories,
+    location,
+    head: { ...location, sha },
+    sha,
+    trusted: isTrusted(pullRequestFacts(spec), request.trust),
+  };
+  const { headFiles, headText } = await readHead(source.files, source.head);
+  const chosen = source.trusted ? headConfig(sha, headText) : await baseConfig(source, spec.pullRequest.baseRef, headText);
+  if ('ok' in chosen) return chosen;
 
-  const { headFiles, headText } = await readHead(files, head);
-  let config: PreviewConfig;
-  let configSource: RenderedEnvironment['configSource'] = { from: 'head' };
-  const notes: string[] = [];
-  if (trusted) {
-    if (headText === undefined) return failure('ConfigMissing', `the repository has no ${configPath} at ${sha.slice(0, 12)}`);
-    const validation = validatePreviewConfig(headText);
-    if (!validation.ok) return configFailure(`${configPath} at ${sha.slice(0, 12)}`, validation.errors);
-    config = validation.config;
-  } else {
-    const branch = spec.pullRequest.baseRef;
-    const baseSha = await files.resolveBranch(location, branch);
-    const baseText = await files.readFile({ ...location, sha: baseSha }, configPath);
-    if (baseText === undefined) {
-      return failure('ConfigMissing', `the base branch ${branch} has no ${configPath}; an untrusted pull request is previewed with the base branch's configuration`);
-    }
-    const base = validatePreviewConfig(baseText);
-    if (!base.ok) return configFailure(`${configPath} on the base branch ${branch}`, base.errors);
-    let proposed: PreviewConfig | undefined;
-    if (headText !== undefined) {
-      const validation = validatePreviewConfig(headText);
-      if (!validation.ok) return configFailure(`${configPath} at ${sha.slice(0, 12)}`, validation.errors);
-      proposed = validation.config;
-    }
-    const merged = mergeUntrustedConfig(base.config, proposed);
-    config = merged.config;
-    configSource = { from: 'base', branch, sha: baseSha };
-    notes.push(...merged.ignored.map((n) => `not applied (untrusted pull request): ${n}`));
-  }
-
-  const identity = previewIdentity(name, spec, config, sha, request.settings.domain);
-  const props = previewChartProps(identity, spec, config, request.settings);
+  const identity = previewIdentity(name, spec, chosen.config, sha, request.settings.domain);
+  const props = previewChartProps(identity, spec, chosen.config, request.settings);
   let operator;
   try {
     operator = renderPreviewInProcess(props);
   } catch (err) {
     return failure('RenderFailed', `the configuration could not be rendered: ${(err as Error).message}`);
   }
-
-  let manifests = operator.manifests;
-  let renderer: RenderedEnvironment['renderer'] = 'constructs';
   // Only a trusted pull request's code runs, and only in the sandbox; an untrusted one's main.ts is never read.
-  const main = headFiles.get(mainPath);
-  if (trusted && main) {
-    requireRegularFile(main, sha);
-    try {
-      const result = await deps.sandboxRuns.run(
-        () => deps.repositories.withCheckout(head, (dir) => deps.sandbox.run({ checkoutDir: dir, input: props })),
-      );
-      manifests = result.manifests;
-      renderer = 'sandbox';
-    } catch (err) {
-      if (err instanceof SandboxError) return failure('SandboxFailed', err.message);
-      throw err;
-    }
-  }
+  const main = source.trusted ? headFiles.get(mainPath) : undefined;
+  const ran = main ? await runMain(source, main, props, deps) : { manifests: operator.manifests, renderer: 'constructs' as const };
+  if ('ok' in ran) return ran;
 
-  const split = splitRendering(operator, manifests, identity.namespace);
-  const checked = checkRenderedObjects(split.objects, {
-    namespace: identity.namespace,
-    host: identity.host,
-    allowedKinds: request.allowedKinds,
-    podSecurity: request.settings.podSecurity,
-    ingressClassName: request.settings.ingressClassName,
-    ...request.renderPolicy,
-    certificateIssuer: request.settings.tls === false ? undefined : { name: request.settings.tls.issuer?.name ?? 'preview-issuer', kind: request.settings.tls.issuer?.kind ?? 'ClusterIssuer' },
-  });
-  if (checked.violations.length > 0) {
-    const count = checked.violations.length;
-    return failure('PolicyViolation', `the rendering breaks the preview policy (${count} violation${count === 1 ? '' : 's'}); nothing was applied:\n${formatPolicyViolations(checked.violations)}`,
-      checked.violations.map((v) => `${v.object}: ${v.message} [${v.rule}]`), { violations: checked.violations });
-  }
+  const split = splitRendering(operator, ran.manifests, identity.namespace);
+  const checked = checkPolicy(split.objects, identity, request);
+  if ('ok' in checked) return checked;
+  const { config, configSource, notes } = chosen;
   return {
     ok: true,
     rendered: {
-      sha, trusted, configSource, renderer, config, identity,
+      sha,
+      trusted: source.trusted,
+      configSource,
+      renderer: ran.renderer,
+      config,
+      identity,
       url: operator.url,
       namespace: split.namespace,
       objects: [...split.guards, ...checked.objects],
       notes,
     },
   };
+}
+
+/** A trusted pull request: the head commit's configuration. */
+function headConfig(sha: string, headText: string | undefined): ChosenConfig | Failed {
+  if (headText === undefined) return failure('ConfigMissing', `the repository has no ${configPath} at ${sha.slice(0, 12)}`);
+  const validation = validatePreviewConfig(headText);
+  if (!validation.ok) return configFailure(`${configPath} at ${sha.slice(0, 12)}`, validation.errors);
+  return { config: validation.config, configSource: { from: 'head' }, notes: [] };
+}
+
+/** An untrusted pull request: the base branch's configuration, with only the values the PR may change. */
+async function baseConfig(source: RenderSource, branch: string, headText: string | undefined): Promise<ChosenConfig | Failed> {
+  const baseSha = await source.files.resolveBranch(source.location, branch);
+  const baseText = await source.files.readFile({ ...source.location, sha: baseSha }, configPath);
+  if (baseText === undefined) {
+    const message =
+      `the base branch ${branch} has no ${configPath}; ` + "an untrusted pull request is previewed with the base branch's configuration";
+    return failure('ConfigMissing', message);
+  }
+  const base = validatePreviewConfig(baseText);
+  if (!base.ok) return configFailure(`${configPath} on the base branch ${branch}`, base.errors);
+  let proposed: PreviewConfig | undefined;
+  if (headText !== undefined) {
+    const validation = validatePreviewConfig(headText);
+    if (!validation.ok) return configFailure(`${configPath} at ${source.sha.slice(0, 12)}`, validation.errors);
+    proposed = validation.config;
+  }
+  const merged = mergeUntrustedConfig(base.config, proposed);
+  const notes = merged.ignored.map((n) => `not applied (untrusted pull request): ${n}`);
+  return { config: merged.config, configSource: { from: 'base', branch, sha: baseSha }, notes };
+}
+
+/** A trusted pull request's `.preview/main.ts`, in the sandbox, on a checkout of its commit. */
+async function runMain(
+  source: RenderSource,
+  main: TreeEntry,
+  props: PreviewEnvironmentChartProps,
+  deps: RenderDependencies,
+): Promise<{ manifests: Manifest[]; renderer: 'sandbox' } | Failed> {
+  requireRegularFile(main, source.sha);
+  try {
+    const result = await deps.sandboxRuns.run(() =>
+      deps.repositories.withCheckout(source.head, (dir) => deps.sandbox.run({ checkoutDir: dir, input: props })),
+    );
+    return { manifests: result.manifests, renderer: 'sandbox' };
+  } catch (err) {
+    if (err instanceof SandboxError) return failure('SandboxFailed', err.message);
+    throw err;
+  }
+}
+
+/** The rendered objects under the preview policy: every violation fails the rendering. */
+function checkPolicy(objects: Manifest[], identity: PreviewIdentity, request: RenderRequest): { objects: Manifest[] } | Failed {
+  const { settings } = request;
+  const issuer = settings.tls === false ? undefined : settings.tls.issuer;
+  const checked = checkRenderedObjects(objects, {
+    namespace: identity.namespace,
+    host: identity.host,
+    allowedKinds: request.allowedKinds,
+    podSecurity: settings.podSecurity,
+    ingressClassName: settings.ingressClassName,
+    ...request.renderPolicy,
+    certificateIssuer:
+      settings.tls === false ? undefined : { name: issuer?.name ?? 'preview-issuer', kind: issuer?.kind ?? 'ClusterIssuer' },
+  });
+  const count = checked.violations.length;
+  if (count === 0) return { objects: checked.objects };
+  const message =
+    `the rendering breaks the preview policy (${count} violation${count === 1 ? '' : 's'}); nothing was applied:\n` +
+    formatPolicyViolations(checked.violations);
+  return failure(
+    'PolicyViolation',
+    message,
+    checked.violations.map((v) => `${v.object}: ${v.message} [${v.rule}]`),
+    {
+      violations: checked.violations,
+    },
+  );
 }

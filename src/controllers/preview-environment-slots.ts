@@ -38,7 +38,10 @@ export class SlotLedger {
       return { admitted: true };
     }
     // Numbers identify environments here; a repository has one environment per pull request.
-    const allocation = allocateSlots(environments.map((e) => ({ number: e.pullRequest, holdsSlot: holds(e) })), cap);
+    const allocation = allocateSlots(
+      environments.map((e) => ({ number: e.pullRequest, holdsSlot: holds(e) })),
+      cap,
+    );
     if (allocation.deploy.includes(self.pullRequest)) {
       this.admitted.add(name);
       return { admitted: true };

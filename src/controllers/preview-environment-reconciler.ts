@@ -1,0 +1,497 @@
+// The PreviewEnvironment reconciler: makes a pull request's environment exist at the PR's head
+// commit, reports it, and removes it completely. Level-triggered; `converge` is a recipe of named
+// steps, each ending the reconcile with its result or letting the next one go on:
+//
+//   begin (finalizer) → admit (per-repository cap, else Queued) → checkExpiry (TTL, else Expired:
+//   namespace deleted, object kept) → repair the guards of what serves → gate (wait for CI on a new
+//   head SHA) → checkNamespace (ours, or none yet) → render (at the head SHA, while the slot is
+//   claimed in status) → checkServed → apply (dry run of a new rendering first: a refusal applies
+//   nothing) → prune → observe (readiness) → settle (status, Event, report; progress paced)
+//
+// Deleted, or expired: preview-environment-teardown.ts. What each step writes to status and tells
+// GitHub: preview-environment-status.ts. Writing the rendering: preview-environment-apply.ts.
+// Wiring (informers, watches, filters): preview-environment.ts.
+//
+// An unchanged environment costs reads only: every write (finalizer, apply, prune, status, events,
+// GitHub) happens only when something differs. Problems a user can fix (configuration, sandbox,
+// policy, rejected objects) become status conditions, an Event and PR comment lines, never a
+// crash loop; transient ones throw and back off per key, counted in status.retryCount.
+//
+// Decisions: the namespace is the PreviewEnvironment's name and must be controlled by it (an
+// existing namespace of someone else's is never touched, nor deleted); untrusted pull requests
+// (fork, or association outside policy.trust.associations — the approval label lets the GitHub
+// side create the environment, it does not make the PR's code trusted) render the base branch's
+// configuration with only image tags from the PR, and their main.ts is never read; with
+// cert-manager installed, Ready waits for the Certificate (see preview-environment-readiness.ts).
+import { certificateKind } from '../../constructs/index.js';
+import {
+  ConflictError,
+  EventRecorder,
+  NotFoundError,
+  addFinalizer,
+  formatTime,
+  identityOf,
+  isControlledBy,
+  refOf,
+  toKubeError,
+  type CacheReader,
+  type Clock,
+  type KubeObject,
+  type Logger,
+  type ObjectClient,
+  type ObjectRef,
+  type ReconcileContext,
+  type ReconcileResult,
+  type Reconciler,
+} from '../kube/index.js';
+import { Semaphore } from '../kube/semaphore.js';
+import { environmentAnnotationKeys } from '../intake/environment-store.js';
+import { expiresAt as expiryAfter } from '../policy/budgets.js';
+import { effectivePolicy, type EffectivePolicy } from '../policy/policy-config.js';
+import { AllowedKinds } from '../synth/guard-allowed-kinds.js';
+import { issuerProblems } from './certificate-issuers.js';
+import { RenderingApplier } from './preview-environment-apply.js';
+import { EnvironmentCaches, type EnvironmentInformers } from './preview-environment-caches.js';
+import { EnvironmentMemory } from './preview-environment-memory.js';
+import { renderSettings, withDefaults, type PreviewEnvironmentControllerOptions, type Settings } from './preview-environment-options.js';
+import { certificateCondition, environmentReadiness } from './preview-environment-readiness.js';
+import { renderEnvironment, type RenderedEnvironment, type RenderFailure, type RenderOutcome } from './preview-environment-rendering.js';
+import type { SlotEnvironment } from './preview-environment-slots.js';
+import {
+  StatusWriter,
+  checksOutcome,
+  claimOutcome,
+  deployedOutcome,
+  failedOutcome,
+  namespaceTerminatingOutcome,
+  queuedOutcome,
+  type Current,
+  type Deployed,
+  type EnvironmentObject,
+  type Failure,
+} from './preview-environment-status.js';
+import { EnvironmentTeardown, isExpiredAtHead, previewEnvironmentFinalizer } from './preview-environment-teardown.js';
+import { progressWait } from './progress-pacer.js';
+
+/** How soon an unreadable commit or repository is tried again. */
+const sourceRetryMs = 30_000;
+/** setTimeout fires at once beyond 2^31-1 ms; the periodic resync covers longer waits anyway. */
+const maxRequeueMs = 6 * 3600_000;
+
+/** One converge of one environment: the object, and what its steps found on the way. */
+interface Run {
+  current: Current;
+  ctx: ReconcileContext;
+  name: string;
+  /** The object as this converge began, its finalizer added. */
+  env: EnvironmentObject;
+  policy: EffectivePolicy;
+  now: number;
+  /** The time to live of the last rendering this process made (before this converge renders). */
+  configTtl?: string;
+  /** When the environment expires (undefined: not known yet, or out of Expired by a new head SHA). */
+  expiry?: Date;
+  /** The environment's namespace as found (undefined: none yet). */
+  namespace?: KubeObject;
+  /** TLS is wanted and the cluster serves cert-manager's Certificate. */
+  certManager: boolean;
+  /** This converge claims the slot in status (its phase held none); `claim` is that write. */
+  claiming: boolean;
+  claim: Promise<void>;
+  laps: Laps;
+}
+
+/** What `observe` found: the deploy's outcome, and whether it is a new one. */
+type Observed = Deployed & { redeployed: boolean };
+
+export class PreviewEnvironmentReconciler implements Reconciler {
+  private readonly settings: Settings;
+  private readonly logger: Logger;
+  private readonly clock: Clock;
+  private readonly memory = new EnvironmentMemory();
+  private readonly caches: EnvironmentCaches;
+  private readonly applier: RenderingApplier;
+  private readonly status: StatusWriter;
+  private readonly teardown: EnvironmentTeardown;
+  private readonly allowedKinds: AllowedKinds;
+  private readonly sandboxRuns: Semaphore;
+
+  constructor(
+    private readonly client: ObjectClient,
+    informers: EnvironmentInformers,
+    options: PreviewEnvironmentControllerOptions,
+  ) {
+    const settings = withDefaults(options);
+    const { logger, clock } = settings;
+    const memory = this.memory;
+    this.settings = settings;
+    this.logger = logger;
+    this.clock = clock;
+    this.allowedKinds = new AllowedKinds(settings.allowedKinds);
+    this.sandboxRuns = new Semaphore(settings.sandboxConcurrency);
+    this.caches = new EnvironmentCaches(informers, client);
+    this.applier = new RenderingApplier({ client, caches: this.caches, memory, allowedKinds: this.allowedKinds, clock, logger });
+    const events = new EventRecorder(client, { component: 'preview-operator', logger });
+    this.status = new StatusWriter({ client, reporter: settings.reporter, events, memory, clock, logger });
+    this.teardown = new EnvironmentTeardown({ client, caches: this.caches, memory, status: this.status, settings, logger });
+  }
+
+  async reconcile(name: string, ctx: ReconcileContext): Promise<ReconcileResult | void> {
+    const cached = this.caches.environment(name);
+    if (!cached) {
+      this.memory.forget(name);
+      return;
+    }
+    // A reconcile right after our own write must not work from the copy before it (it would
+    // report with stale GitHub ids and create a second comment or deployment).
+    const remembered = this.memory.of(name);
+    const env = newer(remembered.written, cached);
+    if (env === cached) remembered.written = undefined;
+    const current: Current = { env };
+    try {
+      if (env.metadata.deletionTimestamp) return await this.teardown.finalize(current, ctx);
+      return await this.converge(current, ctx);
+    } catch (err) {
+      const kubeErr = toKubeError(err);
+      if (!(kubeErr instanceof ConflictError) && !(kubeErr instanceof NotFoundError && current.env.metadata.deletionTimestamp)) {
+        await this.status.recordRetry(current, ctx, err);
+      } else {
+        // The claim may still be in flight: the next reconcile of this key must start after it.
+        await current.pendingStatus?.catch(() => {});
+      }
+      throw err;
+    }
+  }
+
+  /** Keys of the Queued environments of `obj`'s repository (they may start when it changes). */
+  queuedSiblings(obj: EnvironmentObject): string[] {
+    if (!obj.spec?.repository) return [];
+    return this.caches
+      .siblings(obj)
+      .filter((e) => e.metadata.name !== obj.metadata.name && (e.status?.phase === 'Queued' || e.status?.phase === undefined))
+      .map((e) => e.metadata.name);
+  }
+
+  /** The environment whose guard `obj` no longer is as applied (see RenderingApplier.drifted). */
+  driftedGuard(informer: CacheReader, obj: KubeObject): string[] {
+    return this.applier.drifted(informer, obj);
+  }
+
+  // ---- converge: the recipe --------------------------------------------------------------------
+
+  private async converge(current: Current, ctx: ReconcileContext): Promise<ReconcileResult> {
+    if (isExpiredAtHead(current.env)) return this.teardown.stayExpired(current, ctx);
+    const run = await this.begin(current, ctx);
+    const waiting = (await this.admit(run)) ?? (await this.checkExpiry(run));
+    if (waiting) return waiting;
+    // Whatever this reconcile goes on to do (wait for checks, fail to render, be refused), the
+    // guards of what serves are put back if they drifted.
+    await this.applier.repairGuards(run.env);
+    const held = (await this.gate(run)) ?? (await this.checkNamespace(run));
+    if (held) return held;
+    const outcome = await this.render(run);
+    if (!outcome.ok) return this.renderFailed(run, outcome.failure);
+    const refused = (await this.checkServed(run, outcome.rendered)) ?? (await this.apply(run, outcome.rendered));
+    if (refused) return refused;
+    // A claim that failed (a conflict) fails this reconcile here, before anything is pruned.
+    await run.claim;
+    await this.prune(run, outcome.rendered);
+    return this.settle(run, await this.observe(run, outcome.rendered));
+  }
+
+  /** The finalizer first: nothing is created that the teardown would not find. */
+  private async begin(current: Current, ctx: ReconcileContext): Promise<Run> {
+    const name = current.env.metadata.name;
+    const withFinalizer = await addFinalizer(this.client, current.env, previewEnvironmentFinalizer);
+    if (withFinalizer !== current.env) this.memory.of(name).written = withFinalizer;
+    current.env = withFinalizer;
+    const env = current.env;
+    return {
+      current,
+      ctx,
+      name,
+      env,
+      policy: effectivePolicy(this.settings.policy, env.spec.repository),
+      now: this.clock.now(),
+      certManager: false,
+      claiming: false,
+      claim: Promise.resolve(),
+      laps: new Laps(),
+    };
+  }
+
+  /** Under the repository's cap (pull-request order), or Queued. */
+  private async admit(run: Run): Promise<ReconcileResult | undefined> {
+    const siblings = this.caches.siblings(run.env).map(slotFacts);
+    const decision = this.memory.slots.decide(run.name, siblings, run.policy.budgets.maxEnvironmentsPerRepository);
+    if (decision.admitted) return undefined;
+    await this.status.settle(run.current, run.ctx, queuedOutcome(run.policy.repository, decision.cap, decision.position));
+    return {};
+  }
+
+  /** Within its time to live, or Expired: the namespace goes, the object stays. */
+  private async checkExpiry(run: Run): Promise<ReconcileResult | undefined> {
+    const env = run.env;
+    const memo = this.memory.peek(run.name)?.render;
+    run.configTtl = memo?.outcome.ok ? memo.outcome.rendered.config.ttl : undefined;
+    // Out of Expired by a new head SHA: its TTL starts when it is deployed.
+    run.expiry = env.status?.phase === 'Expired' ? undefined : this.expiry(env, run.configTtl, run.policy, memo !== undefined);
+    if (run.expiry === undefined || run.now < run.expiry.getTime()) return undefined;
+    return this.teardown.expire(run.current, run.ctx, run.expiry, env.spec.ttl ?? run.configTtl ?? run.policy.budgets.ttl);
+  }
+
+  /** Wait for CI: a new head SHA is deployed once its checks passed; what is deployed keeps serving meanwhile. */
+  private async gate(run: Run): Promise<ReconcileResult | undefined> {
+    const { env } = run;
+    const gate = this.settings.checksGate;
+    if (!gate || (env.status?.phase !== 'Expired' && env.spec.pullRequest.headSha === env.status?.deployedSha)) return undefined;
+    const verdict = await gate.state(env.spec.repository, env.spec.pullRequest.headSha);
+    if (verdict.state === 'passed') return undefined;
+    await this.status.settle(run.current, run.ctx, checksOutcome(run.current.env, verdict));
+    const wait = verdict.state === 'failed' ? this.settings.checksFailedPollMs : this.settings.checksPollMs;
+    return { requeueAfter: clampRequeue(run.expiry ? Math.min(wait, run.expiry.getTime() - this.clock.now()) : wait) };
+  }
+
+  /** The namespace is this environment's or none yet: someone else's is never touched, one being deleted is waited for. */
+  private async checkNamespace(run: Run): Promise<ReconcileResult | undefined> {
+    const namespace = (run.namespace = await this.caches.namespace(run.name));
+    if (namespace && !isControlledBy(namespace, run.env)) {
+      return this.fail(
+        run,
+        {
+          kind: 'NamespaceConflict',
+          message: `namespace ${run.name} exists and does not belong to this PreviewEnvironment; it is left untouched`,
+          details: [`namespace ${run.name} already exists and belongs to something else`],
+        },
+        run.expiry,
+      );
+    }
+    if (!namespace?.metadata.deletionTimestamp) return undefined;
+    // Deleted by hand (or by a previous life of this environment): recreated once gone.
+    await this.status.settle(run.current, run.ctx, namespaceTerminatingOutcome(run.name));
+    return { requeueAfter: this.settings.namespacePollMs };
+  }
+
+  /**
+   * Renders the head SHA (reading .preview/, at most a checkout: nothing changes in the cluster)
+   * while the slot is claimed in status, so that other replicas see it. The claim's write overlaps
+   * the rendering and the apply; later status writes wait for it (StatusWriter.settle).
+   */
+  private async render(run: Run): Promise<RenderOutcome> {
+    run.certManager = this.settings.tlsIssuer !== false && (await this.client.discovery.has(certificateKind));
+    const rendering = this.renderAt(run.env, run.certManager, run.policy);
+    rendering.catch(() => {});
+    run.claiming = !holdsPhase(run.env.status?.phase);
+    if (run.claiming) run.claim = this.status.settle(run.current, run.ctx, claimOutcome(run.env.spec.pullRequest.headSha));
+    run.claim.catch(() => {});
+    run.current.pendingStatus = run.claim;
+    run.laps = new Laps();
+    return rendering;
+  }
+
+  /** A rendering a user can fix fails the environment; an unreadable commit is looked at again soon. */
+  private async renderFailed(run: Run, failure: RenderFailure): Promise<ReconcileResult> {
+    const result = await this.fail(run, failure, this.expiry(run.current.env, run.configTtl, run.policy, true));
+    if (failure.kind !== 'SourceUnavailable') return result;
+    return { requeueAfter: Math.min(result.requeueAfter ?? sourceRetryMs, sourceRetryMs) };
+  }
+
+  /** Every kind of the rendering is served by the cluster, or nothing is applied. */
+  private async checkServed(run: Run, rendered: RenderedEnvironment): Promise<ReconcileResult | undefined> {
+    const unserved: string[] = [];
+    for (const obj of rendered.objects) if (!(await this.client.discovery.has(obj))) unserved.push(`${obj.kind} (${obj.apiVersion})`);
+    if (unserved.length === 0) return undefined;
+    const kinds = [...new Set(unserved)];
+    return this.fail(
+      run,
+      {
+        kind: 'ApplyRejected',
+        message: `the cluster does not serve ${kinds.join(', ')}; nothing was applied`,
+        details: kinds.map((k) => `the cluster does not serve ${k}`),
+      },
+      this.expiry(run.current.env, rendered.config.ttl, run.policy, true),
+    );
+  }
+
+  /** The namespace and the rendering (RenderingApplier.apply); a refusal by the API server fails the environment. */
+  private async apply(run: Run, rendered: RenderedEnvironment): Promise<ReconcileResult | undefined> {
+    run.laps.lap('render');
+    const refused = await this.applier.apply(run.current.env, rendered, run.namespace);
+    if (!refused) return undefined;
+    return this.fail(run, refused, this.expiry(run.current.env, rendered.config.ttl, run.policy, true));
+  }
+
+  /** What left the rendering goes (once per rendering). */
+  private async prune(run: Run, rendered: RenderedEnvironment): Promise<void> {
+    run.laps.lap('apply');
+    await this.applier.prune(run.name, rendered, !run.namespace);
+    run.laps.lap('prune');
+  }
+
+  /** What the cluster shows of what was applied: each resource's readiness, the Certificate's issuer, the TTL from this deploy. */
+  private async observe(run: Run, rendered: RenderedEnvironment): Promise<Observed> {
+    const applied = rendered.objects.map(refOf);
+    const certificates = await this.liveCertificates(applied.filter((r) => r.kind === 'Certificate'));
+    const issuers = await issuerProblems(this.client, certificates);
+    const readiness = environmentReadiness(
+      applied,
+      (ref) => (ref.kind === 'Certificate' ? certificates.get(identityOf(ref)) : this.caches.cached(ref)),
+      rendered.identity.host,
+      (ref) => issuers.get(identityOf(ref)),
+    );
+    const previous = run.current.env.status ?? {};
+    // A new SHA, or the same one out of Expired, starts a fresh TTL.
+    const redeployed = previous.phase === 'Expired' || previous.deployedSha !== rendered.sha;
+    const lastDeployedAt = !redeployed && previous.lastDeployedAt ? previous.lastDeployedAt : formatTime(new Date(run.now));
+    const ttl = run.current.env.spec.ttl ?? rendered.config.ttl ?? run.policy.budgets.ttl;
+    const certified = applied.some((r) => r.kind === 'Certificate');
+    const certificate =
+      this.settings.tlsIssuer === false
+        ? undefined
+        : certificateCondition(
+            run.certManager,
+            certified,
+            readiness.resources.filter((r) => r.kind === 'Certificate'),
+          );
+    const gated = this.settings.checksGate !== undefined;
+    return { rendered, readiness, certificate, gated, lastDeployedAt, expiresAt: expiryAfter(lastDeployedAt, ttl), redeployed };
+  }
+
+  /**
+   * Ready, or Deploying with what each resource waits for. More progress of a deploy already
+   * written and reported goes out at the end of the interval (progress-pacer.ts) — not after this
+   * reconcile's claim (nothing reported yet), nor while a failure is recorded (a report that failed
+   * is retried with the controller's backoff, not at the pace of progress).
+   */
+  private async settle(run: Run, observed: Observed): Promise<ReconcileResult> {
+    const { rendered, readiness, redeployed } = observed;
+    const previous = run.current.env.status ?? {};
+    this.timeDelivery(run.current.env, run.now, redeployed, readiness.ready && (redeployed || previous.phase !== 'Ready'));
+    const progressOnly = !readiness.ready && !run.claiming && !previous.retryCount;
+    const wait = progressOnly ? progressWait(previous, rendered.sha, this.clock.now(), this.settings.progressIntervalMs) : 0;
+    if (wait > 0) {
+      this.logger.debug(
+        { environment: run.name, ms: run.laps.ms, progressWait: wait },
+        'reconciled; progress written at the end of the interval',
+      );
+      return { requeueAfter: clampRequeue(Math.min(observed.expiresAt.getTime() - this.clock.now(), wait)) };
+    }
+    await this.status.settle(run.current, run.ctx, deployedOutcome(run.name, observed));
+    run.laps.lap('status');
+    this.logger.debug({ environment: run.name, phase: run.current.env.status?.phase, ms: run.laps.ms }, 'reconciled');
+    const waits = [observed.expiresAt.getTime() - this.clock.now()];
+    if (run.certManager && observed.certificate?.status === 'False') waits.push(this.settings.certificatePollMs);
+    return { requeueAfter: clampRequeue(Math.min(...waits)) };
+  }
+
+  // ---- helpers of the steps ----------------------------------------------------------------------
+
+  private async fail(run: Run, failure: Failure, expiry: Date | undefined): Promise<ReconcileResult> {
+    await this.status.settle(run.current, run.ctx, failedOutcome(failure, expiry));
+    return expiry ? { requeueAfter: clampRequeue(expiry.getTime() - this.clock.now()) } : {};
+  }
+
+  /** The rendering at the head SHA, once per uid, generation, head SHA and TLS mode. */
+  private async renderAt(env: EnvironmentObject, certManagerInstalled: boolean, policy: EffectivePolicy): Promise<RenderOutcome> {
+    const name = env.metadata.name;
+    const key = `${env.metadata.uid}/${env.metadata.generation}/${env.spec.pullRequest.headSha}/${certManagerInstalled ? 'tls' : 'plain'}`;
+    const memo = this.memory.peek(name)?.render;
+    if (memo?.key === key) return memo.outcome;
+    const started = performance.now();
+    const token = await this.settings.gitToken?.({ owner: env.spec.repository.owner, name: env.spec.repository.name });
+    const { settings } = this;
+    const outcome = await renderEnvironment(
+      {
+        name,
+        spec: env.spec,
+        settings: renderSettings(settings, certManagerInstalled),
+        trust: policy.trust,
+        allowedKinds: this.allowedKinds,
+        renderPolicy: settings.renderPolicy,
+        token,
+      },
+      { repositories: settings.repositories, files: settings.previewFiles, sandbox: settings.sandbox, sandboxRuns: this.sandboxRuns },
+    );
+    this.logger.info(
+      {
+        environment: name,
+        sha: env.spec.pullRequest.headSha,
+        ms: Math.round(performance.now() - started),
+        ...(outcome.ok
+          ? { renderer: outcome.rendered.renderer, objects: outcome.rendered.objects.length }
+          : { failure: outcome.failure.kind }),
+      },
+      'rendered',
+    );
+    // A commit or repository that cannot be read may become readable (a push still propagating,
+    // access granted): that failure is looked at again, everything else is a function of the key.
+    if (outcome.ok || outcome.failure.kind !== 'SourceUnavailable') this.memory.of(name).render = { key, outcome };
+    return outcome;
+  }
+
+  private async liveCertificates(refs: readonly ObjectRef[]): Promise<Map<string, KubeObject>> {
+    const live = new Map<string, KubeObject>();
+    for (const ref of refs) {
+      const certificate = await this.client.get(ref).catch((err) => (err instanceof NotFoundError ? undefined : Promise.reject(err)));
+      if (certificate) live.set(identityOf(ref), certificate);
+    }
+    return live;
+  }
+
+  /** expiresAt: the last deployment (or creation) plus the TTL; from status when the config's TTL is not known yet. */
+  private expiry(env: EnvironmentObject, configTtl: string | undefined, policy: EffectivePolicy, configKnown: boolean): Date | undefined {
+    const since = env.status?.lastDeployedAt ?? env.metadata.creationTimestamp;
+    if (!since) return undefined;
+    if (!env.spec.ttl && !configKnown && env.status?.expiresAt) return new Date(env.status.expiresAt);
+    return expiryAfter(since, env.spec.ttl ?? configTtl ?? policy.budgets.ttl);
+  }
+
+  private timeDelivery(env: EnvironmentObject, now: number, applied: boolean, ready: boolean): void {
+    const timing = this.settings.deliveryTiming;
+    const deliveredAt = Date.parse(env.metadata.annotations?.[environmentAnnotationKeys.deliveredAt] ?? '');
+    if (!timing || Number.isNaN(deliveredAt) || deliveredAt > now) return;
+    const seconds = (now - deliveredAt) / 1000;
+    if (applied) timing.applied(seconds);
+    if (ready) timing.ready(seconds);
+  }
+}
+
+/** Milliseconds per step of a converge, for the debug log. */
+class Laps {
+  readonly ms: Record<string, number> = {};
+  private mark = performance.now();
+
+  lap(step: string): void {
+    const t = performance.now();
+    this.ms[step] = Math.round(t - this.mark);
+    this.mark = t;
+  }
+}
+
+/**
+ * The fresher of our last write and the informer's copy. resourceVersions are opaque in
+ * general, but etcd's are increasing integers; when they are not, the informer's copy wins.
+ */
+function newer(written: EnvironmentObject | undefined, cached: EnvironmentObject): EnvironmentObject {
+  if (!written || written.metadata.uid !== cached.metadata.uid) return cached;
+  const a = Number(written.metadata.resourceVersion);
+  const b = Number(cached.metadata.resourceVersion);
+  return Number.isSafeInteger(a) && Number.isSafeInteger(b) && a > b ? written : cached;
+}
+
+function slotFacts(env: EnvironmentObject): SlotEnvironment {
+  return {
+    name: env.metadata.name,
+    pullRequest: env.spec.pullRequest.number,
+    phase: env.status?.phase,
+    deleting: Boolean(env.metadata.deletionTimestamp),
+  };
+}
+
+function holdsPhase(phase: string | undefined): boolean {
+  return phase !== undefined && phase !== 'Queued';
+}
+
+function clampRequeue(ms: number): number {
+  return Math.min(Math.max(ms, 1000), maxRequeueMs);
+}
