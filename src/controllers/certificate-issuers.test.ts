@@ -4,14 +4,20 @@ import type { KubeObject } from '../kube/index.js';
 import { certificateIssuer, issuerProblem } from './certificate-issuers.js';
 
 const certificate = (issuerRef: Record<string, string>): KubeObject => ({
-  apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: 'preview-tls', namespace: 'ns' }, spec: { issuerRef },
+  apiVersion: 'cert-manager.io/v1',
+  kind: 'Certificate',
+  metadata: { name: 'preview-tls', namespace: 'ns' },
+  spec: { issuerRef },
 });
 const issuer = (conditions: Record<string, string>[]): KubeObject => ({
-  apiVersion: 'cert-manager.io/v1', kind: 'ClusterIssuer', metadata: { name: 'preview-issuer' }, status: { conditions },
+  apiVersion: 'cert-manager.io/v1',
+  kind: 'ClusterIssuer',
+  metadata: { name: 'preview-issuer' },
+  status: { conditions },
 });
 
 describe('certificate issuers', () => {
-  it('reads the issuer a Certificate names; cert-manager\'s default kind is Issuer; other groups are not cert-manager\'s', () => {
+  it("reads the issuer a Certificate names; cert-manager's default kind is Issuer; other groups are not cert-manager's", () => {
     const named = certificate({ name: 'preview-issuer', kind: 'ClusterIssuer', group: 'cert-manager.io' });
     assert.deepEqual(certificateIssuer(named), { kind: 'ClusterIssuer', name: 'preview-issuer' });
     assert.deepEqual(certificateIssuer(certificate({ name: 'local' })), { kind: 'Issuer', name: 'local' });

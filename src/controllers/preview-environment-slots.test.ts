@@ -2,7 +2,12 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { SlotLedger, type SlotEnvironment } from './preview-environment-slots.js';
 
-const env = (pullRequest: number, phase?: string, deleting = false): SlotEnvironment => ({ name: `pr-${pullRequest}`, pullRequest, phase, deleting });
+const env = (pullRequest: number, phase?: string, deleting = false): SlotEnvironment => ({
+  name: `pr-${pullRequest}`,
+  pullRequest,
+  phase,
+  deleting,
+});
 
 describe('per-repository slots', () => {
   it('admits up to the cap in PR-number order and tells the others their place', () => {

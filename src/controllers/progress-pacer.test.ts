@@ -24,7 +24,7 @@ test('a new head SHA, a deploy not written yet, or another phase goes out at onc
   assert.equal(progressWait({ phase: 'Deploying', deployedSha: 'a' }, 'a', 2000, 10_000), 0, 'never written with a time');
 });
 
-test('a last write in the future (another leader\'s clock ahead) waits no longer than the interval', () => {
+test("a last write in the future (another leader's clock ahead) waits no longer than the interval", () => {
   assert.equal(progressWait(deploying('a', 60_000), 'a', 1000, 10_000), 10_000);
 });
 

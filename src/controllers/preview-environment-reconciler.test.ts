@@ -1,0 +1,331 @@
+// The PreviewEnvironment reconciler without a cluster, git or GitHub: fake informers and an
+// in-memory API server (test/support/fake-cluster.ts), `.preview/` files in memory
+// (test/support/fake-preview-environment.ts), the recording reporter, and a clock the test moves.
+// The integration tests (test/integration/preview-*.test.ts) keep what needs the real parts:
+// admission and quotas, the garbage collector, the sandbox, the watches that wake a reconcile.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { algorithmKind, databaseKind, previewEnvironmentKind } from '../../constructs/index.js';
+import type { ChecksVerdict } from '../github/checks-gate.js';
+import { FakeClock, silentLogger, type KubeObject, type ObjectRef } from '../kube/index.js';
+import { defaultPolicySettings } from '../policy/policy-config.js';
+import { FakeCluster, fail } from '../../test/support/fake-cluster.js';
+import { FakePreviewFiles, fakeEnvironmentInformers } from '../../test/support/fake-preview-environment.js';
+import { previewYaml } from '../../test/support/preview-yaml.js';
+import { RecordingReporter } from '../../test/support/recording-reporter.js';
+import type { PreviewEnvironmentControllerOptions } from './preview-environment-options.js';
+import { PreviewEnvironmentReconciler } from './preview-environment-reconciler.js';
+import type { EnvironmentObject } from './preview-environment-status.js';
+import { previewEnvironmentFinalizer } from './preview-environment-teardown.js';
+
+const repository = { owner: 'octo-org', repo: 'shop' };
+const github = { owner: repository.owner, name: repository.repo };
+const first = '1'.repeat(40);
+const second = '2'.repeat(40);
+const hour = 3600_000;
+
+type Options = Partial<PreviewEnvironmentControllerOptions>;
+
+/** A reconciler over a fake cluster without cert-manager (served over HTTP), `.preview/` at `first` and on main. */
+function setup(options: Options = {}) {
+  const clock = new FakeClock(Date.parse('2026-03-01T10:00:00Z'));
+  const cluster = new FakeCluster(() => new Date(clock.now()));
+  cluster.unserved.add('cert-manager.io/v1/Certificate');
+  const files = new FakePreviewFiles();
+  files.commit(repository, first, { '.preview/preview.yaml': previewYaml() });
+  files.branch(repository, 'main', first);
+  const reporter = new RecordingReporter();
+  const informers = fakeEnvironmentInformers(cluster);
+  const reconciler = new PreviewEnvironmentReconciler(cluster.client(), informers, {
+    reporter,
+    repositories: files,
+    domain: 'preview.test',
+    logger: silentLogger,
+    clock,
+    ...options,
+  });
+  const admin = cluster.client('test-admin');
+  const environment = (name: string) => cluster.get({ ...previewEnvironmentKind, name }) as EnvironmentObject;
+  return {
+    cluster,
+    files,
+    reporter,
+    clock,
+    reconciler,
+    admin,
+    environment,
+    informers,
+    reconcile: (name: string, retries = 0) => reconciler.reconcile(name, { signal: new AbortController().signal, retries }),
+    /** The PreviewEnvironment of pull request `number`, as the GitHub side writes it. */
+    create: async (number: number, spec: { headSha?: string; ttl?: string } = {}) => {
+      // An apply: a second call moves the head SHA, as a push does.
+      const name = `pr-${number}-${repository.repo}`;
+      await admin.apply({
+        ...previewEnvironmentKind,
+        metadata: { name },
+        spec: {
+          repository: { ...github, cloneUrl: `https://github.example/${repository.owner}/${repository.repo}.git` },
+          pullRequest: {
+            number,
+            headSha: spec.headSha ?? first,
+            headRef: `feature-${number}`,
+            baseRef: 'main',
+            author: 'octocat',
+            authorAssociation: 'MEMBER',
+          },
+          ...(spec.ttl ? { ttl: spec.ttl } : {}),
+        },
+      });
+      return name;
+    },
+    /** What the Algorithm and Database controllers report once their workloads are up. */
+    workloadsReady: async (namespace: string) => {
+      for (const kind of [algorithmKind, databaseKind]) {
+        for (const live of cluster.list(kind, namespace)) {
+          const ready = { type: 'Ready', status: 'True', reason: 'Ready', message: 'ready', observedGeneration: live.metadata.generation };
+          await admin.patch(ref(live), 'merge', { status: { conditions: [ready] } }, { subresource: 'status' });
+        }
+      }
+    },
+  };
+}
+
+function ref(obj: KubeObject): ObjectRef {
+  return { apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name };
+}
+
+const condition = (env: EnvironmentObject, type: string) => env.status?.conditions?.find((c) => c.type === type);
+const namespaceOf = (t: ReturnType<typeof setup>, name: string) => t.cluster.get({ apiVersion: 'v1', kind: 'Namespace', name });
+
+/** Up to Ready: created, reconciled (Deploying), workloads ready, reconciled again. */
+async function readyEnvironment(t: ReturnType<typeof setup>, number = 1): Promise<string> {
+  const name = await t.create(number);
+  await t.reconcile(name);
+  await t.workloadsReady(name);
+  await t.reconcile(name);
+  assert.equal(t.environment(name).status?.phase, 'Ready');
+  return name;
+}
+
+describe('the PreviewEnvironment reconciler', () => {
+  it('ready: applies the namespace and the rendering, Deploying until the workloads are Ready, then Ready with its URL', async () => {
+    const t = setup();
+    const name = await t.create(1);
+    const result = await t.reconcile(name);
+    const deploying = t.environment(name);
+    assert.equal(deploying.status?.phase, 'Deploying');
+    assert.equal(condition(deploying, 'Ready')?.reason, 'WaitingForResources');
+    assert.deepEqual(deploying.metadata.finalizers, [previewEnvironmentFinalizer]);
+    assert.ok(result && result.requeueAfter! > 0, 'looks again before the TTL runs out');
+    const namespace = namespaceOf(t, name)!;
+    assert.equal(namespace.metadata.ownerReferences?.[0]?.uid, deploying.metadata.uid, 'the namespace is the environment’s own');
+    const applied = t.cluster.writes
+      .filter((w) => w.verb === 'apply' && !w.dryRun && w.namespace === name)
+      .map((w) => `${w.kind}/${w.name}`);
+    for (const object of [
+      'Algorithm/api',
+      'Database/db',
+      'NetworkPolicy/preview-isolation',
+      'ResourceQuota/preview-quota',
+      'ServiceAccount/default',
+    ]) {
+      assert.ok(applied.includes(object), `${object} applied: ${applied.join(', ')}`);
+    }
+
+    await t.workloadsReady(name);
+    await t.reconcile(name);
+    const ready = t.environment(name);
+    assert.equal(ready.status?.phase, 'Ready');
+    assert.equal(ready.status?.deployedSha, first);
+    assert.match(ready.status?.url ?? '', /^http:\/\/.*\.preview\.test/);
+    assert.equal(condition(ready, 'CertificateReady')?.reason, 'CertManagerNotInstalled');
+    assert.deepEqual(t.reporter.statesFor(github, 1), ['deploying', 'ready']);
+    assert.equal(t.reporter.lastFor(github, 1)?.input.url, ready.status?.url);
+    assert.deepEqual(t.cluster.events(), [
+      'Normal Deploying: rendering 111111111111',
+      'Normal Ready: ' + condition(ready, 'Ready')?.message,
+    ]);
+  });
+
+  it('unchanged: another reconcile makes no write, to the cluster or to GitHub, and renders nothing again', async () => {
+    const t = setup();
+    const name = await readyEnvironment(t);
+    const mark = t.cluster.writes.length;
+    const reads = t.files.reads.length;
+    const reports = t.reporter.reports.length;
+    for (let i = 0; i < 3; i++) {
+      t.clock.advance(60_000);
+      await t.reconcile(name);
+    }
+    assert.deepEqual(t.cluster.writesSince(mark), []);
+    assert.deepEqual(
+      t.reporter.reports.slice(reports).flatMap((r) => r.writes),
+      [],
+      'the reporter’s hashes make each report a no-op',
+    );
+    assert.equal(t.files.reads.length, reads, 'the rendering is remembered');
+  });
+
+  it('queued: under a per-repository cap of 1, the lowest pull request deploys; the next waits, then starts once it is gone', async () => {
+    const policy = { ...structuredClone(defaultPolicySettings), repositories: {} };
+    policy.budgets.maxEnvironmentsPerRepository = 1;
+    const t = setup({ policy });
+    const one = await t.create(1);
+    const two = await t.create(2);
+    await t.reconcile(two);
+    const queued = t.environment(two);
+    assert.equal(queued.status?.phase, 'Queued');
+    assert.match(condition(queued, 'Ready')?.message ?? '', /octo-org\/shop may run 1 environment at once; position 1 in the queue/);
+    assert.equal(namespaceOf(t, two), undefined);
+    assert.deepEqual(t.reporter.statesFor(github, 2), ['queued']);
+
+    await t.reconcile(one);
+    assert.equal(t.environment(one).status?.phase, 'Deploying');
+    assert.deepEqual(t.reconciler.queuedSiblings(t.environment(one)), [two], 'a change to #1 wakes the queued #2');
+    await t.admin.delete({ ...previewEnvironmentKind, name: one });
+    await t.reconcile(one);
+    await t.reconcile(one);
+    assert.deepEqual(t.environment(one).metadata.finalizers ?? [], []);
+    // The API server removes an object once its last finalizer is gone; the fake does on the next delete.
+    await t.admin.delete({ ...previewEnvironmentKind, name: one });
+    await t.reconcile(one);
+    await t.reconcile(two);
+    assert.equal(t.environment(two).status?.phase, 'Deploying');
+  });
+
+  it('expired: past its TTL the namespace goes and the environment stays Expired at that SHA, writing nothing more', async () => {
+    const t = setup();
+    const name = await t.create(1, { ttl: '1h' });
+    await t.reconcile(name);
+    t.clock.advance(hour + 1000);
+    assert.deepEqual(await t.reconcile(name), {});
+    const expired = t.environment(name);
+    assert.equal(expired.status?.phase, 'Expired');
+    assert.equal(expired.status?.expiredSha, first);
+    assert.equal(expired.status?.url, undefined);
+    assert.match(condition(expired, 'Ready')?.message ?? '', /no new commit was deployed within its time to live of 1h/);
+    assert.equal(namespaceOf(t, name), undefined);
+    assert.equal(t.reporter.lastFor(github, 1)?.input.state, 'expired');
+
+    const mark = t.cluster.writes.length;
+    const reports = t.reporter.reports.length;
+    t.clock.advance(hour);
+    await t.reconcile(name);
+    assert.deepEqual(t.cluster.writesSince(mark), []);
+    assert.equal(t.reporter.reports.length, reports, 'not even a report');
+  });
+
+  it('checks pending: a new head SHA waits for CI, nothing is applied, and it asks again at the poll interval', async () => {
+    const asked: string[] = [];
+    let verdict: ChecksVerdict = { state: 'pending', failing: [], pending: ['ci/build'], passed: [], message: 'ci/build is in progress' };
+    const checksGate = { state: async (_repository: unknown, sha: string) => (asked.push(sha), verdict) };
+    const t = setup({ checksGate, checksPollMs: 15_000 });
+    const name = await t.create(1);
+    assert.deepEqual(await t.reconcile(name), { requeueAfter: 15_000 });
+    const waiting = t.environment(name);
+    assert.equal(waiting.status?.phase, 'Pending');
+    assert.equal(condition(waiting, 'ChecksPassed')?.reason, 'WaitingForChecks');
+    assert.match(condition(waiting, 'Ready')?.message ?? '', /^111111111111 waits for its checks \(ci\/build is in progress\)$/);
+    assert.equal(namespaceOf(t, name), undefined);
+    assert.equal(t.files.reads.length, 0, 'not even rendered');
+    assert.equal(t.reporter.lastFor(github, 1)?.input.state, 'waiting-for-checks');
+    assert.deepEqual(asked, [first]);
+
+    verdict = { ...verdict, state: 'passed', pending: [], passed: ['ci/build'], message: 'ci/build passed' };
+    await t.reconcile(name);
+    assert.equal(t.environment(name).status?.phase, 'Deploying');
+    assert.equal(condition(t.environment(name), 'ChecksPassed')?.status, 'True');
+  });
+
+  it('namespace conflict: a namespace of someone else’s is left untouched and the environment fails', async () => {
+    const t = setup();
+    await t.admin.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'pr-1-shop', labels: { team: 'other' } } });
+    const name = await t.create(1);
+    const mark = t.cluster.writes.length;
+    await t.reconcile(name);
+    const failed = t.environment(name);
+    assert.equal(failed.status?.phase, 'Failed');
+    assert.equal(condition(failed, 'PolicyCompliant')?.reason, 'NamespaceConflict');
+    assert.equal(condition(failed, 'ConfigValid'), undefined, 'not the configuration’s fault');
+    assert.deepEqual(namespaceOf(t, name)?.metadata.labels, { team: 'other' });
+    const touched = t.cluster.writes.slice(mark).filter((w) => w.kind !== 'PreviewEnvironment' && w.kind !== 'Event');
+    assert.deepEqual(touched, []);
+    assert.deepEqual(t.reporter.lastFor(github, 1)?.input.reasons, ['namespace pr-1-shop already exists and belongs to something else']);
+  });
+
+  it('render failure: an invalid .preview/preview.yaml fails the environment with every error; nothing is applied', async () => {
+    const t = setup();
+    t.files.commit(repository, second, { '.preview/preview.yaml': 'version: 1\nalgorithms:\n  - name: api\n    replicas: many\n' });
+    const name = await t.create(1, { headSha: second });
+    const result = await t.reconcile(name);
+    const failed = t.environment(name);
+    assert.equal(failed.status?.phase, 'Failed');
+    assert.equal(condition(failed, 'ConfigValid')?.reason, 'ConfigInvalid');
+    assert.match(condition(failed, 'ConfigValid')?.message ?? '', /\.preview\/preview\.yaml at 222222222222 is invalid/);
+    assert.ok(t.reporter.lastFor(github, 1)!.input.reasons.every((line) => line.startsWith('.preview/preview.yaml')));
+    assert.equal(namespaceOf(t, name), undefined);
+    assert.ok(result && result.requeueAfter! > 0, 'looks again when the TTL runs out');
+    const operatorWrites = t.cluster.writes.filter((w) => w.fieldManager === 'preview-operator');
+    assert.deepEqual(
+      operatorWrites.filter((w) => w.kind !== 'PreviewEnvironment' && w.kind !== 'Event'),
+      [],
+    );
+  });
+
+  it('teardown: deleting the environment reports destroyed, deletes the namespace, then drops the finalizer', async () => {
+    const t = setup();
+    const name = await readyEnvironment(t);
+    await t.admin.delete({ ...previewEnvironmentKind, name });
+    assert.deepEqual(await t.reconcile(name), { requeueAfter: 2000 }, 'polls until the namespace is gone');
+    assert.equal(namespaceOf(t, name), undefined);
+    assert.equal(t.environment(name).status?.phase, 'Terminating');
+    assert.equal(t.reporter.lastFor(github, 1)?.input.state, 'destroyed');
+    assert.deepEqual(t.environment(name).metadata.finalizers, [previewEnvironmentFinalizer], 'held until the namespace is gone');
+    await t.reconcile(name);
+    assert.deepEqual(t.environment(name).metadata.finalizers ?? [], []);
+  });
+
+  it('all or nothing: a new rendering the API server refuses in its dry run applies nothing; the deployed SHA keeps serving', async () => {
+    const t = setup();
+    const name = await readyEnvironment(t);
+    t.files.commit(repository, second, { '.preview/preview.yaml': previewYaml({ image: 'registry.example.com/team/api:2.0' }) });
+    const lift = t.cluster.refuse((write) =>
+      write.dryRun && write.kind === 'Algorithm'
+        ? fail(422, 'Invalid', 'Algorithm.ai.alien6.io "api" is invalid: admission says no')
+        : undefined,
+    );
+    await t.create(1, { headSha: second });
+    const mark = t.cluster.writes.length;
+    await t.reconcile(name);
+    const failed = t.environment(name);
+    assert.equal(failed.status?.phase, 'Failed');
+    assert.equal(condition(failed, 'PolicyCompliant')?.reason, 'ApplyRejected');
+    assert.match(condition(failed, 'Ready')?.message ?? '', /nothing of 222222222222 was applied; 111111111111 keeps serving/);
+    const applied = t.cluster.writes.slice(mark).filter((w) => w.verb === 'apply' && !w.dryRun);
+    assert.deepEqual(applied, []);
+    assert.equal(failed.status?.deployedSha, first);
+
+    lift();
+    t.clock.advance(61_000);
+    await t.reconcile(name);
+    assert.equal(t.environment(name).status?.deployedSha, second, 'tried again once the refusal is a minute old');
+  });
+
+  it('guards: one deleted by anyone else wakes its environment, put back even while a new head SHA waits for CI', async () => {
+    const verdict = (sha: string): ChecksVerdict =>
+      sha === first
+        ? { state: 'passed', failing: [], pending: [], passed: ['ci/build'], message: 'ci/build passed' }
+        : { state: 'pending', failing: [], pending: ['ci/build'], passed: [], message: 'ci/build is in progress' };
+    const t = setup({ checksGate: { state: async (_repository, sha) => verdict(sha) } });
+    const name = await readyEnvironment(t);
+    const networkPolicies = t.informers.guards.find((i) => i.kind.kind === 'NetworkPolicy')!;
+    const policy = networkPolicies.get(`${name}/preview-isolation`)!;
+    assert.deepEqual(t.reconciler.driftedGuard(networkPolicies, policy), [], 'as applied: wakes nothing');
+    await t.create(1, { headSha: second });
+    await t.admin.delete(ref({ ...policy, apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy' }));
+    assert.deepEqual(t.reconciler.driftedGuard(networkPolicies, policy), [name]);
+    await t.reconcile(name);
+    assert.equal(condition(t.environment(name), 'ChecksPassed')?.reason, 'WaitingForChecks');
+    assert.ok(networkPolicies.get(`${name}/preview-isolation`), 'put back');
+  });
+});
