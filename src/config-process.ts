@@ -28,7 +28,8 @@ export function controllerSettings(read: SettingReader, purpose: ConfigPurpose):
   const controllers = read.list('controllers');
   const unknown = controllers.filter((c) => !controllerNames.includes(c as ControllerName));
   if (unknown.length > 0) {
-    read.bad('controllers', given, `unknown controller${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} (known: ${controllerNames.join(', ')})`);
+    const known = `(known: ${controllerNames.join(', ')})`;
+    read.bad('controllers', given, `unknown controller${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} ${known}`);
   } else if (controllers.length === 0) {
     read.bad('controllers', given, `name at least one of: ${controllerNames.join(', ')}`);
   }
