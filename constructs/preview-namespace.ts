@@ -81,6 +81,77 @@ function quantities(values: Readonly<Record<string, string>>): Record<string, k8
   return out;
 }
 
+/** The level enforced, warned about and audited, each at the latest version of the standard. */
+function podSecurityLabels(level: PodSecurityLevel): Record<string, string> {
+  const labels: Record<string, string> = {};
+  for (const mode of ['enforce', 'warn', 'audit']) {
+    labels[`pod-security.kubernetes.io/${mode}`] = level;
+    labels[`pod-security.kubernetes.io/${mode}-version`] = 'latest';
+  }
+  return labels;
+}
+
+function quotaHard(quota: PreviewQuota): Record<string, string> {
+  const hard: Record<string, string> = {
+    'limits.cpu': quota.cpu ?? '8',
+    'limits.memory': quota.memory ?? '16Gi',
+    'requests.storage': quota.storage ?? '100Gi',
+    persistentvolumeclaims: String(quota.persistentVolumeClaims ?? 10),
+    pods: String(quota.pods ?? 50),
+    // A preview is reached through its ingress, never directly.
+    'services.loadbalancers': '0',
+    'services.nodeports': '0',
+  };
+  for (const [resource, count] of Object.entries(quota.gpus ?? {})) hard[`requests.${resource}`] = String(count);
+  return hard;
+}
+
+// With limits.* in the quota every container must declare limits; these fill the gaps.
+function limitRangeSpec(defaults: PreviewContainerDefaults | undefined): k8s.LimitRangeSpec {
+  return {
+    limits: [
+      {
+        type: 'Container',
+        defaultRequest: quantities(defaults?.requests ?? { cpu: '100m', memory: '128Mi' }),
+        default: quantities(defaults?.limits ?? { cpu: '500m', memory: '512Mi' }),
+      },
+    ],
+  };
+}
+
+function ingressControllerPeer(peer: IngressControllerPeer | undefined): k8s.NetworkPolicyPeer {
+  return {
+    namespaceSelector: { matchLabels: { ...(peer?.namespaceLabels ?? { 'kubernetes.io/metadata.name': 'ingress-nginx' }) } },
+    podSelector: peer?.podLabels ? { matchLabels: { ...peer.podLabels } } : undefined,
+  };
+}
+
+function dnsPeer(peer: DnsPeer | undefined): k8s.NetworkPolicyPeer {
+  return {
+    namespaceSelector: { matchLabels: { ...(peer?.namespaceLabels ?? { 'kubernetes.io/metadata.name': 'kube-system' }) } },
+    podSelector: { matchLabels: { ...(peer?.podLabels ?? { 'k8s-app': 'kube-dns' }) } },
+  };
+}
+
+function isolationSpec(props: PreviewNamespaceProps): k8s.NetworkPolicySpec {
+  return {
+    // Every pod, both directions: whatever no rule below admits is denied.
+    podSelector: {},
+    policyTypes: ['Ingress', 'Egress'],
+    ingress: [{ from: [{ podSelector: {} }] }, { from: [ingressControllerPeer(props.ingressController)] }],
+    egress: [
+      { to: [{ podSelector: {} }] },
+      {
+        to: [dnsPeer(props.dns)],
+        ports: [
+          { protocol: 'UDP', port: k8s.IntOrString.fromNumber(53) },
+          { protocol: 'TCP', port: k8s.IntOrString.fromNumber(53) },
+        ],
+      },
+    ],
+  };
+}
+
 /**
  * The namespace of a preview: Pod Security labels, a ResourceQuota `preview-quota`, a
  * LimitRange `preview-defaults`, a NetworkPolicy `preview-isolation` that denies all
@@ -99,85 +170,27 @@ export class PreviewNamespace extends Construct {
   constructor(scope: Construct, id: string, props: PreviewNamespaceProps) {
     super(scope, id);
     this.name = props.name;
-    const level = props.podSecurity ?? 'restricted';
     this.namespace = new k8s.KubeNamespace(this, 'Namespace', {
       metadata: {
         name: props.name,
-        labels: {
-          ...props.labels,
-          'pod-security.kubernetes.io/enforce': level,
-          'pod-security.kubernetes.io/enforce-version': 'latest',
-          'pod-security.kubernetes.io/warn': level,
-          'pod-security.kubernetes.io/warn-version': 'latest',
-          'pod-security.kubernetes.io/audit': level,
-          'pod-security.kubernetes.io/audit-version': 'latest',
-        },
+        labels: { ...props.labels, ...podSecurityLabels(props.podSecurity ?? 'restricted') },
         annotations: { ...props.annotations },
       },
     });
     // A chart's default namespace lands on every object, this cluster-scoped one included.
     this.namespace.addJsonPatch(JsonPatch.remove('/metadata/namespace'));
-
-    const quota = props.quota ?? {};
-    const hard: Record<string, string> = {
-      'limits.cpu': quota.cpu ?? '8',
-      'limits.memory': quota.memory ?? '16Gi',
-      'requests.storage': quota.storage ?? '100Gi',
-      persistentvolumeclaims: String(quota.persistentVolumeClaims ?? 10),
-      pods: String(quota.pods ?? 50),
-      // A preview is reached through its ingress, never directly.
-      'services.loadbalancers': '0',
-      'services.nodeports': '0',
-    };
-    for (const [resource, count] of Object.entries(quota.gpus ?? {})) hard[`requests.${resource}`] = String(count);
     this.resourceQuota = new k8s.KubeResourceQuota(this, 'Quota', {
       metadata: { name: 'preview-quota', namespace: props.name },
-      spec: { hard: quantities(hard) },
+      spec: { hard: quantities(quotaHard(props.quota ?? {})) },
     });
-
-    // With limits.* in the quota every container must declare limits; these fill the gaps.
     this.limitRange = new k8s.KubeLimitRange(this, 'Defaults', {
       metadata: { name: 'preview-defaults', namespace: props.name },
-      spec: {
-        limits: [{
-          type: 'Container',
-          defaultRequest: quantities(props.containerDefaults?.requests ?? { cpu: '100m', memory: '128Mi' }),
-          default: quantities(props.containerDefaults?.limits ?? { cpu: '500m', memory: '512Mi' }),
-        }],
-      },
+      spec: limitRangeSpec(props.containerDefaults),
     });
-
-    const ingressPeer: k8s.NetworkPolicyPeer = {
-      namespaceSelector: { matchLabels: { ...(props.ingressController?.namespaceLabels ?? { 'kubernetes.io/metadata.name': 'ingress-nginx' }) } },
-      podSelector: props.ingressController?.podLabels ? { matchLabels: { ...props.ingressController.podLabels } } : undefined,
-    };
-    const dnsPeer: k8s.NetworkPolicyPeer = {
-      namespaceSelector: { matchLabels: { ...(props.dns?.namespaceLabels ?? { 'kubernetes.io/metadata.name': 'kube-system' }) } },
-      podSelector: { matchLabels: { ...(props.dns?.podLabels ?? { 'k8s-app': 'kube-dns' }) } },
-    };
     this.networkPolicy = new k8s.KubeNetworkPolicy(this, 'Isolation', {
       metadata: { name: 'preview-isolation', namespace: props.name },
-      spec: {
-        // Every pod, both directions: whatever no rule below admits is denied.
-        podSelector: {},
-        policyTypes: ['Ingress', 'Egress'],
-        ingress: [
-          { from: [{ podSelector: {} }] },
-          { from: [ingressPeer] },
-        ],
-        egress: [
-          { to: [{ podSelector: {} }] },
-          {
-            to: [dnsPeer],
-            ports: [
-              { protocol: 'UDP', port: k8s.IntOrString.fromNumber(53) },
-              { protocol: 'TCP', port: k8s.IntOrString.fromNumber(53) },
-            ],
-          },
-        ],
-      },
+      spec: isolationSpec(props),
     });
-
     // Created by the cluster in every namespace; applied over, so that it mounts no token.
     this.defaultServiceAccount = new k8s.KubeServiceAccount(this, 'DefaultServiceAccount', {
       metadata: { name: 'default', namespace: props.name },

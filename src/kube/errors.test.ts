@@ -1,7 +1,16 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  ConflictError, ExpiredError, ForbiddenError, InvalidError, KubeError, NotFoundError, TransientError, errorFromResponse, isTransient, toKubeError,
+  ConflictError,
+  ExpiredError,
+  ForbiddenError,
+  InvalidError,
+  KubeError,
+  NotFoundError,
+  TransientError,
+  errorFromResponse,
+  isTransient,
+  toKubeError,
 } from './errors.js';
 
 const status = (code: number, reason: string, extra: object = {}) =>

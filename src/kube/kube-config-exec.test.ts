@@ -58,7 +58,8 @@ function kubeconfigFor(p: Plugin, exec: string, cluster = 'server: https://10.0.
 
 const v1 = (p: Plugin, more = '') => `apiVersion: client.authentication.k8s.io/v1\ncommand: ${p.script}\ninteractiveMode: Never${more ? `\n${more}` : ''}`;
 
-const apply = async (file: string, more: Partial<KubeConfigSource> = {}) => appliedOptions(await loadKubeConfig({ env: noEnv, path: file, ...more }));
+const apply = async (file: string, more: Partial<KubeConfigSource> = {}) =>
+  appliedOptions(await loadKubeConfig({ env: noEnv, path: file, ...more }));
 const bearer = (o: https.RequestOptions) => (o.headers as Record<string, string>).Authorization;
 
 describe('exec credential plugins', () => {

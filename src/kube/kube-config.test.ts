@@ -36,7 +36,8 @@ const b64 = (s: string) => Buffer.from(s).toString('base64');
 const kubeconfig = (cluster: string, user = 'token: t0k3n', extra = '') => kubeconfigText(cluster, user, {}, extra);
 
 /** Applies the loaded kubeconfig to empty options, as the client does. */
-const applied = async (source: KubeConfigSource): Promise<https.RequestOptions> => appliedOptions(await loadKubeConfig({ env: {}, ...source }));
+const applied = async (source: KubeConfigSource): Promise<https.RequestOptions> =>
+  appliedOptions(await loadKubeConfig({ env: {}, ...source }));
 
 async function loadError(source: KubeConfigSource): Promise<string> {
   const err = await loadKubeConfig({ env: {}, ...source }).then(() => assert.fail('expected loadKubeConfig to throw'), (e: unknown) => e);

@@ -121,31 +121,38 @@ export function applyOverrides(base: PolicySettings, overrides: PolicyOverrides 
   const o = overrides ?? {};
   return {
     enabled: o.enabled ?? base.enabled,
-    filters: {
-      labels: {
-        anyOf: [...(o.filters?.labels?.anyOf ?? base.filters.labels.anyOf)],
-        allOf: [...(o.filters?.labels?.allOf ?? base.filters.labels.allOf)],
-        exclude: [...(o.filters?.labels?.exclude ?? base.filters.labels.exclude)],
-      },
-      skipDrafts: o.filters?.skipDrafts ?? base.filters.skipDrafts,
-      baseBranches: [...(o.filters?.baseBranches ?? base.filters.baseBranches)],
-      authors: {
-        allow: [...(o.filters?.authors?.allow ?? base.filters.authors.allow)],
-        deny: [...(o.filters?.authors?.deny ?? base.filters.authors.deny)],
-      },
-    },
+    filters: mergeFilters(base.filters, o.filters),
     trust: {
       associations: [...(o.trust?.associations ?? base.trust.associations)],
       approvalLabel: o.trust?.approvalLabel ?? base.trust.approvalLabel,
     },
-    budgets: {
-      ttl: o.budgets?.ttl ?? base.budgets.ttl,
-      // `null` is a value here (remove a global cap), so only `undefined` inherits.
-      maxEnvironmentsPerRepository: o.budgets?.maxEnvironmentsPerRepository !== undefined
-        ? o.budgets.maxEnvironmentsPerRepository
-        : base.budgets.maxEnvironmentsPerRepository,
-    },
+    budgets: mergeBudgets(base.budgets, o.budgets),
     checks: { require: copyRequire(o.checks?.require ?? base.checks.require) },
+  };
+}
+
+function mergeFilters(base: FilterPolicy, o: PolicyOverrides['filters']): FilterPolicy {
+  return {
+    labels: {
+      anyOf: [...(o?.labels?.anyOf ?? base.labels.anyOf)],
+      allOf: [...(o?.labels?.allOf ?? base.labels.allOf)],
+      exclude: [...(o?.labels?.exclude ?? base.labels.exclude)],
+    },
+    skipDrafts: o?.skipDrafts ?? base.skipDrafts,
+    baseBranches: [...(o?.baseBranches ?? base.baseBranches)],
+    authors: {
+      allow: [...(o?.authors?.allow ?? base.authors.allow)],
+      deny: [...(o?.authors?.deny ?? base.authors.deny)],
+    },
+  };
+}
+
+function mergeBudgets(base: BudgetPolicy, o: PolicyOverrides['budgets']): BudgetPolicy {
+  return {
+    ttl: o?.ttl ?? base.ttl,
+    // `null` is a value here (remove a global cap), so only `undefined` inherits.
+    maxEnvironmentsPerRepository:
+      o?.maxEnvironmentsPerRepository !== undefined ? o.maxEnvironmentsPerRepository : base.maxEnvironmentsPerRepository,
   };
 }
 
@@ -159,7 +166,10 @@ function copyRequire(require: ChecksPolicy['require']): ChecksPolicy['require'] 
  */
 export type ChecksRequirementSetting = { mode: 'none' } | { mode: 'all' } | { mode: 'named'; checks: string[] };
 
-/** The wait-for-CI requirement of a repository: `requirement: (r) => checksRequirement(effectivePolicy(config, r))` for `createChecksGate`. */
+/**
+ * The wait-for-CI requirement of a repository:
+ * `requirement: (r) => checksRequirement(effectivePolicy(config, r))` for `createChecksGate`.
+ */
 export function checksRequirement(policy: PolicySettings): ChecksRequirementSetting {
   const require = policy.checks.require;
   if (require === 'all') return { mode: 'all' };

@@ -3,8 +3,12 @@
 // user fixes the file in one go.
 import { ttlProblem } from './budgets.js';
 import {
-  applyOverrides, defaultPolicySettings,
-  type PolicyConfig, type PolicyConfigInput, type PolicyOverrides, type PolicySettings,
+  applyOverrides,
+  defaultPolicySettings,
+  type PolicyConfig,
+  type PolicyConfigInput,
+  type PolicyOverrides,
+  type PolicySettings,
 } from './policy-config.js';
 import { authorAssociations } from './pull-request-facts.js';
 
@@ -67,7 +71,10 @@ function stringList(value: unknown, path: string, issues: Issues, check?: (item:
   }
   value.forEach((item, i) => {
     if (typeof item !== 'string' || item.length === 0) {
-      issues.push({ path: at(path, i), message: `must be a non-empty string, not ${typeof item === 'string' ? 'an empty string' : describe(item)}` });
+      issues.push({
+        path: at(path, i),
+        message: `must be a non-empty string, not ${typeof item === 'string' ? 'an empty string' : describe(item)}`,
+      });
       return;
     }
     const problem = check?.(item);
@@ -75,7 +82,8 @@ function stringList(value: unknown, path: string, issues: Issues, check?: (item:
   });
 }
 
-const labelCheck = (label: string) => (label.length > maxLabelLength ? `GitHub label names have at most ${maxLabelLength} characters` : undefined);
+const labelCheck = (label: string) =>
+  label.length > maxLabelLength ? `GitHub label names have at most ${maxLabelLength} characters` : undefined;
 
 const overrideFields = ['enabled', 'filters', 'trust', 'budgets', 'checks'] as const;
 
@@ -86,65 +94,69 @@ function validateOverrides(value: unknown, path: string, issues: Issues): void {
 
 function validateOverrideFields(root: Record<string, unknown>, path: string, issues: Issues): void {
   boolean(root.enabled, at(path, 'enabled'), issues);
+  if (root.filters !== undefined) validateFilters(root.filters, at(path, 'filters'), issues);
+  if (root.trust !== undefined) validateTrust(root.trust, at(path, 'trust'), issues);
+  if (root.budgets !== undefined) validateBudgets(root.budgets, at(path, 'budgets'), issues);
+  if (root.checks !== undefined) validateChecks(root.checks, at(path, 'checks'), issues);
+}
 
-  if (root.filters !== undefined) {
-    const fpath = at(path, 'filters');
-    const filters = object(root.filters, fpath, ['labels', 'skipDrafts', 'baseBranches', 'authors'], issues);
-    if (filters) {
-      if (filters.labels !== undefined) {
-        const lpath = at(fpath, 'labels');
-        const labels = object(filters.labels, lpath, ['anyOf', 'allOf', 'exclude'], issues);
-        if (labels) for (const key of ['anyOf', 'allOf', 'exclude']) stringList(labels[key], at(lpath, key), issues, labelCheck);
-      }
-      boolean(filters.skipDrafts, at(fpath, 'skipDrafts'), issues);
-      stringList(filters.baseBranches, at(fpath, 'baseBranches'), issues);
-      if (filters.authors !== undefined) {
-        const apath = at(fpath, 'authors');
-        const authors = object(filters.authors, apath, ['allow', 'deny'], issues);
-        if (authors) for (const key of ['allow', 'deny']) stringList(authors[key], at(apath, key), issues);
-      }
-    }
+function validateFilters(value: unknown, path: string, issues: Issues): void {
+  const filters = object(value, path, ['labels', 'skipDrafts', 'baseBranches', 'authors'], issues);
+  if (!filters) return;
+  if (filters.labels !== undefined) {
+    const lpath = at(path, 'labels');
+    const labels = object(filters.labels, lpath, ['anyOf', 'allOf', 'exclude'], issues);
+    if (labels) for (const key of ['anyOf', 'allOf', 'exclude']) stringList(labels[key], at(lpath, key), issues, labelCheck);
   }
-
-  if (root.trust !== undefined) {
-    const tpath = at(path, 'trust');
-    const trust = object(root.trust, tpath, ['associations', 'approvalLabel'], issues);
-    if (trust) {
-      stringList(trust.associations, at(tpath, 'associations'), issues, (a) =>
-        (authorAssociations as readonly string[]).includes(a) ? undefined : `unknown association (expected one of: ${authorAssociations.join(', ')})`);
-      if (trust.approvalLabel !== undefined) {
-        if (typeof trust.approvalLabel !== 'string' || trust.approvalLabel.trim() === '') {
-          issues.push({ path: at(tpath, 'approvalLabel'), message: 'must be a non-empty label name' });
-        } else {
-          const problem = labelCheck(trust.approvalLabel);
-          if (problem) issues.push({ path: at(tpath, 'approvalLabel'), message: problem });
-        }
-      }
-    }
+  boolean(filters.skipDrafts, at(path, 'skipDrafts'), issues);
+  stringList(filters.baseBranches, at(path, 'baseBranches'), issues);
+  if (filters.authors !== undefined) {
+    const apath = at(path, 'authors');
+    const authors = object(filters.authors, apath, ['allow', 'deny'], issues);
+    if (authors) for (const key of ['allow', 'deny']) stringList(authors[key], at(apath, key), issues);
   }
+}
 
-  if (root.budgets !== undefined) {
-    const bpath = at(path, 'budgets');
-    const budgets = object(root.budgets, bpath, ['ttl', 'maxEnvironmentsPerRepository'], issues);
-    if (budgets) {
-      if (budgets.ttl !== undefined) {
-        const problem = typeof budgets.ttl === 'string' ? ttlProblem(budgets.ttl) : `must be a duration such as 72h, not ${describe(budgets.ttl)}`;
-        if (problem) issues.push({ path: at(bpath, 'ttl'), message: problem });
-      }
-      const cap = budgets.maxEnvironmentsPerRepository;
-      if (cap !== undefined && cap !== null && !(typeof cap === 'number' && Number.isInteger(cap) && cap >= 1)) {
-        issues.push({ path: at(bpath, 'maxEnvironmentsPerRepository'), message: 'must be a whole number of at least 1, or null for no cap' });
-      }
-    }
+const associationCheck = (association: string) =>
+  (authorAssociations as readonly string[]).includes(association)
+    ? undefined
+    : `unknown association (expected one of: ${authorAssociations.join(', ')})`;
+
+function validateTrust(value: unknown, path: string, issues: Issues): void {
+  const trust = object(value, path, ['associations', 'approvalLabel'], issues);
+  if (!trust) return;
+  stringList(trust.associations, at(path, 'associations'), issues, associationCheck);
+  if (trust.approvalLabel === undefined) return;
+  const problem =
+    typeof trust.approvalLabel !== 'string' || trust.approvalLabel.trim() === ''
+      ? 'must be a non-empty label name'
+      : labelCheck(trust.approvalLabel);
+  if (problem) issues.push({ path: at(path, 'approvalLabel'), message: problem });
+}
+
+function validateBudgets(value: unknown, path: string, issues: Issues): void {
+  const budgets = object(value, path, ['ttl', 'maxEnvironmentsPerRepository'], issues);
+  if (!budgets) return;
+  if (budgets.ttl !== undefined) {
+    const problem =
+      typeof budgets.ttl === 'string' ? ttlProblem(budgets.ttl) : `must be a duration such as 72h, not ${describe(budgets.ttl)}`;
+    if (problem) issues.push({ path: at(path, 'ttl'), message: problem });
   }
+  const cap = budgets.maxEnvironmentsPerRepository;
+  if (cap !== undefined && cap !== null && !(typeof cap === 'number' && Number.isInteger(cap) && cap >= 1)) {
+    issues.push({ path: at(path, 'maxEnvironmentsPerRepository'), message: 'must be a whole number of at least 1, or null for no cap' });
+  }
+}
 
-  if (root.checks !== undefined) {
-    const cpath = at(path, 'checks');
-    const checks = object(root.checks, cpath, ['require'], issues);
-    if (checks && checks.require !== undefined && checks.require !== 'none' && checks.require !== 'all') {
-      if (Array.isArray(checks.require)) stringList(checks.require, at(cpath, 'require'), issues);
-      else issues.push({ path: at(cpath, 'require'), message: `must be "none", "all" or a list of check names, not ${typeof checks.require === 'string' ? JSON.stringify(checks.require) : describe(checks.require)}` });
-    }
+function validateChecks(value: unknown, path: string, issues: Issues): void {
+  const checks = object(value, path, ['require'], issues);
+  const require = checks?.require;
+  if (require === undefined || require === 'none' || require === 'all') return;
+  if (Array.isArray(require)) {
+    stringList(require, at(path, 'require'), issues);
+  } else {
+    const shown = typeof require === 'string' ? JSON.stringify(require) : describe(require);
+    issues.push({ path: at(path, 'require'), message: `must be "none", "all" or a list of check names, not ${shown}` });
   }
 }
 
@@ -153,7 +165,9 @@ function validateSettings(settings: PolicySettings, path: string, issues: Issues
   const lpath = at(at(path, 'filters'), 'labels');
   const excluded = new Set(settings.filters.labels.exclude.map((l) => l.toLowerCase()));
   for (const label of settings.filters.labels.allOf) {
-    if (excluded.has(label.toLowerCase())) issues.push({ path: lpath, message: `label "${label}" is both required (allOf) and excluded: no pull request can pass` });
+    if (excluded.has(label.toLowerCase())) {
+      issues.push({ path: lpath, message: `label "${label}" is both required (allOf) and excluded: no pull request can pass` });
+    }
   }
   const anyOf = settings.filters.labels.anyOf;
   if (anyOf.length > 0 && anyOf.every((l) => excluded.has(l.toLowerCase()))) {

@@ -32,7 +32,8 @@ describe('Pod Security Standards', () => {
   });
 
   it('a privileged container fails baseline with the field named', () => {
-    const spec = { containers: [{ ...restrictedContainer, securityContext: { ...restrictedContainer.securityContext, privileged: true } }] };
+    const privileged = { ...restrictedContainer, securityContext: { ...restrictedContainer.securityContext, privileged: true } };
+    const spec = { containers: [privileged] };
     assert.deepEqual(checks(spec, 'baseline'), ['privileged@containers[0].securityContext.privileged']);
   });
 

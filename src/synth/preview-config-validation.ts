@@ -4,9 +4,7 @@
 // at hand, its line and column, so that a PR comment can tell the author exactly what to fix.
 import { Ajv, type ErrorObject } from 'ajv';
 import { LineCounter, isNode, parseDocument, type Document } from 'yaml';
-import {
-  algorithmObjectNames, databaseObjectNames, previewConfigSchema, type PreviewConfig,
-} from '../../constructs/index.js';
+import { algorithmObjectNames, databaseObjectNames, previewConfigSchema, type PreviewConfig } from '../../constructs/index.js';
 
 export interface PreviewConfigError {
   /** JSON Pointer to the offending value, e.g. `/algorithms/0/image`; `''` for the whole file. */
@@ -17,9 +15,7 @@ export interface PreviewConfigError {
   column?: number;
 }
 
-export type PreviewConfigValidation =
-  | { ok: true; config: PreviewConfig }
-  | { ok: false; errors: PreviewConfigError[] };
+export type PreviewConfigValidation = { ok: true; config: PreviewConfig } | { ok: false; errors: PreviewConfigError[] };
 
 const ajv = new Ajv({ allErrors: true, strict: true, verbose: true });
 const validateSchema = ajv.compile(previewConfigSchema);
@@ -80,7 +76,12 @@ export function formatPreviewConfigErrors(errors: readonly PreviewConfigError[],
 }
 
 const typeNames: Record<string, string> = {
-  string: 'a string', integer: 'an integer', number: 'a number', boolean: 'true or false', object: 'a mapping', array: 'a list',
+  string: 'a string',
+  integer: 'an integer',
+  number: 'a number',
+  boolean: 'true or false',
+  object: 'a mapping',
+  array: 'a list',
 };
 
 function schemaErrors(errors: readonly ErrorObject[]): PreviewConfigError[] {
@@ -118,9 +119,8 @@ function schemaErrors(errors: readonly ErrorObject[]): PreviewConfigError[] {
         const propertyName = error.propertyName;
         const path = propertyName !== undefined ? `${error.instancePath}/${escape(propertyName)}` : error.instancePath;
         const what = propertyName !== undefined ? 'the name ' : '';
-        const message = error.keyword === 'pattern' && described
-          ? `${what}must be ${described}`
-          : `${what}${error.message ?? 'is invalid'}`;
+        const message =
+          error.keyword === 'pattern' && described ? `${what}must be ${described}` : `${what}${error.message ?? 'is invalid'}`;
         out.push({ path, message });
       }
     }
@@ -136,95 +136,121 @@ const int = (value: unknown): number | undefined => (Number.isInteger(value) ? (
 /** The rules that relate fields to each other (the CRDs enforce the same with CEL). */
 function crossFieldErrors(value: unknown): PreviewConfigError[] {
   if (!isObject(value)) return [];
-  const errors: PreviewConfigError[] = [];
   const algorithms = list(value.algorithms);
-  const databases = list(value.databases);
+  return [...algorithmErrors(algorithms), ...nameClashErrors(algorithms, list(value.databases)), ...gpuBudgetErrors(value, algorithms)];
+}
 
-  // Every object name the operator will create, by kind, and which entry caused it; a clash
-  // is reported once per pair of entries, listing the objects both would create.
-  const claimed = new Map<string, string>();
-  const clashes = new Map<string, { path: string; other: string; objects: string[] }>();
-  const claim = (kind: string, name: string, owner: string, namePath: string) => {
-    const key = `${kind}/${name}`;
-    const first = claimed.get(key);
-    if (first === undefined) {
-      claimed.set(key, owner);
-    } else if (first !== owner) {
-      const clashKey = `${namePath}\u0000${first}`;
-      const clash = clashes.get(clashKey) ?? { path: namePath, other: first, objects: [] };
-      clash.objects.push(`${kind} "${name}"`);
-      clashes.set(clashKey, clash);
-    }
-  };
+/** Each algorithm's replicas within its scaling bounds, and an ingress path of its own. */
+function algorithmErrors(algorithms: readonly unknown[]): PreviewConfigError[] {
+  const errors: PreviewConfigError[] = [];
   const exposedPaths = new Map<string, number>();
-
   algorithms.forEach((algorithm, i) => {
     if (!isObject(algorithm)) return;
     const at = `/algorithms/${i}`;
-    if (typeof algorithm.name === 'string') {
-      const names = algorithmObjectNames(algorithm.name);
-      const owner = `${at} (${algorithm.name})`;
-      claim('Algorithm', algorithm.name, owner, `${at}/name`);
-      claim('Deployment', names.stable, owner, `${at}/name`);
-      claim('Deployment', names.canary, owner, `${at}/name`);
-      claim('Service', names.service, owner, `${at}/name`);
-      claim('ConfigMap', names.config, owner, `${at}/name`);
-      claim('ConfigMap', names.env, owner, `${at}/name`);
-    }
-    const scaling = isObject(algorithm.scaling) ? algorithm.scaling : undefined;
-    const min = int(scaling?.minReplicas) ?? 1;
-    const max = int(scaling?.maxReplicas);
-    if (scaling && max !== undefined && min > max) {
-      errors.push({ path: `${at}/scaling/minReplicas`, message: `(${min}) must be less than or equal to maxReplicas (${max})` });
-    }
-    const replicas = int(algorithm.replicas) ?? 1;
-    if (scaling && max !== undefined && min <= max && (replicas < min || replicas > max)) {
-      errors.push({ path: `${at}/replicas`, message: `(${replicas}) must lie within scaling.minReplicas..maxReplicas (${min}..${max})` });
-    }
-    if (algorithm.expose !== false) {
-      const path = typeof algorithm.path === 'string' ? algorithm.path : '/';
-      const first = exposedPaths.get(path);
-      if (first === undefined) exposedPaths.set(path, i);
-      else {
-        errors.push({
-          path: `${at}/path`,
-          message: `"${path}" is already routed to /algorithms/${first}; give each exposed algorithm its own path (or expose: false)`,
-        });
-      }
+    errors.push(...scalingErrors(algorithm, at));
+    if (algorithm.expose === false) return;
+    const path = typeof algorithm.path === 'string' ? algorithm.path : '/';
+    const first = exposedPaths.get(path);
+    if (first === undefined) {
+      exposedPaths.set(path, i);
+    } else {
+      errors.push({
+        path: `${at}/path`,
+        message: `"${path}" is already routed to /algorithms/${first}; give each exposed algorithm its own path (or expose: false)`,
+      });
     }
   });
+  return errors;
+}
 
+function scalingErrors(algorithm: Loose, at: string): PreviewConfigError[] {
+  const scaling = isObject(algorithm.scaling) ? algorithm.scaling : undefined;
+  const min = int(scaling?.minReplicas) ?? 1;
+  const max = int(scaling?.maxReplicas);
+  if (!scaling || max === undefined) return [];
+  if (min > max) return [{ path: `${at}/scaling/minReplicas`, message: `(${min}) must be less than or equal to maxReplicas (${max})` }];
+  const replicas = int(algorithm.replicas) ?? 1;
+  if (replicas < min || replicas > max) {
+    return [{ path: `${at}/replicas`, message: `(${replicas}) must lie within scaling.minReplicas..maxReplicas (${min}..${max})` }];
+  }
+  return [];
+}
+
+/**
+ * Every object name the operator will create, by kind, and which entry caused it; a clash
+ * is reported once per pair of entries, listing the objects both would create.
+ */
+class ObjectNameClaims {
+  private readonly claimed = new Map<string, string>();
+  private readonly clashes = new Map<string, { path: string; other: string; objects: string[] }>();
+
+  /** `owner` (e.g. `/algorithms/0 (fraud)`), whose name at `namePath` gives it `objects`, as [kind, name]. */
+  claim(owner: string, namePath: string, objects: ReadonlyArray<readonly [kind: string, name: string]>): void {
+    for (const [kind, name] of objects) {
+      const key = `${kind}/${name}`;
+      const first = this.claimed.get(key);
+      if (first === undefined) {
+        this.claimed.set(key, owner);
+      } else if (first !== owner) {
+        const clashKey = `${namePath}\u0000${first}`;
+        const clash = this.clashes.get(clashKey) ?? { path: namePath, other: first, objects: [] };
+        clash.objects.push(`${kind} "${name}"`);
+        this.clashes.set(clashKey, clash);
+      }
+    }
+  }
+
+  errors(): PreviewConfigError[] {
+    return [...this.clashes.values()].map((clash) => ({
+      path: clash.path,
+      message: `would create ${clash.objects.join(', ')}, which ${clash.other} creates too`,
+    }));
+  }
+}
+
+function nameClashErrors(algorithms: readonly unknown[], databases: readonly unknown[]): PreviewConfigError[] {
+  const claims = new ObjectNameClaims();
+  algorithms.forEach((algorithm, i) => {
+    if (!isObject(algorithm) || typeof algorithm.name !== 'string') return;
+    const at = `/algorithms/${i}`;
+    const names = algorithmObjectNames(algorithm.name);
+    claims.claim(`${at} (${algorithm.name})`, `${at}/name`, [
+      ['Algorithm', algorithm.name],
+      ['Deployment', names.stable],
+      ['Deployment', names.canary],
+      ['Service', names.service],
+      ['ConfigMap', names.config],
+      ['ConfigMap', names.env],
+    ]);
+  });
   databases.forEach((database, i) => {
     if (!isObject(database) || typeof database.name !== 'string') return;
     const at = `/databases/${i}`;
     const names = databaseObjectNames(database.name);
-    const owner = `${at} (${database.name})`;
-    claim('Database', database.name, owner, `${at}/name`);
-    claim('StatefulSet', names.statefulSet, owner, `${at}/name`);
-    claim('Service', names.service, owner, `${at}/name`);
-    claim('Service', names.headlessService, owner, `${at}/name`);
-    claim('Secret', names.credentialsSecret, owner, `${at}/name`);
+    claims.claim(`${at} (${database.name})`, `${at}/name`, [
+      ['Database', database.name],
+      ['StatefulSet', names.statefulSet],
+      ['Service', names.service],
+      ['Service', names.headlessService],
+      ['Secret', names.credentialsSecret],
+    ]);
   });
+  return claims.errors();
+}
 
-  for (const clash of clashes.values()) {
-    errors.push({ path: clash.path, message: `would create ${clash.objects.join(', ')}, which ${clash.other} creates too` });
-  }
-
-  // A GPU budget smaller than what the algorithms start with can never become ready.
+/** A GPU budget smaller than what the algorithms start with can never become ready. */
+function gpuBudgetErrors(value: Loose, algorithms: readonly unknown[]): PreviewConfigError[] {
   const resources = isObject(value.resources) ? value.resources : undefined;
   const gpuBudget = int(resources?.gpu);
-  if (gpuBudget !== undefined) {
-    let needed = 0;
-    for (const algorithm of algorithms) {
-      if (!isObject(algorithm)) continue;
-      const gpuCount = isObject(algorithm.resources) ? int(algorithm.resources.gpuCount) ?? 0 : 0;
-      needed += gpuCount * (int(algorithm.replicas) ?? 1);
-    }
-    if (needed > gpuBudget) {
-      errors.push({ path: '/resources/gpu', message: `(${gpuBudget}) is less than the ${needed} GPUs the algorithms' replicas request` });
-    }
+  if (gpuBudget === undefined) return [];
+  let needed = 0;
+  for (const algorithm of algorithms) {
+    if (!isObject(algorithm)) continue;
+    const gpuCount = isObject(algorithm.resources) ? (int(algorithm.resources.gpuCount) ?? 0) : 0;
+    needed += gpuCount * (int(algorithm.replicas) ?? 1);
   }
-  return errors;
+  if (needed <= gpuBudget) return [];
+  return [{ path: '/resources/gpu', message: `(${gpuBudget}) is less than the ${needed} GPUs the algorithms' replicas request` }];
 }
 
 function dedupe(errors: PreviewConfigError[]): PreviewConfigError[] {

@@ -23,7 +23,13 @@ export interface PreviewRenderSettings {
 }
 
 /** Who the environment is, from its name, spec, the configuration and the commit being rendered. */
-export function previewIdentity(name: string, spec: PreviewEnvironmentSpec, config: PreviewConfig, sha: string, domain: string): PreviewIdentity {
+export function previewIdentity(
+  name: string,
+  spec: PreviewEnvironmentSpec,
+  config: PreviewConfig,
+  sha: string,
+  domain: string,
+): PreviewIdentity {
   return {
     environment: name,
     repository: { owner: spec.repository.owner, name: spec.repository.name },
@@ -39,11 +45,21 @@ export function previewIdentity(name: string, spec: PreviewEnvironmentSpec, conf
   };
 }
 
+/** The spec's image and env overrides, copied; undefined when the spec has no overrides. */
+function chartOverrides(spec: PreviewEnvironmentSpec): PreviewEnvironmentChartProps['overrides'] {
+  if (!spec.overrides) return undefined;
+  const { images, env } = spec.overrides;
+  return { ...(images ? { images: { ...images } } : {}), ...(env ? { env: { ...env } } : {}) };
+}
+
 /** The props of the PreviewEnvironmentChart, plain data (they are also the sandbox's input). */
-export function previewChartProps(identity: PreviewIdentity, spec: PreviewEnvironmentSpec, config: PreviewConfig, settings: PreviewRenderSettings): PreviewEnvironmentChartProps {
-  const overrides = spec.overrides
-    ? { ...(spec.overrides.images ? { images: { ...spec.overrides.images } } : {}), ...(spec.overrides.env ? { env: { ...spec.overrides.env } } : {}) }
-    : undefined;
+export function previewChartProps(
+  identity: PreviewIdentity,
+  spec: PreviewEnvironmentSpec,
+  config: PreviewConfig,
+  settings: PreviewRenderSettings,
+): PreviewEnvironmentChartProps {
+  const overrides = chartOverrides(spec);
   return {
     config,
     identity,

@@ -20,7 +20,12 @@ export interface WorkspaceLimits {
   timeoutMs: number;
 }
 
-export const defaultWorkspaceLimits: WorkspaceLimits = { maxFiles: 20_000, maxDirectories: 5_000, maxBytes: 200 * 1024 * 1024, timeoutMs: 20_000 };
+export const defaultWorkspaceLimits: WorkspaceLimits = {
+  maxFiles: 20_000,
+  maxDirectories: 5_000,
+  maxBytes: 200 * 1024 * 1024,
+  timeoutMs: 20_000,
+};
 
 interface CopyState {
   files: number;
