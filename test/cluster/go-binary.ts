@@ -98,7 +98,7 @@ async function build(binary: GoBinary, target: string, log: (line: string) => vo
     for (const line of chunk.toString().split('\n')) {
       if (!line.trim()) continue;
       // `go build -v` names each package as it is compiled; anything else is a diagnostic.
-      if (/^[\w.\-]+(\/[\w.\-~]+)*$/.test(line.trim())) {
+      if (/^[\w.-]+(\/[\w.~-]+)*$/.test(line.trim())) {
         packages++;
         lastPackage = line.trim();
       } else {

@@ -281,7 +281,9 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
     },
     pids() {
       const out: Record<string, number> = {};
-      for (const [component, child] of procs) if (child.pid && child.exitCode === null && child.signalCode === null) out[component] = child.pid;
+      for (const [component, child] of procs) {
+        if (child.pid && child.exitCode === null && child.signalCode === null) out[component] = child.pid;
+      }
       return out;
     },
     stop,

@@ -37,7 +37,12 @@ export function jwtIssuer(token: string): string | undefined {
  * Verifies a GitHub App JWT; returns GitHub's error message when it would reject it.
  * `nowSeconds` is injectable so tests of the emulator itself can check expiry.
  */
-export function verifyAppJwt(token: string, publicKey: KeyObject, appId: number, nowSeconds = Math.floor(Date.now() / 1000)): string | undefined {
+export function verifyAppJwt(
+  token: string,
+  publicKey: KeyObject,
+  appId: number,
+  nowSeconds = Math.floor(Date.now() / 1000),
+): string | undefined {
   const [header, payload, signature] = token.split('.');
   if (!header || !payload || !signature) return 'A JSON web token could not be decoded';
   let claims: Partial<JwtClaims>;

@@ -66,7 +66,8 @@ export interface RouteContext {
   op: OpenApiOperation;
   params: Record<string, string>;
   query: URLSearchParams;
-  body: any;
+  /** The parsed JSON request body, already checked against the operation's schema. */
+  body: unknown;
   identity: Identity;
   /** The repository of a `/repos/{owner}/{repo}/…` route, access already checked. */
   repo: RepositoryState;
@@ -244,7 +245,12 @@ export class GitHubEmulator {
   }
 
   /** A GitHub App; its private key (PKCS#1 PEM) is what the operator is configured with. */
-  createApp(input: { slug?: string; name?: string; owner?: string } = {}): { id: number; slug: string; privateKey: string; state: AppState } {
+  createApp(input: { slug?: string; name?: string; owner?: string } = {}): {
+    id: number;
+    slug: string;
+    privateKey: string;
+    state: AppState;
+  } {
     const { privateKeyPem, publicKey } = generateAppKeyPair();
     const id = this.newId();
     const slug = input.slug ?? `preview-operator-${id}`;
@@ -380,7 +386,10 @@ export class GitHubEmulator {
   // ---- what CI does on a commit (for wait-for-checks) --------------------------------------
 
   /** A check run by another App (default slug `ci`), as a CI system would create it. */
-  addCheckRun(ref: RepositoryRef, input: { headSha: string; name: string; status?: CheckStatus; conclusion?: CheckConclusion; appSlug?: string }): CheckRunState {
+  addCheckRun(
+    ref: RepositoryRef,
+    input: { headSha: string; name: string; status?: CheckStatus; conclusion?: CheckConclusion; appSlug?: string },
+  ): CheckRunState {
     const repo = this.repository(ref);
     const slug = input.appSlug ?? 'ci';
     const app = [...this.apps.values()].find((a) => a.slug === slug) ?? this.createApp({ slug }).state;
@@ -389,7 +398,10 @@ export class GitHubEmulator {
     });
   }
 
-  addCommitStatus(ref: RepositoryRef, input: { sha: string; context: string; state: CommitStatusValue; description?: string; creator?: string }): CommitStatusState {
+  addCommitStatus(
+    ref: RepositoryRef,
+    input: { sha: string; context: string; state: CommitStatusValue; description?: string; creator?: string },
+  ): CommitStatusState {
     const repo = this.repository(ref);
     const now = timestamp();
     const status: CommitStatusState = {
@@ -400,10 +412,21 @@ export class GitHubEmulator {
     return status;
   }
 
-  createCheckRun(repo: RepositoryState, app: AppState, body: {
-    head_sha: string; name: string; status?: CheckStatus; conclusion?: CheckConclusion | undefined; details_url?: string; external_id?: string;
-    started_at?: string; completed_at?: string; output?: { title?: string; summary?: string; text?: string };
-  }): CheckRunState {
+  createCheckRun(
+    repo: RepositoryState,
+    app: AppState,
+    body: {
+      head_sha: string;
+      name: string;
+      status?: CheckStatus;
+      conclusion?: CheckConclusion | undefined;
+      details_url?: string;
+      external_id?: string;
+      started_at?: string;
+      completed_at?: string;
+      output?: { title?: string; summary?: string; text?: string };
+    },
+  ): CheckRunState {
     let suite = repo.checkSuites.find((s) => s.app === app && s.headSha === body.head_sha);
     const now = timestamp();
     if (!suite) {
@@ -681,11 +704,28 @@ export class GitHubEmulator {
     }
   }
 
-  private checkResponse(op: OpenApiOperation, status: number, body: unknown, violate: (kind: ViolationKind, message: string) => void, mediaType?: string): void {
+  private checkResponse(
+    op: OpenApiOperation,
+    status: number,
+    body: unknown,
+    violate: (kind: ViolationKind, message: string) => void,
+    mediaType?: string,
+  ): void {
     if (this.options.checkContract === false) return;
     for (const p of this.contract.checkResponse(op, status, body, mediaType)) violate('response', p);
   }
 
 }
 
-export type { Account, AppState, CheckRunState, CommitStatusState, DeploymentState, InstallationState, IssueCommentState, PullRequestState, RepositoryRef, RepositoryState };
+export type {
+  Account,
+  AppState,
+  CheckRunState,
+  CommitStatusState,
+  DeploymentState,
+  InstallationState,
+  IssueCommentState,
+  PullRequestState,
+  RepositoryRef,
+  RepositoryState,
+};

@@ -120,7 +120,14 @@ export class OpenApiContract {
     this.document = rewritten as unknown as OpenApiContract['document'];
     // Separate functions for referenced schemas and no code optimisation halve the compile
     // time of GitHub's large schemas (the webhook payloads take ~1 s each otherwise).
-    this.ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false, logger: false, inlineRefs: false, code: { optimize: false } });
+    this.ajv = new Ajv({
+      strict: false,
+      allErrors: true,
+      validateSchema: false,
+      logger: false,
+      inlineRefs: false,
+      code: { optimize: false },
+    });
     formats.default(this.ajv);
     // GitHub-specific formats (`timestamp`, `repo.nwo`) carry no rule we can check.
     for (const f of formatsSeen) if (!this.ajv.formats[f]) this.ajv.addFormat(f, true);
@@ -190,7 +197,9 @@ export class OpenApiContract {
     const key = `${segments.length} ${first ?? '*'}`;
     let list = this.candidates.get(key);
     if (!list) {
-      list = this.paths.filter((p) => (p.segments === undefined || p.segments === segments.length) && (p.first === undefined || p.first === first));
+      list = this.paths.filter(
+        (p) => (p.segments === undefined || p.segments === segments.length) && (p.first === undefined || p.first === first),
+      );
       this.candidates.set(key, list);
     }
     return list;
@@ -300,7 +309,8 @@ export class OpenApiContract {
       }
       return [`status ${status} is not a response of ${op.operationId} (listed: ${op.statuses.join(', ')})`];
     }
-    const rawResponse = (this.document.paths[op.path]![op.method.toLowerCase()] as { responses: Record<string, { $ref?: string }> }).responses[String(status)]!;
+    const operation = this.document.paths[op.path]![op.method.toLowerCase()] as { responses: Record<string, { $ref?: string }> };
+    const rawResponse = operation.responses[String(status)]!;
     const response = this.resolve(rawResponse as { content?: Record<string, unknown>; $ref?: string });
     const schemaOf = (type: string) => (rawResponse.$ref
       ? pointer(...refParts(rawResponse.$ref), 'content', type, 'schema')

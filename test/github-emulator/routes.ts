@@ -88,7 +88,7 @@ const createComment: RouteHandler = (ctx) => {
   if (pr.locked) return error(403, 'Unable to create comment because issue is locked.');
   const now = timestamp();
   const comment = {
-    id: ctx.gh.newId(), issueNumber: number, body: String(ctx.body.body), user: actingAccount(ctx.identity),
+    id: ctx.gh.newId(), issueNumber: number, body: String((ctx.body as { body: unknown }).body), user: actingAccount(ctx.identity),
     app: actingApp(ctx.identity), createdAt: now, updatedAt: now,
   };
   ctx.repo.comments.push(comment);
@@ -104,7 +104,7 @@ const getComment: RouteHandler = (ctx) => {
 const updateComment: RouteHandler = (ctx) => {
   const comment = ctx.repo.comments.find((c) => c.id === Number(ctx.params.comment_id));
   if (!comment) return notFound();
-  comment.body = String(ctx.body.body);
+  comment.body = String((ctx.body as { body: unknown }).body);
   comment.updatedAt = timestamp();
   return { status: 200, body: issueCommentJson(ctx.repo, comment, ctx.urls) };
 };
@@ -262,7 +262,10 @@ const updateCheckRun: RouteHandler = (ctx) => {
   if (b.details_url !== undefined) run.detailsUrl = b.details_url;
   if (b.external_id !== undefined) run.externalId = b.external_id;
   if (b.started_at !== undefined) run.startedAt = b.started_at;
-  if (b.output) run.output = { title: b.output.title ?? run.output.title, summary: b.output.summary ?? run.output.summary, text: b.output.text ?? run.output.text };
+  if (b.output) {
+    const { title, summary, text } = run.output;
+    run.output = { title: b.output.title ?? title, summary: b.output.summary ?? summary, text: b.output.text ?? text };
+  }
   if (b.conclusion !== undefined) {
     run.conclusion = b.conclusion;
     run.status = 'completed';
@@ -289,7 +292,9 @@ const listCheckRunsForRef: RouteHandler = (ctx) => {
   const name = ctx.query.get('check_name');
   const status = ctx.query.get('status');
   const appId = ctx.query.get('app_id');
-  let runs = ctx.repo.checkRuns.filter((r) => r.headSha === sha && (!name || r.name === name) && (!status || r.status === status) && (!appId || r.app.id === Number(appId)));
+  let runs = ctx.repo.checkRuns.filter(
+    (r) => r.headSha === sha && (!name || r.name === name) && (!status || r.status === status) && (!appId || r.app.id === Number(appId)),
+  );
   if ((ctx.query.get('filter') ?? 'latest') === 'latest') {
     const latest = new Map<string, CheckRunState>();
     for (const r of runs) latest.set(`${r.app.id}/${r.name}`, r);
@@ -383,7 +388,8 @@ const createInstallationToken: RouteHandler = (ctx) => {
 const getAuthenticatedApp: RouteHandler = (ctx) => {
   if (ctx.identity.kind !== 'app') return error(401, 'A JSON web token could not be decoded');
   const app = ctx.identity.app;
-  return { status: 200, body: { ...appJson(app, ctx.urls), installations_count: ctx.gh.allInstallations().filter((i) => i.app === app).length } };
+  const installations = ctx.gh.allInstallations().filter((i) => i.app === app);
+  return { status: 200, body: { ...appJson(app, ctx.urls), installations_count: installations.length } };
 };
 
 const getRateLimit: RouteHandler = (ctx) => {

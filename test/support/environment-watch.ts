@@ -19,7 +19,10 @@ export interface EnvironmentWatch<T extends OwnedEnvironment> {
   stop(owner: string, admin: KubeClient): Promise<void>;
 }
 
-export async function watchEnvironments<T extends OwnedEnvironment>(cluster: TestCluster, identityName: string): Promise<EnvironmentWatch<T>> {
+export async function watchEnvironments<T extends OwnedEnvironment>(
+  cluster: TestCluster,
+  identityName: string,
+): Promise<EnvironmentWatch<T>> {
   await installCrds(cluster.kubeConfig, operatorCrdFiles.filter((f) => f.endsWith('previewenvironments.preview.alien6.io.yaml')));
   const identity = await newIdentity(cluster, identityName);
   const client = new KubeClient(identity.kubeConfig);
@@ -31,7 +34,8 @@ export async function watchEnvironments<T extends OwnedEnvironment>(cluster: Tes
     async stop(owner, admin) {
       await informer.stop();
       for (const env of informer.list()) {
-        if (env.spec.repository.owner === owner) await admin.delete({ ...previewEnvironmentKind, name: env.metadata.name! }).catch(() => {});
+        if (env.spec.repository.owner !== owner) continue;
+        await admin.delete({ ...previewEnvironmentKind, name: env.metadata.name! }).catch(() => {});
       }
       client.close();
     },

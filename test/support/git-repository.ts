@@ -208,7 +208,7 @@ export async function createGitRepository(options: CreateGitRepositoryOptions = 
     try {
       tree = (await git(['merge-tree', '--write-tree', baseSha, head])).split('\n')[0]!;
     } catch (err) {
-      throw new Error(`PR #${number} does not merge cleanly into ${baseBranch}: ${(err as Error).message}`);
+      throw new Error(`PR #${number} does not merge cleanly into ${baseBranch}: ${(err as Error).message}`, { cause: err });
     }
     clock += 1;
     const date = `${clock} +0000`;
@@ -318,7 +318,10 @@ export interface GitHttpServerOptions {
  * 127.0.0.1. With `token`, every request must carry HTTP Basic auth whose password is that token
  * (as GitHub accepts installation tokens); others get 401.
  */
-export async function serveGitOverHttp(repository: GitRepository, { token, beforeAnswer }: GitHttpServerOptions = {}): Promise<GitHttpServer> {
+export async function serveGitOverHttp(
+  repository: GitRepository,
+  { token, beforeAnswer }: GitHttpServerOptions = {},
+): Promise<GitHttpServer> {
   const backend = path.join(execFileSync('git', ['--exec-path'], { encoding: 'utf8' }).trim(), 'git-http-backend');
   const requests: GitHttpRequest[] = [];
 

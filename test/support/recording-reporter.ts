@@ -101,7 +101,12 @@ export class RecordingReporter implements Reporter {
   }
 
   /** Waits until the PR's latest report is in `state`; returns that report. */
-  waitForState(repository: { owner: string; name: string }, pullRequest: number, state: EnvironmentState, timeoutMs = 60_000): Promise<RecordedReport> {
+  waitForState(
+    repository: { owner: string; name: string },
+    pullRequest: number,
+    state: EnvironmentState,
+    timeoutMs = 60_000,
+  ): Promise<RecordedReport> {
     return waitFor(`PR #${pullRequest} reported ${state}`, () => {
       const last = this.lastFor(repository, pullRequest);
       return last?.input.state === state ? last : undefined;
