@@ -112,7 +112,8 @@ async function deployment(ns: string, name: string): Promise<KubeObject | undefi
   return admin.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: ns, name }).catch(() => undefined);
 }
 
-const imageOf = (d: KubeObject | undefined) => (d?.spec as { template: { spec: { containers: { image: string }[] } } } | undefined)?.template.spec.containers[0]!.image;
+type DeploymentSpec = { replicas?: number; template: { spec: { containers: { image: string }[] } } };
+const imageOf = (d: KubeObject | undefined) => (d?.spec as DeploymentSpec | undefined)?.template.spec.containers[0]!.image;
 const replicasOf = (d: KubeObject | undefined) => (d?.spec as { replicas?: number } | undefined)?.replicas;
 
 async function events(ns: string, name: string): Promise<{ type: string; reason: string; message: string }[]> {

@@ -67,7 +67,8 @@ it('runs the seed Algorithm: workloads, Running and Ready, CPU fallback, no writ
 
   // The workloads.
   const deployment = await get('apps/v1', 'Deployment', 'recommendation-engine-v2');
-  const dspec = deployment.spec as { replicas: number; template: { spec: { containers: { image: string; resources: { limits: Record<string, string> } }[] } } };
+  type Container = { image: string; resources: { limits: Record<string, string> } };
+  const dspec = deployment.spec as { replicas: number; template: { spec: { containers: Container[] } } };
   assert.equal(dspec.replicas, 3);
   assert.equal(dspec.template.spec.containers[0]!.image, 'registry.alien6.io/algo/reco:2.1.4');
   assert.equal(dspec.template.spec.containers[0]!.resources.limits['nvidia.com/gpu'], '2');
@@ -75,7 +76,12 @@ it('runs the seed Algorithm: workloads, Running and Ready, CPU fallback, no writ
   const service = await get('v1', 'Service', 'recommendation-engine-v2');
   assert.deepEqual((service.spec as { ports: { port: number }[] }).ports.map((p) => p.port), [80]);
   const hpa = await get('autoscaling/v2', 'HorizontalPodAutoscaler', 'recommendation-engine-v2');
-  const hspec = hpa.spec as { minReplicas: number; maxReplicas: number; scaleTargetRef: { name: string }; metrics: { type: string; resource?: { name: string } }[] };
+  const hspec = hpa.spec as {
+    minReplicas: number;
+    maxReplicas: number;
+    scaleTargetRef: { name: string };
+    metrics: { type: string; resource?: { name: string } }[];
+  };
   assert.equal(hspec.minReplicas, 1);
   assert.equal(hspec.maxReplicas, 10);
   assert.equal(hspec.scaleTargetRef.name, 'recommendation-engine-v2');

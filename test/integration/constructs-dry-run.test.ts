@@ -110,7 +110,10 @@ describe('server-side dry run in a namespace enforcing restricted', () => {
   it('accepts the seed Database\'s workloads, for PostgreSQL and for MySQL', async () => {
     const { database } = seedExamples();
     const ownerReferences = [owner('Database', database.metadata.name)];
-    const postgres = renderDatabaseWorkloads({ metadata: { name: database.metadata.name, namespace }, spec: database.spec }, { ownerReferences });
+    const postgres = renderDatabaseWorkloads(
+      { metadata: { name: database.metadata.name, namespace }, spec: database.spec },
+      { ownerReferences },
+    );
     const mysql = renderDatabaseWorkloads(
       { metadata: { name: 'mysql-db', namespace }, spec: { engine: 'mysql', version: '8.4', storage: '10Gi', replicas: 1 } },
       { ownerReferences, storageClassName: 'standard' },

@@ -1,7 +1,8 @@
 // An Algorithm or a Database deleted while its reconcile runs (a preview's namespace torn down
 // under it): the status write, or an apply into the namespace that is gone, meets 404, and the
-// reconcile ends there — no error, no retry, no retry count. The reconcilers get a cache that still holds the object (what an informer holds
-// until the DELETED event arrives); everything else is the real API server.
+// reconcile ends there — no error, no retry, no retry count. The reconcilers get a cache that
+// still holds the object (what an informer holds until the DELETED event arrives); everything
+// else is the real API server.
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { KubeClient, type Informer, type KindRef, type KubeObject } from '../../src/kube/index.js';

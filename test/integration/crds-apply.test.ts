@@ -31,8 +31,12 @@ async function rejection(object: ManifestLike): Promise<KubeRequestError> {
   return error;
 }
 
-async function get(object: ManifestLike): Promise<Record<string, any>> {
-  return (await kubeRequest(kc, 'GET', await objectPath(kc, { ...object, metadata: { ...object.metadata, namespace: object.metadata.namespace ?? namespace } }))) as Record<string, any>;
+/** What these tests read of an object as the API server stores it. */
+type StoredObject = { spec: Record<string, unknown>; status?: unknown };
+
+async function get(object: ManifestLike): Promise<StoredObject> {
+  const located = { ...object, metadata: { ...object.metadata, namespace: object.metadata.namespace ?? namespace } };
+  return (await kubeRequest(kc, 'GET', await objectPath(kc, located))) as StoredObject;
 }
 
 function renamed<T extends ManifestLike>(object: T, name: string): T {

@@ -1,7 +1,8 @@
 // Issue 7 end to end: the real pieces assembled in one process against the shared cluster.
 // Signed deliveries from the GitHub emulator go over HTTP to the operator's webhook server,
-// which accepts them (202) and has its EnvironmentWriter write PreviewEnvironments; the PreviewEnvironment controller (with the Algorithm and
-// Database controllers of each environment's namespace) builds them from the real bare git
+// which accepts them (202) and has its EnvironmentWriter write PreviewEnvironments; the
+// PreviewEnvironment controller (with the Algorithm and Database controllers of each
+// environment's namespace) builds them from the real bare git
 // repository and reports through the real GitHubReporter, as an App, to the emulator; the
 // resync repairs what a lost delivery left behind. Every test also fails on any request that
 // broke GitHub's API description or rules (startTestEmulator).
@@ -81,7 +82,13 @@ before(async () => {
   // The harness runs the controller with a RecordingReporter; here the real one reports.
   operator = await startPreviewOperator({ reporter: new GitHubReporter({ clients }), tlsIssuer: false, resyncPeriodMs: 2000 });
   approvals = new ApprovalRevoker({ removeLabel: createLabelRemover(clients), initialDelayMs: 50 });
-  endpoint = await startWebhookEndpoint({ secret: repo.hook.secret, store: selectorStore(), approvals, policy, cloneUrl: () => repo.cloneUrl });
+  endpoint = await startWebhookEndpoint({
+    secret: repo.hook.secret,
+    store: selectorStore(),
+    approvals,
+    policy,
+    cloneUrl: () => repo.cloneUrl,
+  });
   ({ url: webhookUrl, writer } = endpoint);
 });
 
@@ -126,8 +133,9 @@ const deploymentsOf = (number: number) => gh.deployments(repo.repository, { envi
 const latestState = (d: { statuses: { state: string }[] }) => d.statuses.at(-1)?.state;
 
 async function waitForGone(number: number): Promise<void> {
-  await waitFor(`${nameOf(number)} and its namespace gone`, async () =>
-    (await getEnvironment(operator, nameOf(number))) === undefined && !(await namespaceExists(operator, nameOf(number))), { timeoutMs: 90_000 });
+  const name = nameOf(number);
+  const gone = async () => (await getEnvironment(operator, name)) === undefined && !(await namespaceExists(operator, name));
+  await waitFor(`${nameOf(number)} and its namespace gone`, gone, { timeoutMs: 90_000 });
 }
 
 async function waitForDestroyedReport(number: number): Promise<void> {

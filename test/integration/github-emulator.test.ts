@@ -155,8 +155,10 @@ describe('GitHub Apps, checks, statuses and deployments', () => {
   const elsewhere = gh.createRepository({ owner: 'emu', name: 'not-installed', defaultBranchSha: sha('0') });
   const app = gh.createApp({ slug: 'emu-app' });
   const installationId = gh.installApp(app.id, [repo]);
-  const appClient = new Octokit({ authStrategy: createAppAuth, auth: { appId: app.id, privateKey: app.privateKey }, baseUrl: gh.url, log: quiet });
-  const installation = new Octokit({ authStrategy: createAppAuth, auth: { appId: app.id, privateKey: app.privateKey, installationId }, baseUrl: gh.url, log: quiet });
+  const asApp = (auth: { privateKey: string; installationId?: number }) =>
+    new Octokit({ authStrategy: createAppAuth, auth: { appId: app.id, ...auth }, baseUrl: gh.url, log: quiet });
+  const appClient = asApp({ privateKey: app.privateKey });
+  const installation = asApp({ privateKey: app.privateKey, installationId });
 
   it('finds the installation of a repository with the App JWT and exchanges it for a token scoped to it', async () => {
     assert.equal((await appClient.rest.apps.getRepoInstallation({ owner: 'emu', repo: 'apps' })).data.id, installationId);
@@ -167,7 +169,7 @@ describe('GitHub Apps, checks, statuses and deployments', () => {
   });
 
   it('rejects a JWT signed with another key', async () => {
-    const forged = new Octokit({ authStrategy: createAppAuth, auth: { appId: app.id, privateKey: gh.createApp().privateKey }, baseUrl: gh.url, log: quiet });
+    const forged = asApp({ privateKey: gh.createApp().privateKey });
     await assert.rejects(forged.rest.apps.getRepoInstallation({ owner: 'emu', repo: 'apps' }), { status: 401 });
   });
 
@@ -223,7 +225,11 @@ describe('pull request helpers and webhook deliveries', () => {
     const refs = await driver.git.listRefs();
     assert.equal(refs.get('refs/pull/1/head'), opened.pullRequest.head.sha);
     assert.equal(refs.get('refs/heads/feature-1'), opened.pullRequest.head.sha);
-    const payload = opened.delivery.payload as { action: string; number: number; pull_request: { head: { sha: string }; labels: Array<{ name: string }>; user: { login: string } } };
+    const payload = opened.delivery.payload as {
+      action: string;
+      number: number;
+      pull_request: { head: { sha: string }; labels: Array<{ name: string }>; user: { login: string } };
+    };
     assert.equal(payload.action, 'opened');
     assert.equal(payload.number, 1);
     assert.equal(payload.pull_request.head.sha, opened.pullRequest.head.sha);
@@ -260,7 +266,8 @@ describe('pull request helpers and webhook deliveries', () => {
     const driver = await PullRequestDriver.create(gh, { owner: 'emu', app: { id: app.id, installationId: 12345 } });
     t.after(() => driver.cleanup());
     const opened = await driver.open({ files: { 'x.txt': 'x' }, fork: 'mallory', authorAssociation: 'FIRST_TIME_CONTRIBUTOR' });
-    const head = (opened.delivery.payload as { pull_request: { head: { repo: { fork: boolean; full_name: string } }; author_association: string } }).pull_request;
+    type Payload = { pull_request: { head: { repo: { fork: boolean; full_name: string } }; author_association: string } };
+    const head = (opened.delivery.payload as Payload).pull_request;
     assert.equal(head.head.repo.fork, true);
     assert.equal(head.head.repo.full_name, `mallory/${driver.repository.name}`);
     assert.equal(head.author_association, 'FIRST_TIME_CONTRIBUTOR');

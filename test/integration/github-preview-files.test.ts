@@ -31,7 +31,12 @@ before(async () => {
 });
 after(() => repo?.cleanup());
 
-const at = (sha: string, driver = repo): CommitLocation => ({ owner: driver.repository.owner, repo: driver.repository.name, cloneUrl: driver.cloneUrl, sha });
+const at = (sha: string, driver = repo): CommitLocation => ({
+  owner: driver.repository.owner,
+  repo: driver.repository.name,
+  cloneUrl: driver.cloneUrl,
+  sha,
+});
 const blobId = (sha: string, file: string) => bareGit(repo.git.originPath)(['rev-parse', `${sha}:${file}`]);
 /** The requests this file's repository received since `mark`, as `operationId status`. */
 const requests = (mark: number, driver = repo) => gh.requestsSince(mark, { repository: driver.repository }).map((r) => `${r.operationId} ${r.status}`);

@@ -140,7 +140,10 @@ describe('the GitHub reporter', { concurrency: true }, () => {
     assert.deepEqual(first!.statuses.map((s) => s.state), ['in_progress', 'success', 'inactive']);
     assert.deepEqual(second!.statuses.map((s) => s.state), ['in_progress', 'success']);
     for (const d of f.deployments()) {
-      assert.deepEqual([d.transientEnvironment, d.productionEnvironment, d.autoMerge, d.requiredContexts, d.environment], [true, false, false, [], environment]);
+      assert.deepEqual(
+        [d.transientEnvironment, d.productionEnvironment, d.autoMerge, d.requiredContexts, d.environment],
+        [true, false, false, [], environment],
+      );
     }
     // A check run per head SHA.
     assert.deepEqual(gh.checkRuns(f.repository, { name: 'preview-operator' }).map((r) => [r.headSha, r.conclusion]), [[sha('a'), 'success'], [sha('b'), 'success']]);

@@ -46,7 +46,9 @@ after(async () => {
 const clusterPath = (o: ManifestLike) => `/apis/rbac.authorization.k8s.io/v1/${o.kind === 'ClusterRole' ? 'clusterroles' : 'clusterrolebindings'}/${o.metadata.name}`;
 
 /** The chart's identity (optionally with one rule changed), a kubeconfig with its token, the release namespace. */
-async function chartIdentity(edit?: (rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[]) => void): Promise<{ kubeconfig: string; namespace: string }> {
+type PolicyRule = { apiGroups: string[]; resources: string[]; verbs: string[] };
+
+async function chartIdentity(edit?: (rules: PolicyRule[]) => void): Promise<{ kubeconfig: string; namespace: string }> {
   const namespace = uniqueName('helm-e2e');
   const release = uniqueName('po');
   await createNamespace(admin, namespace);
@@ -64,7 +66,11 @@ async function chartIdentity(edit?: (rules: { apiGroups: string[]; resources: st
     if (object.kind.startsWith('Validating')) cleanups.push(() => kubeRequest(admin, 'DELETE', policyPath));
   }
   const serviceAccount = objects.find((o) => o.kind === 'ServiceAccount')!.metadata.name;
-  const token = await admin.makeApiClient(CoreV1Api).createNamespacedServiceAccountToken({ namespace, name: serviceAccount, body: { spec: { expirationSeconds: 3600, audiences: [] } } });
+  const token = await admin.makeApiClient(CoreV1Api).createNamespacedServiceAccountToken({
+    namespace,
+    name: serviceAccount,
+    body: { spec: { expirationSeconds: 3600, audiences: [] } },
+  });
   const kubeconfig = path.join(dir, `${release}.kubeconfig`);
   await writeFile(kubeconfig, kubeconfigYaml(cluster.server, admin.getCurrentCluster()!.caFile!, token.status!.token, serviceAccount));
   // The operator runs under the chart's admission policy too, once it is enforced (a refused dry run says so).
@@ -76,7 +82,13 @@ async function chartIdentity(edit?: (rules: { apiGroups: string[]; resources: st
   return { kubeconfig, namespace };
 }
 
-async function operatorFor(identity: { kubeconfig: string; namespace: string }, repo: PullRequestDriver, secret: string, app: { id: number; privateKey: string }, selector: string): Promise<OperatorProcess> {
+async function operatorFor(
+  identity: { kubeconfig: string; namespace: string },
+  repo: PullRequestDriver,
+  secret: string,
+  app: { id: number; privateKey: string },
+  selector: string,
+): Promise<OperatorProcess> {
   const key = path.join(dir, `${identity.namespace}.pem`);
   const secretFile = path.join(dir, `${identity.namespace}.secret`);
   await writeFile(key, app.privateKey);
@@ -127,7 +139,8 @@ async function openPullRequest(repo: PullRequestDriver, operator: OperatorProces
   const { delivery } = await repo.open({ files: { 'README.md': '# e2e\n\nchanged\n' }, author: 'alice', authorAssociation: 'MEMBER' });
   // The repository is on disk: the clone URL GitHub would send is replaced (and the body signed
   // again, as GitHub signs it); the `dev` command does the same in-process.
-  const payload = JSON.parse(delivery.body) as { repository: { clone_url: string }; pull_request: { base: { repo: { clone_url: string } } } };
+  type Payload = { repository: { clone_url: string }; pull_request: { base: { repo: { clone_url: string } } } };
+  const payload = JSON.parse(delivery.body) as Payload;
   payload.repository.clone_url = repo.cloneUrl;
   payload.pull_request.base.repo.clone_url = repo.cloneUrl;
   const body = JSON.stringify(payload);

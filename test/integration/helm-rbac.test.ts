@@ -88,7 +88,16 @@ function forbiddenAccess(leaseNamespace: string): Access[] {
 async function allowed(kc: KubeConfig, access: Access): Promise<boolean> {
   const review = (await kubeRequest(kc, 'POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
     apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview',
-    spec: { resourceAttributes: { verb: access.verb, group: access.group, resource: access.resource, subresource: access.subresource, namespace: access.namespace, name: access.name } },
+    spec: {
+      resourceAttributes: {
+        verb: access.verb,
+        group: access.group,
+        resource: access.resource,
+        subresource: access.subresource,
+        namespace: access.namespace,
+        name: access.name,
+      },
+    },
   })) as { status: { allowed: boolean } };
   return review.status.allowed;
 }

@@ -126,7 +126,8 @@ describe('kubeconfig loader against the control plane', () => {
     writeFileSync(path.join(sa, 'token'), token);
     writeFileSync(path.join(sa, 'namespace'), ns);
     const server = new URL(cluster.server);
-    const kc = await loadKubeConfig({ env: { KUBERNETES_SERVICE_HOST: server.hostname, KUBERNETES_SERVICE_PORT: server.port }, serviceAccountDir: sa });
+    const env = { KUBERNETES_SERVICE_HOST: server.hostname, KUBERNETES_SERVICE_PORT: server.port };
+    const kc = await loadKubeConfig({ env, serviceAccountDir: sa });
     assert.equal(kc.namespace, ns);
     const c = new KubeClient(kc);
     clients.push(c);

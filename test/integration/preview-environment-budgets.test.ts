@@ -1,6 +1,7 @@
 // Budgets: an environment expires a TTL after its last deployment (its namespace is deleted,
-// the object stays Expired until a push, and the reporter says why), and a repository's environments beyond its cap wait as Queued in pull-request
-// order, starting when a slot frees. Time is moved by an injected clock, not waited for.
+// the object stays Expired until a push, and the reporter says why), and a repository's
+// environments beyond its cap wait as Queued in pull-request order, starting when a slot
+// frees. Time is moved by an injected clock, not waited for.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { systemClock, type Clock } from '../../src/kube/index.js';

@@ -82,7 +82,8 @@ describe('a preview against its own namespace', () => {
       return items.length > 0 ? items : undefined;
     }, { timeoutMs: 30_000 });
     type Volume = { name: string; projected?: { sources?: { serviceAccountToken?: unknown }[] } };
-    const spec = pods[0]!.spec as { serviceAccountName?: string; volumes?: Volume[]; containers: { volumeMounts?: { mountPath: string }[] }[] };
+    type Container = { volumeMounts?: { mountPath: string }[] };
+    const spec = pods[0]!.spec as { serviceAccountName?: string; volumes?: Volume[]; containers: Container[] };
     assert.equal(spec.serviceAccountName, 'default');
     const tokens = (spec.volumes ?? []).filter((v) => v.projected?.sources?.some((s) => s.serviceAccountToken !== undefined));
     assert.deepEqual(tokens.map((v) => v.name), [], 'no projected token volume');

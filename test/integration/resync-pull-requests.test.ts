@@ -26,7 +26,9 @@ import { testCluster, uniqueName, type Identity } from '../support/test-cluster.
 import { watchEnvironments, type EnvironmentWatch } from '../support/environment-watch.js';
 import { waitFor } from '../support/wait.js';
 
-type Environment = KubeObject & { spec: { pullRequest: { number: number; headSha: string; labels: string[] }; repository: { owner: string; name: string } } };
+type Environment = KubeObject & {
+  spec: { pullRequest: { number: number; headSha: string; labels: string[] }; repository: { owner: string; name: string } };
+};
 
 const cluster = await testCluster();
 const gh = await startTestEmulator();
@@ -72,7 +74,10 @@ function options(clients: GitHubClients, repositories: RepositoryRef[], extra: P
     clients,
     writer: new EnvironmentWriter({ store: new KubeEnvironmentStore(operatorClient) }),
     // This test's repositories only: earlier tests' environments stay in the cluster.
-    environments: { list: () => mine().filter((e) => repositories.some((r) => r.name === e.spec.repository.name)), get: (name) => informer.get(name) },
+    environments: {
+      list: () => mine().filter((e) => repositories.some((r) => r.name === e.spec.repository.name)),
+      get: (name) => informer.get(name),
+    },
     policy: () => resolvePolicyConfig({ repositories: Object.fromEntries(repositories.map((r) => [`${r.owner}/${r.name}`, {}])) }),
     logger: silentLogger,
     ...extra,
@@ -110,10 +115,8 @@ describe('resync', () => {
     const second = await pass(opts);
     assert.deepEqual(second.writes, [], 'an unchanged world: zero cluster writes');
     assert.deepEqual(gh.requestsSince(mark).map((r) => `${r.operationId} ${r.status}`), ['pulls/list 304']);
-    assert.deepEqual(
-      [second.summary.requests, second.summary.notModified, second.summary.unchanged, second.summary.created.length, second.summary.updated.length],
-      [1, 1, 3, 0, 0],
-    );
+    const { requests, notModified, unchanged, created, updated } = second.summary;
+    assert.deepEqual([requests, notModified, unchanged, created.length, updated.length], [1, 1, 3, 0, 0]);
 
     // A push whose `synchronize` was lost: the spec is updated in place, nothing else is written.
     gh.updatePullRequest(repo, 2, (p) => { p.head.sha = sha(0x22); });
@@ -126,7 +129,13 @@ describe('resync', () => {
    * A pass whose listing says `listed` (that push's `synchronize` was lost) while, as the pass
    * waits for the listing, `writer` accepts the delivery of a newer push, `delivered`.
    */
-  async function passRacingADelivery(writer: EnvironmentWriter, opts: ResyncOptions, repo: RepositoryRef, listed: string, delivered: string) {
+  async function passRacingADelivery(
+    writer: EnvironmentWriter,
+    opts: ResyncOptions,
+    repo: RepositoryRef,
+    listed: string,
+    delivered: string,
+  ) {
     await pass(opts);
     await cacheShows(repo, [1]);
     const name = environmentName(repo, 1);
@@ -145,7 +154,8 @@ describe('resync', () => {
     const writer = new EnvironmentWriter({ store: new KubeEnvironmentStore(operatorClient) });
     // No cache lookup at write time: the writer's own ordering is what keeps the delivery.
     const opts = options(tokenClients(), [repo], { writer });
-    const { name, summary } = await passRacingADelivery(writer, { ...opts, environments: { list: opts.environments.list } }, repo, sha(0x12), sha(0x13));
+    const withoutLookup = { ...opts, environments: { list: opts.environments.list } };
+    const { name, summary } = await passRacingADelivery(writer, withoutLookup, repo, sha(0x12), sha(0x13));
     assert.equal(summary.superseded, 1, summary.message);
     assert.deepEqual(summary.updated, []);
     assert.match(summary.message, /1 write\(s\) left to newer webhook deliveries/);
@@ -263,10 +273,11 @@ describe('resync', () => {
     await waitFor('3 left', () => numbersOf(repo).length === 3);
 
     const second = await pass(opts);
-    assert.deepEqual([second.summary.deleted.length, second.summary.skippedDeletions.length, second.summary.deletionCapReached], [2, 1, true]);
+    const counts = ({ summary }: typeof second) => [summary.deleted.length, summary.skippedDeletions.length, summary.deletionCapReached];
+    assert.deepEqual(counts(second), [2, 1, true]);
     await waitFor('1 left', () => numbersOf(repo).length === 1);
     const third = await pass(opts);
-    assert.deepEqual([third.summary.deleted.length, third.summary.skippedDeletions.length, third.summary.deletionCapReached], [1, 0, false]);
+    assert.deepEqual(counts(third), [1, 0, false]);
   });
 
   it('a deletion that failed transiently still counts against the cap (the writer goes on with it)', async () => {
@@ -277,7 +288,8 @@ describe('resync', () => {
       delete: () => Promise.reject(new TransientError('the API server is overloaded', 503, 'ServiceUnavailable')),
     };
     // The writer goes on retrying, a minute apart, until the process ends.
-    const opts = options(tokenClients(), [repo], { maxDeletionsPerPass: 1, writer: new EnvironmentWriter({ store: flaky, initialDelayMs: 60_000, maxDelayMs: 60_000 }) });
+    const writer = new EnvironmentWriter({ store: flaky, initialDelayMs: 60_000, maxDelayMs: 60_000 });
+    const opts = options(tokenClients(), [repo], { maxDeletionsPerPass: 1, writer });
     await pass(opts);
     await cacheShows(repo, [1, 2, 3]);
     for (const n of [1, 2, 3]) gh.updatePullRequest(repo, n, (p) => { p.state = 'closed'; });
@@ -351,7 +363,8 @@ describe('resync and untrusted pull requests', () => {
     assert.match(resync.summary.message, /1 untrusted pull request\(s\) carry an approval label not confirmed for their head commit/);
 
     // Had the `synchronize` been lost too, the environment at the old commit goes instead of moving to the new one.
-    assert.equal(handler.handle('labeled', { pull_request: { ...(await prJson() as object), head: { ...((await prJson()) as any).head, sha: sha(0x70) } } }).op, 'upsert');
+    const pr = (await prJson()) as { head: object };
+    assert.equal(handler.handle('labeled', { pull_request: { ...pr, head: { ...pr.head, sha: sha(0x70) } } }).op, 'upsert');
     await writer.idle();
     await waitFor('the environment at the approved commit', () => environmentsOf(repo)[0]?.spec.pullRequest.headSha === sha(0x70));
     const lostSync = await pass(opts);

@@ -5,6 +5,7 @@
 // delivery caused.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { PreviewEnvironmentSpec } from '../../constructs/index.js';
 import { ApprovalRevoker } from '../../src/github/reporting/approval-revoker.js';
 import { KubeEnvironmentStore, previewEnvironmentKind } from '../../src/intake/environment-store.js';
 import type { EnvironmentWriter } from '../../src/intake/environment-writer.js';
@@ -65,9 +66,9 @@ function nameOf(number: number): string {
   return name;
 }
 
-async function environment(number: number): Promise<(KubeObject & { spec: any }) | undefined> {
+async function environment(number: number): Promise<(KubeObject & { spec: PreviewEnvironmentSpec }) | undefined> {
   try {
-    return await admin.get<KubeObject & { spec: any }>({ ...previewEnvironmentKind, name: nameOf(number) });
+    return await admin.get<KubeObject & { spec: PreviewEnvironmentSpec }>({ ...previewEnvironmentKind, name: nameOf(number) });
   } catch (err) {
     if (err instanceof NotFoundError) return undefined;
     throw err;
