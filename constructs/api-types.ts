@@ -70,6 +70,10 @@ export interface DatabaseStatus {
   phase?: string;
   observedGeneration?: number;
   readyReplicas?: number;
+  /** The primary's pod, `<name>-0`. */
+  primary?: string;
+  /** Replicas that are ready, which for a replica means streaming from the primary. */
+  streamingReplicas?: number;
   endpoint?: string;
   secretName?: string;
   retryCount?: number;

@@ -13,9 +13,9 @@ export interface DatabaseProps {
   readonly engine: DatabaseEngine;
   /** Engine version, the official image's tag, e.g. "16". */
   readonly version: string;
-  /** Volume size per replica, e.g. "10Gi". */
+  /** Volume size per server, e.g. "10Gi". */
   readonly storage: string;
-  /** @default 1 */
+  /** Servers: 1 is one, N is a primary and N−1 streaming replicas. @default 1 */
   readonly replicas?: number;
   /** @default - none */
   readonly labels?: Readonly<Record<string, string>>;
@@ -27,16 +27,19 @@ const engineValues: Record<DatabaseEngine, db.DatabaseSpecEngine> = {
 };
 
 /**
- * A `mycompany.com/v1` Database. Its controller runs a StatefulSet of the engine's official
- * image behind a Service named after it, and writes the credentials Secret `<name>-credentials`
- * (keys: username, password, database, host, port, uri).
+ * A `mycompany.com/v1` Database. Its controller runs the engine's official image: a primary
+ * behind a Service named after it and, with replicas > 1, streaming replicas behind `<name>-ro`;
+ * it writes the credentials Secret `<name>-credentials` (keys: username, password, database,
+ * host, port, uri, replication-username, replication-password).
  */
 export class Database extends Construct {
   public readonly apiObject: db.Database;
   public readonly name: string;
   public readonly engine: DatabaseEngine;
-  /** Host name of the client Service inside the namespace. */
+  /** Host name of the client Service inside the namespace: the primary. */
   public readonly host: string;
+  /** Host name of the read-only Service inside the namespace: the streaming replicas (none at one server). */
+  public readonly readOnlyHost: string;
   public readonly port: number;
   /** The Secret the Database controller creates once with the credentials. */
   public readonly credentialsSecretName: string;
@@ -56,6 +59,7 @@ export class Database extends Construct {
     this.engine = props.engine;
     const names = databaseObjectNames(this.name);
     this.host = names.service;
+    this.readOnlyHost = names.readOnlyService;
     this.port = databasePort(props.engine);
     this.credentialsSecretName = names.credentialsSecret;
   }

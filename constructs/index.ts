@@ -65,6 +65,10 @@ export {
   type DatabaseInput,
   type DatabaseWorkloadOptions,
 } from './database-workloads.js';
+export {
+  databaseRoleLabel, primaryPodName, replicationConfigPath, replicationObjectNames, replicationSecretKeys, replicationUsername,
+  type DatabaseRole,
+} from './database-replication.js';
 
 // The one object type: rendered objects, custom resources and the controller runtime's
 export {

@@ -259,7 +259,7 @@ describe('PreviewEnvironmentChart', () => {
     const db = chart.databases.get('myapp-db')!;
     assert.equal(db.endpoint, 'myapp-db.pr-42-reco-5f1d2c.svc.cluster.local');
     assert.equal(db.credentialsSecretName, 'myapp-db-credentials');
-    assert.equal(db.port, 5432);
+    assert.deepEqual([db.host, db.readOnlyHost, db.port], ['myapp-db', 'myapp-db-ro', 5432]);
     assert.equal(chart.certificate?.secretName, 'preview-tls');
     assert.equal(chart.ingress?.host, identity.host);
     assert.deepEqual(chart.context, { identity, config });

@@ -119,7 +119,7 @@ export interface DatabaseSpec {
   readonly storage: string;
 
   /**
-   * Number of database server replicas.
+   * Number of database servers: 1 is a single server; N > 1 is one primary and N-1 streaming replicas. Scaling adds or removes replicas, never the primary.
    *
    * @schema DatabaseSpec#replicas
    */

@@ -21,8 +21,8 @@ describe('credentials', () => {
     assert.equal(generatePassword(64).length, 64);
   });
 
-  it('renders an immutable Secret owned by the Database (uid) with username, password, database, host, port and uri', () => {
-    const secret = renderCredentialsSecret(database('postgresql'), 'p'.repeat(40));
+  it('renders an immutable Secret owned by the Database (uid) with username, password, database, host, port, uri and replication', () => {
+    const secret = renderCredentialsSecret(database('postgresql'), 'p'.repeat(40), 'r'.repeat(40));
     assert.equal(secret.metadata.name, 'myapp-db-credentials');
     assert.equal(secret.immutable, true);
     assert.deepEqual(secret.metadata.ownerReferences, [{ apiVersion: 'mycompany.com/v1', kind: 'Database', name: 'myapp-db', uid: 'uid-1', controller: true, blockOwnerDeletion: true }]);
@@ -30,8 +30,9 @@ describe('credentials', () => {
     assert.deepEqual(secret.stringData, {
       username: 'myapp_db', password: 'p'.repeat(40), database: 'myapp_db', host: 'myapp-db.shop.svc.cluster.local', port: '5432',
       uri: `postgresql://myapp_db:${'p'.repeat(40)}@myapp-db.shop.svc.cluster.local:5432/myapp_db`,
+      'replication-username': 'replicator', 'replication-password': 'r'.repeat(40),
     });
-    const mysql = renderCredentialsSecret(database('mysql'), 'q'.repeat(40)).stringData as Record<string, string>;
+    const mysql = renderCredentialsSecret(database('mysql'), 'q'.repeat(40), 'r'.repeat(40)).stringData as Record<string, string>;
     assert.equal(mysql.port, '3306');
     assert.match(mysql.uri!, /^mysql:\/\//);
     assert.equal(databaseIdentifier('a-b-c'), 'a_b_c');

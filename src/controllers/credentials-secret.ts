@@ -3,7 +3,9 @@
 // with a create (never an apply or update), owned by the Database through its uid so that it
 // goes with it. If it already exists, whoever made it wins; we never rewrite it.
 import { randomInt } from 'node:crypto';
-import { databaseEndpoint, databaseLabel, databaseObjectNames, databasePort, type DatabaseResource } from '../../constructs/index.js';
+import {
+  databaseEndpoint, databaseLabel, databaseObjectNames, databasePort, replicationSecretKeys, replicationUsername, type DatabaseResource,
+} from '../../constructs/index.js';
 import { ConflictError, controllerReference, type KubeObject, type ObjectClient } from '../kube/index.js';
 
 const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
@@ -27,8 +29,12 @@ export function databaseIdentifier(name: string): string {
   return name.replace(/-/g, '_');
 }
 
-/** The Secret `<name>-credentials` of a Database, with the given password. Pure. */
-export function renderCredentialsSecret(database: DatabaseResource, password: string): KubeObject {
+/**
+ * The Secret `<name>-credentials` of a Database, with the given passwords: the application's and
+ * the one replicas authenticate with (written whatever the replica count, so scaling up later
+ * needs no new Secret). Pure.
+ */
+export function renderCredentialsSecret(database: DatabaseResource, password: string, replicationPassword: string): KubeObject {
   const name = database.metadata.name;
   const namespace = database.metadata.namespace!;
   const engine = database.spec.engine;
@@ -61,6 +67,8 @@ export function renderCredentialsSecret(database: DatabaseResource, password: st
       host,
       port: String(port),
       uri: `${scheme}://${encodeURIComponent(username)}:${encodeURIComponent(password)}@${host}:${port}/${dbName}`,
+      [replicationSecretKeys.username]: replicationUsername,
+      [replicationSecretKeys.password]: replicationPassword,
     },
   };
 }
@@ -75,7 +83,7 @@ export async function ensureCredentialsSecret(
 ): Promise<boolean> {
   if (existing && !existing.metadata.deletionTimestamp) return false;
   try {
-    await client.create(renderCredentialsSecret(database, generatePassword()));
+    await client.create(renderCredentialsSecret(database, generatePassword(), generatePassword()));
     return true;
   } catch (err) {
     if (err instanceof ConflictError && err.alreadyExists) return false;

@@ -8,7 +8,7 @@ export { DatabaseReconciler, type DatabaseControllerOptions, type DatabaseInform
 
 /**
  * Registers the Database controller with `manager` (call before `manager.start()`). It
- * watches Databases and the StatefulSets, Services and Secrets labelled
+ * watches Databases and the StatefulSets, Services, ConfigMaps and Secrets labelled
  * `mycompany.com/database`, mapping each back to its controlling Database.
  */
 export function registerDatabaseController(manager: Manager, options: DatabaseControllerOptions = {}): void {
@@ -17,13 +17,14 @@ export function registerDatabaseController(manager: Manager, options: DatabaseCo
   const statefulSets = manager.informer({ apiVersion: 'apps/v1', kind: 'StatefulSet' }, owned);
   const services = manager.informer({ apiVersion: 'v1', kind: 'Service' }, owned);
   const secrets = manager.informer({ apiVersion: 'v1', kind: 'Secret' }, owned);
+  const configMaps = manager.informer({ apiVersion: 'v1', kind: 'ConfigMap' }, owned);
   manager.addController({
     name: 'database',
     for: databases,
     // Status-only updates (our own writes) need no reconcile; spec changes and deletions do.
     filter: generationChanged,
-    owns: [statefulSets, services, secrets],
-    reconciler: new DatabaseReconciler(manager.client, { databases, statefulSets, services, secrets }, options),
+    owns: [statefulSets, services, secrets, configMaps],
+    reconciler: new DatabaseReconciler(manager.client, { databases, statefulSets, services, secrets, configMaps }, options),
     workers: options.workers ?? 4,
     resyncPeriodMs: options.resyncPeriodMs,
   });

@@ -18,6 +18,7 @@ function setup() {
     statefulSets: cluster.informer({ apiVersion: 'apps/v1', kind: 'StatefulSet' }, owned),
     services: cluster.informer({ apiVersion: 'v1', kind: 'Service' }, owned),
     secrets: cluster.informer({ apiVersion: 'v1', kind: 'Secret' }, owned),
+    configMaps: cluster.informer({ apiVersion: 'v1', kind: 'ConfigMap' }, owned),
   };
   const reconciler = new DatabaseReconciler(cluster.client(), informers, { now: () => new Date('2026-03-01T10:00:00Z') });
   const admin = cluster.client('test-admin');
@@ -65,18 +66,29 @@ describe('the Database reconciler', () => {
     assert.equal(password(t.cluster.get(t.ref('Secret', 'orders-credentials'))), password(secret), 'and never rewritten');
   });
 
-  it('scales the StatefulSet and is Provisioning until every replica runs', async () => {
+  it('scales by adding replicas beside the primary, Provisioning until they stream; back to one server, they go', async () => {
     const t = setup();
     await t.create('orders', { engine: 'mysql', version: '8.4', storage: '1Gi' });
     await t.reconcile('orders');
     t.cluster.rollOut(t.ref('StatefulSet', 'orders'));
+    const primary = t.statefulSet('orders');
     await t.edit('orders', { replicas: 3 });
     await t.reconcile('orders');
-    assert.equal((t.statefulSet('orders')?.spec as { replicas: number }).replicas, 3);
+    const replicas = (name: string) => (t.statefulSet(name)?.spec as { replicas: number } | undefined)?.replicas;
+    assert.deepEqual([replicas('orders'), replicas('orders-replica')], [1, 2]);
+    assert.equal(t.statefulSet('orders')?.metadata.resourceVersion, primary?.metadata.resourceVersion, 'the primary is not touched');
+    assert.ok(t.cluster.get(t.ref('Service', 'orders-ro')));
     assert.deepEqual([t.status('orders')?.phase, condition(t.status('orders'), 'Progressing')?.reason], ['Provisioning', 'RollingOut']);
-    t.cluster.rollOut(t.ref('StatefulSet', 'orders'));
+    t.cluster.rollOut(t.ref('StatefulSet', 'orders-replica'));
     await t.reconcile('orders');
-    assert.equal(t.status('orders')?.readyReplicas, 3);
+    assert.deepEqual([t.status('orders')?.phase, t.status('orders')?.readyReplicas], ['Ready', 3]);
+    assert.deepEqual([t.status('orders')?.primary, t.status('orders')?.streamingReplicas], ['orders-0', 2]);
+
+    await t.edit('orders', { replicas: 1 });
+    await t.reconcile('orders');
+    assert.equal(t.statefulSet('orders-replica'), undefined);
+    assert.equal(t.cluster.get(t.ref('Service', 'orders-ro')), undefined);
+    assert.deepEqual([replicas('orders'), t.status('orders')?.phase, t.status('orders')?.streamingReplicas], [1, 'Ready', 0]);
   });
 
   it('keeps the volume claims\' size when spec.storage changes, and says so', async () => {

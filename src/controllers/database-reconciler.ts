@@ -1,7 +1,8 @@
 // The Database reconciler, a recipe of named steps: the credentials Secret (created once, never
-// rewritten: credentials-secret.ts), the engine's official image as a StatefulSet with a
-// headless and a client Service (rendered by the constructs, applied with no write when
-// unchanged), then the status (database-status.ts). Deletion needs no finalizer: every object
+// rewritten: credentials-secret.ts), the engine's official image as the primary's StatefulSet and,
+// with replicas > 1, the replicas' (constructs/database-replication.ts), with their Services and
+// replication ConfigMap (rendered by the constructs, applied with no write when unchanged; what a
+// smaller spec no longer renders is deleted), then the status (database-status.ts). Deletion needs no finalizer: every object
 // is owned by the Database, and the StatefulSet's claim retention policy takes the volume
 // claims with it. Wiring: database-controller.ts.
 import {
@@ -14,7 +15,7 @@ import {
   type Reconciler,
 } from '../kube/index.js';
 import { ensureCredentialsSecret } from './credentials-secret.js';
-import { databaseStatus, officialImage } from './database-status.js';
+import { databaseStatus, officialImage, type DatabaseSets } from './database-status.js';
 import { summarizeWorkload } from './rollout-workload-status.js';
 
 export interface DatabaseControllerOptions {
@@ -40,6 +41,7 @@ export interface DatabaseInformers {
   statefulSets: CacheReader;
   services: CacheReader;
   secrets: CacheReader;
+  configMaps: CacheReader;
 }
 
 /** What a user can fix, found while applying: a refusal, storage that cannot change. */
@@ -127,25 +129,51 @@ export class DatabaseReconciler implements Reconciler {
       ownerReferences: [controllerReference(database)],
     });
     await this.applier.apply(objects);
+    await this.deleteUnrendered(database, objects);
     if (!resized) return {};
     const storageNote = `spec.storage ${database.spec.storage} is not applied: existing volume claims keep ${liveStorage} `
       + '(claim templates of a StatefulSet are immutable)';
     return { storageNote };
   }
 
-  /** The status from the StatefulSet as the cache has it now. */
+  /**
+   * Scaled down to one server: the replicas' StatefulSet and read-only Service are no longer
+   * rendered, and go (their volume claims with them). Read from the caches: nothing to delete, no call.
+   */
+  private async deleteUnrendered(database: DatabaseResource, rendered: readonly KubeObject[]): Promise<void> {
+    const { name, namespace, uid } = database.metadata;
+    const names = databaseObjectNames(name);
+    const candidates = [[this.informers.statefulSets, names.replicaStatefulSet], [this.informers.services, names.readOnlyService]] as const;
+    for (const [informer, objectName] of candidates) {
+      if (rendered.some((o) => o.kind === informer.kind.kind && o.metadata.name === objectName)) continue;
+      const live = informer.get(`${namespace}/${objectName}`);
+      if (!live || !isControlledBy(live, uid) || live.metadata.deletionTimestamp) continue;
+      try {
+        await this.client.delete(refOf(live), { preconditions: { uid: live.metadata.uid } });
+      } catch (err) {
+        if (!(err instanceof NotFoundError)) throw err;
+      }
+    }
+  }
+
+  /** The status from the StatefulSets as the cache has them now. */
   private async finalizeStatus(database: DatabaseResource, applied: Problems): Promise<{ phase?: string; written: boolean }> {
-    const set = this.statefulSet(database);
+    const primary = this.statefulSet(database, 'statefulSet');
+    const replicas = (database.spec.replicas ?? 1) > 1 ? this.statefulSet(database, 'replicaStatefulSet') : undefined;
+    const sets: DatabaseSets = {
+      ...(primary ? { primary: summarizeWorkload(primary) } : {}),
+      ...(replicas ? { replicas: summarizeWorkload(replicas) } : {}),
+    };
     const image = this.options.workload?.image ?? officialImage(database);
-    const next = databaseStatus(database, set ? summarizeWorkload(set) : undefined, { image, ...applied, now: this.now() });
+    const next = databaseStatus(database, sets, { image, ...applied, now: this.now() });
     const written = await updateStatus(this.client, database, next);
     return { phase: next.phase, written: written.written };
   }
 
-  /** The StatefulSet, when the Database controls it. */
-  private statefulSet(database: DatabaseResource): KubeObject | undefined {
+  /** The primary's (or the replicas') StatefulSet, when the Database controls it. */
+  private statefulSet(database: DatabaseResource, which: 'statefulSet' | 'replicaStatefulSet' = 'statefulSet'): KubeObject | undefined {
     const { name, namespace, uid } = database.metadata;
-    const set = this.informers.statefulSets.get(`${namespace}/${databaseObjectNames(name).statefulSet}`);
+    const set = this.informers.statefulSets.get(`${namespace}/${databaseObjectNames(name)[which]}`);
     return set && isControlledBy(set, uid) ? set : undefined;
   }
 
@@ -161,8 +189,8 @@ export class DatabaseReconciler implements Reconciler {
   }
 
   private cached(ref: ObjectRef): KubeObject | 'absent' | undefined {
-    const { statefulSets, services } = this.informers;
-    const informer = [statefulSets, services].find((i) => i.kind.kind === ref.kind && i.kind.apiVersion === ref.apiVersion);
+    const { statefulSets, services, configMaps } = this.informers;
+    const informer = [statefulSets, services, configMaps].find((i) => i.kind.kind === ref.kind && i.kind.apiVersion === ref.apiVersion);
     return informer?.lookup(`${ref.namespace}/${ref.name}`);
   }
 }

@@ -10,10 +10,15 @@ const db: DatabaseResource = {
 };
 const now = new Date('2026-01-01T00:00:00Z');
 const cond = (s: ReturnType<typeof databaseStatus>, type: string) => s.conditions?.find((c) => c.type === type);
+/** A primary and `replicas` replicas, all ready and rolled out. */
+const servers = (replicas: number, image = 'postgres:16') => ({
+  primary: { desired: 1, ready: 1, rolledOut: true, image },
+  replicas: { desired: replicas - 1, ready: replicas - 1, rolledOut: true, image },
+});
 
 describe('database status', () => {
   it('is Ready with its endpoint and secret once every replica runs the spec', () => {
-    const s = databaseStatus(db, { desired: 3, ready: 3, rolledOut: true, image: 'postgres:16' }, { image: 'postgres:16', now });
+    const s = databaseStatus(db, servers(3), { image: 'postgres:16', now });
     assert.equal(s.phase, 'Ready');
     assert.equal(s.endpoint, 'myapp-db.shop.svc.cluster.local');
     assert.equal(s.secretName, 'myapp-db-credentials');
@@ -23,17 +28,30 @@ describe('database status', () => {
   });
 
   it('is Provisioning while scaling or upgrading, Pending before the StatefulSet, Failed on a rejected apply', () => {
-    assert.equal(databaseStatus(db, { desired: 3, ready: 3, rolledOut: true, image: 'postgres:15' }, { image: 'postgres:16', now }).phase, 'Provisioning');
-    assert.equal(databaseStatus(db, { desired: 2, ready: 2, rolledOut: true, image: 'postgres:16' }, { image: 'postgres:16', now }).phase, 'Provisioning');
-    assert.equal(databaseStatus(db, undefined, { image: 'postgres:16', now }).phase, 'Pending');
-    const failed = databaseStatus(db, undefined, { image: 'postgres:16', now, failure: 'quota exceeded' });
+    assert.equal(databaseStatus(db, servers(3, 'postgres:15'), { image: 'postgres:16', now }).phase, 'Provisioning');
+    assert.equal(databaseStatus(db, servers(2), { image: 'postgres:16', now }).phase, 'Provisioning');
+    assert.equal(databaseStatus(db, { primary: servers(3).primary }, { image: 'postgres:16', now }).phase, 'Provisioning', 'no replicas yet');
+    assert.equal(databaseStatus(db, {}, { image: 'postgres:16', now }).phase, 'Pending');
+    const failed = databaseStatus(db, {}, { image: 'postgres:16', now, failure: 'quota exceeded' });
     assert.equal(failed.phase, 'Failed');
     assert.equal(cond(failed, 'Degraded')?.reason, 'ApplyFailed');
   });
 
   it('keeps transition times of unchanged conditions, so a repeat yields the same status', () => {
-    const first = databaseStatus(db, { desired: 3, ready: 3, rolledOut: true, image: 'postgres:16' }, { image: 'postgres:16', now });
-    const again = databaseStatus({ ...db, status: first }, { desired: 3, ready: 3, rolledOut: true, image: 'postgres:16' }, { image: 'postgres:16', now: new Date('2026-01-02T00:00:00Z') });
+    const first = databaseStatus(db, servers(3), { image: 'postgres:16', now });
+    const again = databaseStatus({ ...db, status: first }, servers(3), { image: 'postgres:16', now: new Date('2026-01-02T00:00:00Z') });
     assert.deepEqual(again, first);
+  });
+
+  it('names the primary and counts the streaming replicas, from readiness', () => {
+    const s = databaseStatus(db, servers(3), { image: 'postgres:16', now });
+    assert.deepEqual([s.primary, s.streamingReplicas, s.readyReplicas], ['myapp-db-0', 2, 3]);
+    assert.equal(cond(s, 'Ready')?.message, 'primary ready, 2 of 2 replicas streaming');
+    const lagging = servers(3);
+    lagging.replicas = { ...lagging.replicas, ready: 1, rolledOut: false };
+    const one = databaseStatus(db, lagging, { image: 'postgres:16', now });
+    assert.deepEqual([one.phase, one.streamingReplicas, cond(one, 'Ready')?.message], ['Provisioning', 1, 'primary ready, 1 of 2 replicas streaming']);
+    const single = databaseStatus({ ...db, spec: { ...db.spec, replicas: 1 } }, { primary: servers(1).primary }, { image: 'postgres:16', now });
+    assert.deepEqual([single.phase, single.primary, single.streamingReplicas, cond(single, 'Ready')?.message], ['Ready', 'myapp-db-0', 0, '1 of 1 replicas ready']);
   });
 });

@@ -1,6 +1,10 @@
 // What a Database says about itself, pure: its phase and Ready / Progressing / Degraded
-// conditions from its StatefulSet, its endpoint and the name of its credentials Secret.
-import { databaseEndpoint, databaseObjectNames, type DatabaseResource, type DatabaseStatus } from '../../constructs/index.js';
+// conditions from its StatefulSets (the primary's and, with replicas > 1, the replicas'), its
+// endpoint, which pod is the primary, how many replicas stream (a replica is ready only while it
+// streams from the primary) and the name of its credentials Secret.
+import {
+  databaseEndpoint, databaseObjectNames, primaryPodName, type DatabaseResource, type DatabaseStatus,
+} from '../../constructs/index.js';
 import { setCondition, type Condition, type ConditionInput } from '../kube/index.js';
 import type { WorkloadSummary } from './rollout-workload-status.js';
 
@@ -15,12 +19,19 @@ export interface DatabaseStatusExtra {
   now: Date;
 }
 
+/** The Database's StatefulSets as their summaries; absent where none exists (yet). */
+export interface DatabaseSets {
+  primary?: WorkloadSummary;
+  replicas?: WorkloadSummary;
+}
+
 type Stated = Omit<ConditionInput, 'observedGeneration'>;
 
-/** The Database's status from its StatefulSet (pure). */
-export function databaseStatus(database: DatabaseResource, set: WorkloadSummary | undefined, extra: DatabaseStatusExtra): DatabaseStatus {
+/** The Database's status from its StatefulSets (pure). */
+export function databaseStatus(database: DatabaseResource, sets: DatabaseSets, extra: DatabaseStatusExtra): DatabaseStatus {
   const generation = database.metadata.generation;
   const { name, namespace = '' } = database.metadata;
+  const set = serversOf(database, sets);
   const rolledOut = !!set && set.rolledOut && set.desired === desiredReplicas(database) && set.image === extra.image;
   let phase: string;
   if (extra.failure) phase = 'Failed';
@@ -29,13 +40,15 @@ export function databaseStatus(database: DatabaseResource, set: WorkloadSummary 
   else phase = 'Provisioning';
 
   let conditions: Condition[] = database.status?.conditions ?? [];
-  for (const condition of databaseConditions(database, set, rolledOut, extra)) {
+  for (const condition of databaseConditions(database, sets, set, rolledOut, extra)) {
     conditions = setCondition(conditions, { ...condition, observedGeneration: generation }, extra.now);
   }
   return {
     phase,
     observedGeneration: generation,
     readyReplicas: set?.ready ?? 0,
+    ...(sets.primary ? { primary: primaryPodName(name) } : {}),
+    streamingReplicas: sets.replicas?.ready ?? 0,
     endpoint: databaseEndpoint(name, namespace),
     secretName: databaseObjectNames(name).credentialsSecret,
     conditions,
@@ -44,14 +57,17 @@ export function databaseStatus(database: DatabaseResource, set: WorkloadSummary 
 }
 
 function databaseConditions(
-  database: DatabaseResource, set: WorkloadSummary | undefined, rolledOut: boolean, extra: DatabaseStatusExtra,
+  database: DatabaseResource, sets: DatabaseSets, set: WorkloadSummary | undefined, rolledOut: boolean, extra: DatabaseStatusExtra,
 ): Stated[] {
   const desired = desiredReplicas(database);
   const ready = set?.ready ?? 0;
   const { engine, version } = database.spec;
+  const servers = desired > 1
+    ? `primary ${sets.primary?.ready ? 'ready' : 'not ready'}, ${streaming(sets)} of ${desired - 1} replicas streaming`
+    : `${ready} of ${desired} replicas ready`;
   const stated: Stated[] = [];
-  if (rolledOut) stated.push({ type: 'Ready', status: 'True', reason: 'Available', message: `${ready} of ${desired} replicas ready` });
-  else if (set) stated.push({ type: 'Ready', status: 'False', reason: 'Provisioning', message: `${ready} of ${desired} replicas ready` });
+  if (rolledOut) stated.push({ type: 'Ready', status: 'True', reason: 'Available', message: servers });
+  else if (set) stated.push({ type: 'Ready', status: 'False', reason: 'Provisioning', message: servers });
   else stated.push({ type: 'Ready', status: 'False', reason: 'Pending', message: 'the StatefulSet does not exist yet' });
   if (set && !rolledOut) {
     const message = `rolling out ${engine} ${version} to ${desired} replicas`;
@@ -65,6 +81,24 @@ function databaseConditions(
   else if (extra.storageNote) stated.push({ type: 'Degraded', status: 'True', reason: 'StorageNotResized', message: extra.storageNote });
   else stated.push({ type: 'Degraded', status: 'False', reason: 'AsExpected', message: 'no problem detected' });
   return stated;
+}
+
+/**
+ * The servers of both StatefulSets as one workload: rolled out when both are and run the same
+ * image. A replicated Database whose replicas' StatefulSet is missing is not rolled out.
+ */
+function serversOf(database: DatabaseResource, { primary, replicas }: DatabaseSets): WorkloadSummary | undefined {
+  if (!primary) return undefined;
+  if (desiredReplicas(database) <= 1 && !replicas) return primary;
+  const desired = primary.desired + (replicas?.desired ?? 0);
+  const ready = primary.ready + (replicas?.ready ?? 0);
+  const rolledOut = primary.rolledOut && !!replicas?.rolledOut && replicas.image === primary.image;
+  const failure = primary.failure ?? replicas?.failure;
+  return { desired, ready, rolledOut, ...(failure ? { failure } : {}), ...(primary.image ? { image: primary.image } : {}) };
+}
+
+function streaming(sets: DatabaseSets): number {
+  return sets.replicas?.ready ?? 0;
 }
 
 function desiredReplicas(database: DatabaseResource): number {

@@ -53,6 +53,7 @@ const databaseReconciler = (stale: KubeObject) => new DatabaseReconciler(admin, 
   statefulSets: staleCache({ apiVersion: 'apps/v1', kind: 'StatefulSet' }),
   services: staleCache({ apiVersion: 'v1', kind: 'Service' }),
   secrets: staleCache({ apiVersion: 'v1', kind: 'Secret' }),
+  configMaps: staleCache({ apiVersion: 'v1', kind: 'ConfigMap' }),
 });
 
 it('a Database deleted during its reconcile ends the reconcile quietly', async () => {

@@ -86,7 +86,9 @@ describe('the seed manifests', () => {
       kc, 'GET', `/apis/mycompany.com/v1/namespaces/${namespace}/databases`, undefined, undefined,
       'application/json;as=Table;v=v1;g=meta.k8s.io',
     )) as { columnDefinitions: { name: string }[]; rows: { cells: unknown[] }[] };
-    assert.deepEqual(dbTable.columnDefinitions.map((c) => c.name), ['Name', 'Engine', 'Version', 'Storage', 'Replicas', 'Ready', 'Phase', 'Endpoint', 'Age']);
+    assert.deepEqual(dbTable.columnDefinitions.map((c) => c.name), [
+      'Name', 'Engine', 'Version', 'Storage', 'Replicas', 'Ready', 'Phase', 'Streaming', 'Endpoint', 'Age',
+    ]);
     const dbRow = dbTable.rows.find((r) => r.cells[0] === 'myapp-db');
     assert.deepEqual(dbRow?.cells.slice(1, 5), ['postgresql', '16', '100Gi', 3]);
   });
@@ -218,6 +220,8 @@ describe('defaults and status', () => {
       phase: 'Ready',
       observedGeneration: 1,
       readyReplicas: 3,
+      primary: 'myapp-db-0',
+      streamingReplicas: 2,
       endpoint: `myapp-db.${namespace}.svc.cluster.local`,
       retryCount: 1,
       secretName: 'myapp-db-credentials',
