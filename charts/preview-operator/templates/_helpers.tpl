@@ -34,3 +34,19 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- define "preview-operator.needsGitHub" -}}
 {{- if or (has "webhook" .Values.controllers) (has "resync" .Values.controllers) (has "preview-environment" .Values.controllers) -}}true{{- end -}}
 {{- end -}}
+
+{{/* A duration as the operator reads it (1h30m, 15s, 500ms, 1.5s) in milliseconds. */}}
+{{- define "preview-operator.durationMs" -}}
+{{- $total := 0.0 -}}
+{{- range regexFindAll "[0-9]+(\\.[0-9]+)?(ms|h|m|s)" (toString .) -1 -}}
+{{- $unit := regexFind "(ms|h|m|s)$" . -}}
+{{- $scale := get (dict "ms" 1.0 "s" 1000.0 "m" 60000.0 "h" 3600000.0) $unit -}}
+{{- $total = addf $total (mulf (float64 (trimSuffix $unit .)) $scale) -}}
+{{- end -}}
+{{- $total -}}
+{{- end -}}
+
+{{/* The Service port that serves /metrics: its own, or the webhook's when the two are one. */}}
+{{- define "preview-operator.metricsPortName" -}}
+{{- if ne (int .Values.metrics.port) (int .Values.webhook.port) -}}metrics{{- else -}}http{{- end -}}
+{{- end -}}
