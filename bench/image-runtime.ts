@@ -28,8 +28,10 @@ export function parseImageRuntime(dockerfile: string): ImageRuntime {
     const entrypoint = /^ENTRYPOINT\s+(\[.*\])$/i.exec(line);
     if (entrypoint) {
       const argv = JSON.parse(entrypoint[1]!) as string[];
-      if (argv[0] !== 'node') throw new Error(`the ENTRYPOINT does not start node: ${line}`);
-      nodeFlags = argv.slice(1).filter((arg) => arg.startsWith('--'));
+      // An init may start node (`/usr/bin/tini -- node …`): node's flags are the ones after `node`.
+      const node = argv.indexOf('node');
+      if (node < 0 || (node > 0 && argv[node - 1] !== '--')) throw new Error(`the ENTRYPOINT does not start node: ${line}`);
+      nodeFlags = argv.slice(node + 1).filter((arg) => arg.startsWith('--'));
     }
   }
   if (!nodeFlags) throw new Error('the Dockerfile has no ENTRYPOINT ["node", ...] in its final stage');

@@ -12,6 +12,10 @@ test('the bench runs the operator with the final stage\'s ENV and the ENTRYPOINT
   ].join('\n'));
   assert.deepEqual(runtime, { env: { NODE_ENV: 'production', MALLOC_ARENA_MAX: '2' }, nodeFlags: ['--enable-source-maps', '--max-semi-space-size=8'] });
   assert.throws(() => parseImageRuntime('FROM scratch\nENTRYPOINT ["/bin/operator"]\n'), /does not start node/);
+  const withInit = parseImageRuntime(
+    'FROM node:24-slim\nENTRYPOINT ["/usr/bin/tini", "--", "node", "--disable-sigusr1", "dist/src/main.js"]\n',
+  );
+  assert.deepEqual(withInit.nodeFlags, ['--disable-sigusr1'], 'the flags after node, not the init\'s');
 });
 
 test('the repository\'s Dockerfile gives the production runtime', () => {
@@ -19,6 +23,9 @@ test('the repository\'s Dockerfile gives the production runtime', () => {
   assert.equal(runtime.env.NODE_ENV, 'production');
   assert.ok(runtime.nodeFlags.includes('--enable-source-maps'));
   assert.ok(runtime.nodeFlags.includes('--disable-sigusr1'), 'no signal opens the operator\'s inspector');
+  const dockerfile = readFileSync(new URL('../Dockerfile', import.meta.url), 'utf8');
+  assert.match(dockerfile, /^ENTRYPOINT \["\/usr\/bin\/tini", "--", "node",/m, 'tini is PID 1: it reaps orphans');
+  assert.match(dockerfile, /apt-get install .*\btini\b/, 'Debian\'s tini package');
 });
 
 test('the tests run on the Node major the image ships', () => {
