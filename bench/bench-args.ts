@@ -1,42 +1,38 @@
-// `npm run bench -- [--scenarios=1,7] [--quick] [--check] [--no-profile] [--heap-snapshot] [--out=<dir>]`.
+// `npm run bench -- [--scenarios=1,4] [--quick] [--bursts=50,200,1000] [--profile] [--heap-snapshot] [--out=<dir>]`.
+import { parseArgs } from 'node:util';
 
 export const allScenarios = [1, 2, 3, 4, 5, 6, 7, 8] as const;
 
 export interface BenchArgs {
   scenarios: number[];
   quick: boolean;
-  check: boolean;
-  /** Record CPU profiles of the operator and the API server during the burst (on unless --no-profile). */
+  /** Burst sizes, each against a bare burst of its own size (default 50 and 200, 50 when quick; 1,000 on request). */
+  bursts: number[];
+  /** The operator under --cpu-prof, and the API server's pprof over the first burst. */
   profile: boolean;
-  /** Write a heap snapshot of the operator at the end of the burst (off unless --heap-snapshot: it takes seconds and memory). */
+  /** A heap snapshot of the operator (--heapsnapshot-signal) after the idle period. */
   heapSnapshot: boolean;
   /** Results folder (default bench/results/<timestamp>). */
   out?: string;
 }
 
+const numbers = (flag: string, value: string, ok: (n: number) => boolean): number[] => {
+  const list = value.split(',').map(Number);
+  if (!list.every((n) => Number.isInteger(n) && ok(n))) throw new Error(`--${flag}: unexpected "${value}"`);
+  return [...new Set(list)].sort((a, b) => a - b);
+};
+
 export function parseBenchArgs(argv: readonly string[]): BenchArgs {
-  const args: BenchArgs = { scenarios: [...allScenarios], quick: false, check: false, profile: true, heapSnapshot: false };
-  for (const arg of argv) {
-    const [flag, value] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
-    switch (flag) {
-      case '--scenarios': {
-        const list = (value ?? '').split(',').map((s) => s.trim()).filter(Boolean).map(Number);
-        const bad = list.filter((n) => !(allScenarios as readonly number[]).includes(n));
-        if (list.length === 0 || bad.length > 0) throw new Error(`--scenarios: expected numbers among ${allScenarios.join(',')}, got "${value ?? ''}"`);
-        args.scenarios = [...new Set(list)].sort((a, b) => a - b);
-        break;
-      }
-      case '--quick': args.quick = true; break;
-      case '--check': args.check = true; break;
-      case '--no-profile': args.profile = false; break;
-      case '--heap-snapshot': args.heapSnapshot = true; break;
-      case '--out':
-        if (!value) throw new Error('--out needs a folder');
-        args.out = value;
-        break;
-      default:
-        throw new Error(`unknown argument "${arg}" (known: --scenarios=1,2,… --quick --check --no-profile --heap-snapshot --out=<dir>)`);
-    }
-  }
-  return args;
+  const [text, flag] = [{ type: 'string' }, { type: 'boolean' }] as const;
+  const options = { scenarios: text, bursts: text, out: text, quick: flag, profile: flag, 'heap-snapshot': flag };
+  const { values } = parseArgs({ args: [...argv], options });
+  const quick = values.quick ?? false;
+  return {
+    scenarios: numbers('scenarios', values.scenarios ?? allScenarios.join(','), (n) => (allScenarios as readonly number[]).includes(n)),
+    quick,
+    bursts: values.bursts ? numbers('bursts', values.bursts, (n) => n >= 1 && n <= 2000) : quick ? [50] : [50, 200],
+    profile: values.profile ?? false,
+    heapSnapshot: values['heap-snapshot'] ?? false,
+    ...(values.out ? { out: values.out } : {}),
+  };
 }

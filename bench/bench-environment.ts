@@ -1,4 +1,4 @@
-// The parts every scenario runs against: one local control plane (with its audit log), the
+// The parts every step runs against: one local control plane (with its audit log), the
 // operator's CRDs installed, and one GitHub emulator — all on 127.0.0.1.
 import { installCrds, operatorCrdFiles } from '../test/fixtures/crds/install-crds.js';
 import { startCluster, type Cluster } from '../test/cluster/start-cluster.js';
@@ -10,32 +10,26 @@ export interface BenchEnvironment {
   gh: GitHubEmulator;
   /** Admin client for the bench's own reads and clean-up (its writes are `preview-bench`). */
   admin: KubeClient;
-  log(line: string): void;
   stop(): Promise<void>;
 }
 
-export async function startBenchEnvironment(log: (line: string) => void): Promise<BenchEnvironment> {
-  // The burst's 200 environments request ~75 CPUs (an Algorithm and a Database each); one
-  // simulated node has 64, so with one node a quarter of the pods would stay Pending forever.
-  const cluster = await startCluster({ log, nodes: 4 });
+/** `environments`: the most the step deploys at once (simulated nodes of 64 CPUs are added for them). */
+export async function startBenchEnvironment(log: (line: string) => void, environments = 200): Promise<BenchEnvironment> {
+  // An environment's pods request about 0.4 CPU: 64-CPU nodes, enough that none stays Pending.
+  const cluster = await startCluster({ log, nodes: Math.max(4, Math.ceil(environments / 50)) });
   try {
-    // cert-manager is not installed: previews are served over plain HTTP, as on a cluster without it.
+    // No cert-manager: previews are served over plain HTTP, as on a cluster without it.
     await installCrds(cluster.kubeConfig, operatorCrdFiles);
-    // The emulator's OpenAPI checks are the tests' (GitHub spends no CPU on them on the operator's cores).
-    // A full run's burst step makes about 6,000 GitHub requests with one token within the hour
-    // (scenario 2, two bursts of 200, the teardown): at GitHub's 5,000 an hour the profiled pass
-    // ran out part-way and measured an operator whose reports failed. The limit is not measured here.
-    const gh = await GitHubEmulator.start({ checkContract: false, rateLimit: { limit: 100_000, windowSeconds: 3600 } });
+    // No OpenAPI checks (GitHub spends no CPU on them on the operator's cores); the rate limit is not measured.
+    const gh = await GitHubEmulator.start({ checkContract: false, rateLimit: { limit: 1_000_000, windowSeconds: 3600 } });
     const admin = new KubeClient(cluster.kubeConfig, { fieldManager: 'preview-bench', userAgent: 'preview-bench' });
     return {
-      cluster, gh, admin, log,
+      cluster,
+      gh,
+      admin,
       async stop() {
         admin.close();
-        try {
-          await gh.close();
-        } finally {
-          await cluster.stop();
-        }
+        await gh.close().finally(() => cluster.stop());
       },
     };
   } catch (err) {

@@ -1,13 +1,11 @@
-// What a benchmark run reports: named figures (each with its unit, the scenario that measured
-// it and, where the issue sets one, its target), the raw latency samples behind them, and notes.
+// What a run reports: named figures, each with its unit and, where issue 24 sets one, its target
+// and the gap to it. Figures, not verdicts: nothing fails.
 
-export type Unit = 'ms' | 's' | 'MB' | 'count' | 'ratio' | '/min' | '%';
+export type Unit = 'ms' | 's' | 'MB' | 'count' | 'ratio' | '/min';
 
+/** The most a figure may be (every target of issue 24 is a ceiling), and how the issue words it, e.g. "≤ 15 ms". */
 export interface Target {
-  /** The value must be at most (`<=`) or at least (`>=`) this. */
-  op: '<=' | '>=';
   value: number;
-  /** How the issue words it, e.g. "p99 ≤ 20 ms". */
   text: string;
 }
 
@@ -17,34 +15,64 @@ export interface Figure {
   value: number;
   unit: Unit;
   target?: Target;
-  /** What the figure is made of, when not obvious (e.g. "operator ÷ baseline, same run"). */
-  note?: string;
 }
 
 export interface ScenarioResult {
   scenario: number;
   title: string;
   figures: Figure[];
-  /** Latency samples in ms by series label, for the plot and the JSON. */
-  samples: Record<string, number[]>;
   notes: string[];
   /** Set when the scenario could not run; its figures are then absent. */
   error?: string;
-  durationMs: number;
 }
 
-/** How far a figure is from its target: met or not, and by how much. */
-export interface Gap {
-  met: boolean;
-  /** value − target, in the figure's unit. */
-  difference: number;
-  /** value ÷ target (NaN when the target is 0). */
-  factor: number;
-}
+/** A scenario's figures and notes, without its number and title. */
+export type Measured = Pick<ScenarioResult, 'figures' | 'notes'>;
 
-export function gapOf(figure: Figure): Gap | undefined {
+export const atMost = (value: number, text = `≤ ${value}`): Target => ({ value, text });
+
+export const figure = (scenario: number, name: string, value: number, unit: Unit, target?: Target): Figure => ({
+  scenario,
+  name,
+  value,
+  unit,
+  target,
+});
+
+const formats: Record<Unit, (v: number) => string> = {
+  ms: (v) => (v >= 1000 ? `${(v / 1000).toFixed(2)} s` : `${+v.toFixed(v >= 10 ? 0 : 1)} ms`),
+  s: (v) => `${+v.toFixed(v >= 100 ? 0 : 2)} s`,
+  MB: (v) => `${v.toFixed(1)} MB`,
+  ratio: (v) => `${v.toFixed(2)}×`,
+  '/min': (v) => `${+v.toFixed(2)} /min`,
+  count: (v) => (Number.isInteger(v) ? String(v) : v.toFixed(2)),
+};
+
+export const formatValue = (value: number, unit: Unit): string => (Number.isFinite(value) ? formats[unit](value) : 'n/a');
+
+/** "met", "met, 3 ms to spare" or "missed by 33 ms (3.2× target)"; empty without a target. */
+export function formatGap(figure: Figure): string {
   const t = figure.target;
-  if (!t || !Number.isFinite(figure.value)) return undefined;
-  const met = t.op === '<=' ? figure.value <= t.value : figure.value >= t.value;
-  return { met, difference: figure.value - t.value, factor: t.value === 0 ? Number.NaN : figure.value / t.value };
+  if (!t) return '';
+  if (!Number.isFinite(figure.value)) return 'not measured';
+  const met = figure.value <= t.value;
+  const difference = Math.abs(figure.value - t.value);
+  const factor = t.value !== 0 ? ` (${(figure.value / t.value).toFixed(2)}× target)` : '';
+  if (met) return difference === 0 ? 'met' : `met, ${formatValue(difference, figure.unit)} to spare`;
+  return `missed by ${formatValue(difference, figure.unit)}${factor}`;
+}
+
+/** Each figure, then why the scenario stopped if it did (the figures measured before stay). */
+function rows(results: readonly ScenarioResult[]): string[][] {
+  return results.flatMap((r) => [
+    ...r.figures.map((f) => [String(f.scenario), f.name, formatValue(f.value, f.unit), f.target?.text ?? '', formatGap(f)]),
+    ...(r.error ? [[String(r.scenario), `${r.title}: failed`, r.error.split('\n')[0]!.slice(0, 120), '', '']] : []),
+  ]);
+}
+
+/** One row per figure (a scenario that did not run says why), for the terminal and results.md. */
+export function renderTable(results: readonly ScenarioResult[]): string {
+  const esc = (c: string) => c.replace(/\|/g, '\\|');
+  const lines = rows(results).map((r) => `| ${r.map(esc).join(' | ')} |`);
+  return ['| # | figure | value | target | gap |', '|---:|---|---:|---|---|', ...lines].join('\n') + '\n';
 }

@@ -1,43 +1,47 @@
-// Summaries of latency samples: nearest-rank percentiles (no interpolation, so a reported p99
-// is a time some request really took) and the five numbers a box plot draws.
-
-export interface Summary {
-  count: number;
-  min: number;
-  p25: number;
-  p50: number;
-  p75: number;
-  p95: number;
-  p99: number;
-  max: number;
-  mean: number;
-}
+// Latency samples (work run so many at a time, each timed) and their summaries: nearest-rank
+// percentiles (no interpolation, so a reported p99 is a time some request really took).
 
 /** The nearest-rank percentile `p` (0..100) of `sorted` (ascending); NaN for no samples. */
 export function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
   if (p <= 0) return sorted[0]!;
-  const rank = Math.ceil((p / 100) * sorted.length);
-  return sorted[Math.min(sorted.length, rank) - 1]!;
+  return sorted[Math.min(sorted.length, Math.ceil((p / 100) * sorted.length)) - 1]!;
 }
 
-export function summarize(samples: readonly number[]): Summary {
+/** The median, p95, p99 and maximum of `samples` (NaN for none). */
+export function summarize(samples: readonly number[]) {
   const sorted = [...samples].sort((a, b) => a - b);
-  const sum = sorted.reduce((s, x) => s + x, 0);
-  return {
-    count: sorted.length,
-    min: sorted.length ? sorted[0]! : Number.NaN,
-    p25: percentile(sorted, 25),
-    p50: percentile(sorted, 50),
-    p75: percentile(sorted, 75),
-    p95: percentile(sorted, 95),
-    p99: percentile(sorted, 99),
-    max: sorted.length ? sorted[sorted.length - 1]! : Number.NaN,
-    mean: sorted.length ? sum / sorted.length : Number.NaN,
-  };
+  const p = (q: number) => percentile(sorted, q);
+  return { p50: p(50), p95: p(95), p99: p(99), max: p(100) };
+}
+
+/** Runs `work` on every item, `concurrency` at a time; the ms each took. */
+export async function timed<T>(items: readonly T[], concurrency: number, work: (item: T) => Promise<unknown>): Promise<number[]> {
+  const out: number[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let i = next++; i < items.length; i = next++) {
+        const t = performance.now();
+        await work(items[i]!);
+        out.push(performance.now() - t);
+      }
+    }),
+  );
+  return out;
 }
 
 /** `a / b`, or NaN when either is missing or b is zero (a ratio of nothing is not 0). */
 export function ratio(a: number, b: number): number {
   return Number.isFinite(a) && Number.isFinite(b) && b !== 0 ? a / b : Number.NaN;
+}
+
+/** "patch namespaces 3, create events 2": how many of each key, most first. */
+export function countBy<T>(items: readonly T[], key: (item: T) => string): string {
+  const m = new Map<string, number>();
+  for (const i of items) m.set(key(i), (m.get(key(i)) ?? 0) + 1);
+  return [...m.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
 }

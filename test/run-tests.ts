@@ -21,7 +21,7 @@ function findTests(dir: string): string[] {
 }
 
 const filters = process.argv.slice(2);
-const files = ['constructs', 'src', 'test']
+const files = ['constructs', 'src', 'test', 'bench']
   .flatMap((d) => findTests(path.join(root, d)))
   .map((f) => path.relative(root, f))
   .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
