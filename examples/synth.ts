@@ -1,4 +1,4 @@
-// The cdk8s app of `npx cdk8s synth` (see cdk8s.yaml): writes the example preview to dist/.
+// The cdk8s app of `npx cdk8s synth` (see cdk8s.yaml): writes the example preview to cdk8s.out/.
 import { App } from 'cdk8s';
 import { exampleChart } from './example-preview.js';
 

@@ -12,12 +12,14 @@ import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import type { PreviewEnvironmentSpec } from '../constructs/index.js';
 import type { OperatorConfig } from './config.js';
-import { renderEnvironment } from './controllers/preview-environment-rendering.js';
+import { mainPath, renderEnvironment } from './controllers/preview-environment-rendering.js';
+import { commitFiles } from './git/commit-files.js';
 import { RepositoryCache } from './git/repository-cache.js';
 import { Semaphore } from './kube/semaphore.js';
 import { environmentName } from './intake/pull-request-environment-name.js';
 import { effectivePolicy } from './policy/policy-config.js';
 import { AllowedKinds } from './synth/guard-allowed-kinds.js';
+import { typeCheckPreview } from './synth/preview-type-check.js';
 import { sandboxRunnerFor } from './synth/sandbox-remote.js';
 
 const run = promisify(execFile);
@@ -55,6 +57,20 @@ async function repositoryName(repo: string, given: string | undefined): Promise<
   return { owner, name };
 }
 
+/** A whole program's check takes 2–4 s (the construct library's types are large); this bounds a pathological one. */
+const typeCheckTimeoutMs = 60_000;
+
+/** `.preview/main.ts` of the commit type-checked against the construct library: its errors, or notes. */
+async function typeCheckMain(repo: string, sha: string): Promise<{ errors: string[]; notes: string[] }> {
+  const files = await commitFiles(repo, sha);
+  if (!files.has(mainPath)) return { errors: [], notes: [] };
+  const result = await typeCheckPreview(files, { entry: mainPath, timeoutMs: typeCheckTimeoutMs });
+  if (!result.checked) return { errors: [], notes: [`note: ${mainPath} was not type-checked: ${result.reason}`] };
+  if (result.errors.length === 0) return { errors: [], notes: [] };
+  const count = `${result.errors.length} error${result.errors.length === 1 ? '' : 's'}`;
+  return { errors: [`TypeError: ${mainPath} does not type-check (${count}); nothing was rendered:`, ...result.errors], notes: [] };
+}
+
 export async function synthesize(request: SynthRequest, config: OperatorConfig): Promise<SynthOutput> {
   const repo = path.resolve(request.repo);
   const sha = await git(repo, 'rev-parse', '--verify', `${request.sha ?? 'HEAD'}^{commit}`).catch(() => {
@@ -66,6 +82,9 @@ export async function synthesize(request: SynthRequest, config: OperatorConfig):
   if (!request.sha && (await git(repo, 'status', '--porcelain', '--untracked-files=no').catch(() => ''))) {
     messages.push('note: uncommitted changes are not rendered; the operator, too, sees only commits');
   }
+  const typeCheck = await typeCheckMain(repo, sha);
+  if (typeCheck.errors.length > 0) return { ok: false, yaml: '', messages: [...messages, ...typeCheck.errors] };
+  messages.push(...typeCheck.notes);
   const spec: PreviewEnvironmentSpec = {
     repository: { ...repository, cloneUrl: pathToFileURL(repo).href },
     pullRequest: {

@@ -3,7 +3,8 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type ConfigIssue, type LoadConfigOptions, type OperatorConfig } from './config.js';
-import { settings, settingsReference } from './config-settings.js';
+import { asksForHelp, helpText, usage } from './cli-help.js';
+import { settings } from './config-settings.js';
 import { createLogger } from './logger.js';
 
 export interface CliIo {
@@ -16,21 +17,6 @@ const processIo: CliIo = {
   stderr: (text) => void process.stderr.write(text),
 };
 
-export const usage = `Usage: preview-operator <command> [--setting=value ...]
-
-Commands:
-  run      Run the operator: controllers (--controllers=...), the webhook server and the resync,
-           under leader election (every replica serves webhooks; only the leader reconciles).
-  synth    Print the YAML a pull request of a local repository would get:
-             preview-operator synth --repo <path> [--pr <n>] [--sha <sha>] [--repository owner/name]
-  renderer Serve the sandbox on a Unix socket for the operator container of the same pod (the
-           chart's renderer container; needs root or the capabilities named in docs/security.md):
-             preview-operator renderer --checkout-root <dir> --client-gid <gid> --sandbox-renderer-socket <path>
-  help     This text and every setting (preview-operator help settings).
-  version  The operator's version.
-
-Every setting is a flag or an environment variable (a flag wins); see docs/configuration.md.
-`;
 
 /** Takes a command's own flags (e.g. synth's --repo) out of the arguments; the rest are settings. */
 export function takeFlags(
@@ -147,7 +133,12 @@ function versionCommand({ io }: CommandContext): number {
 }
 
 function helpCommand({ args, io }: CommandContext): number {
-  io.stdout(args[0] === 'settings' ? `Settings (flag, environment variable, default):\n\n${settingsReference()}` : usage);
+  const text = helpText(args[0]);
+  if (text === undefined) {
+    io.stderr(`preview-operator help: no command or topic "${args[0]}"\n\n${usage}`);
+    return 2;
+  }
+  io.stdout(text);
   return 0;
 }
 
@@ -175,6 +166,9 @@ export async function runCli(argv: readonly string[], env: Env, io: CliIo = proc
       io.stderr(`preview-operator: unknown command "${command}"\n\n${usage}`);
       return 2;
     }
+    // `<command> --help` describes the command and starts nothing, whatever else is given.
+    const topic = command.startsWith('-') ? 'help' : command;
+    if (asksForHelp(args) && helpText(topic) !== undefined) return helpCommand({ args: [topic], env, io });
     return await handler({ args, env, io });
   } catch (err) {
     io.stderr(`preview-operator ${command}: ${(err as Error).message}\n`);
@@ -182,4 +176,4 @@ export async function runCli(argv: readonly string[], env: Env, io: CliIo = proc
   }
 }
 
-export { settings };
+export { settings, usage };

@@ -58,6 +58,20 @@ test('an invalid configuration: every error with its path, nothing on stdout, ex
   assert.match(result.stderr, /\/algorithms\/0\/replicas: must be >= 0/);
 });
 
+test('a type error in main.ts: reported with file:line:col before anything runs, exit 1', async () => {
+  const main = (await example('main.ts')).replace('context.identity.sha,', 'context.identity.shaa,');
+  const line = main.split('\n').findIndex((l) => l.includes('shaa')) + 1;
+  const column = main.split('\n')[line - 1]!.indexOf('shaa') + 1;
+  const repo = await createGitRepository({ initialFiles: { '.preview/preview.yaml': await example('preview.yaml'), '.preview/main.ts': main } });
+  repositories.push(repo);
+  const result = await synth('--repo', repo.originPath);
+  assert.equal(result.code, 1, result.stderr);
+  assert.equal(result.stdout, '');
+  assert.match(result.stderr, /TypeError: \.preview\/main\.ts does not type-check \(1 error\); nothing was rendered/);
+  assert.match(result.stderr, new RegExp(`^\\.preview/main\\.ts:${line}:${column} - error TS2551: Property 'shaa' does not exist on type 'PreviewIdentity'`, 'm'));
+  assert.doesNotMatch(result.stderr, /rendered with/);
+});
+
 test('usage errors: exit 2 and every one named', async () => {
   const result = await synth('--pr', 'seven', '--tls-issuer-kind=Vault');
   assert.equal(result.code, 2);
