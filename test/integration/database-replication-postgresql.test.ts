@@ -83,7 +83,8 @@ describe('PostgreSQL replication, as rendered, with real servers', { timeout: 18
   /** The official image's entrypoint on an empty data directory, then its server. */
   async function initialisePrimary(): Promise<LocalServer> {
     const mount = mounted(path.join(dir, 'primary'));
-    const env: Record<string, string> = { ...resolveEnv(primaryContainer, secret), PGDATA: mount(resolveEnv(primaryContainer, secret).PGDATA!) };
+    const resolved = resolveEnv(primaryContainer, secret);
+    const env: Record<string, string> = { ...resolved, PGDATA: mount(resolved.PGDATA!) };
     const init = await run('initdb', [`--username=${env.POSTGRES_USER}`, `--pwfile=${path.join(dir, 'pwfile')}`, '-D', env.PGDATA!], env);
     assert.equal(init.code, 0, init.stderr);
     const args = (primaryContainer.args ?? []).map(mount);
