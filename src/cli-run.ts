@@ -9,6 +9,7 @@ import type { Manager } from './kube/manager.js';
 import type { KubeAccess } from './kube/client.js';
 import type { OperatorLogger } from './logger.js';
 import { createServer } from './server/create-server.js';
+import { startDashboard, type RunningDashboard } from './server/dashboard.js';
 import { Readiness } from './server/health.js';
 import { metricsRouter } from './server/metrics-router.js';
 import type { OperatorMetrics } from './server/metrics.js';
@@ -25,6 +26,8 @@ export interface RunningOperator {
   /** Full URL GitHub posts deliveries to, e.g. `http://127.0.0.1:8080/api/github/webhooks`. */
   webhookUrl: string;
   metricsUrl: string;
+  /** The read-only dashboard (absent with `--dashboard=false`). */
+  dashboardUrl?: string;
   manager: Manager;
   metrics: OperatorMetrics;
   readiness: Readiness;
@@ -48,6 +51,7 @@ export async function startOperator(config: OperatorConfig, options: StartOperat
   registerControllers(parts);
   const intake = createIntake(parts, options);
   const servers = await startServers(parts, intake.webhook);
+  servers.dashboard = await serveDashboard(parts, servers);
   return run(parts, intake, servers);
 }
 
@@ -55,6 +59,7 @@ interface Servers {
   server: RunningServer;
   /** Absent when metrics are served on the webhook port. */
   metricsServer?: RunningServer;
+  dashboard?: RunningDashboard;
   readiness: Readiness;
   /** Whether the webhook server counts as ready. */
   setListening(listening: boolean): void;
@@ -86,14 +91,30 @@ async function startServers({ config, manager, metrics, logger }: OperatorParts,
   }
 }
 
+/** The read-only dashboard on a port of its own, from the manager's informer; closes the other servers when it cannot listen. */
+async function serveDashboard({ config, manager, logger }: OperatorParts, servers: Servers): Promise<RunningDashboard | undefined> {
+  if (!config.dashboard.enabled) return undefined;
+  const selector = config.previews.environmentSelector;
+  try {
+    return await startDashboard({
+      manager, host: config.webhook.host, port: config.dashboard.port, githubApiUrl: config.github.baseUrl,
+      ...(selector ? { environmentSelector: selector } : {}), logger: logger.child({ component: 'dashboard' }),
+    });
+  } catch (err) {
+    await Promise.all([servers.server.close(), servers.metricsServer?.close()]);
+    throw err;
+  }
+}
+
 /** Ready, the manager started; stops gracefully when asked, or by itself when leadership is lost. */
 function run({ config, manager, metrics, logger }: OperatorParts, { writer }: Intake, servers: Servers): RunningOperator {
-  const { server, metricsServer, readiness } = servers;
+  const { server, metricsServer, dashboard, readiness } = servers;
   const le = config.leaderElection;
   servers.setListening(true);
   manager.start();
   logger.info({
     controllers: config.controllers, webhook: `${server.url}${config.webhook.path}`, metrics: `${(metricsServer ?? server).url}/metrics`,
+    dashboard: dashboard ? `${dashboard.url}/` : 'off',
     leaderElection: le.enabled ? `${le.namespace}/${le.leaseName} as ${manager.identity}` : 'off',
   }, 'operator started');
 
@@ -105,7 +126,7 @@ function run({ config, manager, metrics, logger }: OperatorParts, { writer }: In
     // Deliveries answered 202 are owed their write; what the deadline cuts off, the resync repairs.
     // Both within one deadline (together, not one after the other: the pod's grace period is one).
     await Promise.all([writer?.drain(config.drainTimeoutMs), manager.stop()]);
-    await metricsServer?.close();
+    await Promise.all([metricsServer?.close(), dashboard?.close()]);
     logger.info({ exitCode }, 'operator stopped');
     return exitCode;
   };
@@ -122,6 +143,7 @@ function run({ config, manager, metrics, logger }: OperatorParts, { writer }: In
   return {
     webhookUrl: `${server.url}${config.webhook.path}`,
     metricsUrl: `${(metricsServer ?? server).url}/metrics`,
+    ...(dashboard ? { dashboardUrl: `${dashboard.url}/` } : {}),
     manager, metrics, readiness,
     done,
     stop: () => stop(0),

@@ -57,6 +57,9 @@ export const settings: readonly SettingSpec[] = [
   setting('webhook-max-body-bytes', 'integer', 'Webhook', 'Larger deliveries are refused with 413 (GitHub sends at most 25 MB).', String(25 * 1024 * 1024)),
   setting('webhook-dedupe-window', 'duration', 'Webhook', 'A delivery id seen again within this window is answered without effect.', '1h'),
 
+  setting('dashboard', 'boolean', 'Dashboard', 'Serve the read-only web dashboard of every PreviewEnvironment (live; never a secret value) on --dashboard-port.', 'true'),
+  setting('dashboard-port', 'integer', 'Dashboard', 'Port of the dashboard, on --webhook-host; a port of its own, reached with kubectl port-forward (0: any free port).', '8081'),
+
   setting('github-api-url', 'url', 'GitHub', 'REST API base URL (GitHub Enterprise Server: https://<host>/api/v3).', 'https://api.github.com'),
   setting('github-app-id', 'string', 'GitHub', 'GitHub App id (with --github-app-private-key-file).'),
   setting('github-app-private-key-file', 'file', 'GitHub', 'The GitHub App\'s private key (PEM).'),

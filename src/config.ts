@@ -10,6 +10,7 @@ import type { PodSecurityLevel } from './synth/guard-pod-security.js';
 import type { RenderPolicySettings } from './synth/guard-rendered-objects.js';
 import { gitHubSettings, policySettings, resyncSettings, webhookSettings } from './config-github.js';
 import { checkoutSettings, previewSettings, sandboxSettings } from './config-previews.js';
+import { dashboardSettings } from './config-dashboard.js';
 import { canarySettings, controllerSettings, leaderElectionSettings, processSettings } from './config-process.js';
 import { SettingReader } from './config-reader.js';
 import type { ControllerName } from './config-settings.js';
@@ -78,6 +79,8 @@ export interface OperatorConfig {
   };
   resync: { intervalMs: number; maxDeletionsPerPass: number };
   metrics: { port: number };
+  /** The read-only dashboard, on a port of its own. */
+  dashboard: { enabled: boolean; port: number };
 }
 
 export interface ConfigIssue {
@@ -124,6 +127,7 @@ export function loadConfig(options: LoadConfigOptions): OperatorConfig {
     previews: previewSettings(read, needs),
     canary: canarySettings(read),
     resync: resyncSettings(read),
+    dashboard: dashboardSettings(read),
   };
   if (read.issues.length > 0) throw new ConfigError(read.issues);
   return config;

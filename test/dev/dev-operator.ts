@@ -19,6 +19,7 @@ export function embeddedDefaults(
     'webhook-host': '127.0.0.1',
     'webhook-port': '0',
     'metrics-port': '0',
+    'dashboard-port': '0',
     'webhook-secret-file': secretFile,
     'github-api-url': ghUrl,
     'github-app-id': String(appId),

@@ -72,6 +72,7 @@ export async function runDev(args: readonly string[], env: Env, io: CliIo): Prom
     say(`export KUBECONFIG=${kubeconfigPath}`);
     say(`webhook: ${operator.webhookUrl}`);
     say(`metrics: ${operator.metricsUrl}`);
+    if (operator.dashboardUrl) say(`dashboard: ${operator.dashboardUrl}`);
     say(`webhook secret (to sign your own deliveries): ${secretFile}`);
     say('');
     say(await openDemoPullRequest(demo, operator.webhookUrl));

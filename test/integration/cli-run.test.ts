@@ -94,6 +94,8 @@ test('two replicas: one leader, both answer webhooks; the leader killed, the oth
     await waitFor('/readyz 200', async () => (await fetch(`${p.baseUrl()}/readyz`)).status === 200, { timeoutMs: 30_000 });
     const answer = await ping(p.webhookUrl(), secret);
     assert.deepEqual([answer.status, answer.body.result], [200, 'pong']);
+    // Every replica serves the dashboard, from its own informer cache.
+    assert.match(await (await fetch(p.dashboardUrl())).text(), /<h1>Preview environments/);
   }
   assert.equal(await metricValue(a.metricsUrl(), 'preview_operator_leader'), 1);
   assert.equal(await metricValue(b.metricsUrl(), 'preview_operator_leader'), 0);
@@ -110,8 +112,12 @@ test('two replicas: one leader, both answer webhooks; the leader killed, the oth
   assert.ok(handOverMs < 25_000, `hand-over took ${handOverMs} ms`);
   assert.equal((await lease('ha'))?.spec?.holderIdentity, 'replica-b');
 
+  // A dashboard left open in a browser (its live stream) does not hold the shutdown up.
+  const stream = await fetch(`${b.dashboardUrl()}events`);
+  assert.equal(stream.headers.get('content-type'), 'text/event-stream; charset=utf-8');
   b.child.kill('SIGTERM');
   assert.equal(await b.exited, 0);
+  await stream.body?.cancel().catch(() => {});
   const released = await lease('ha');
   assert.ok(!released?.spec?.holderIdentity, `the lease was released (holder: ${released?.spec?.holderIdentity})`);
   assert.ok(b.lines.some((l) => l.msg === 'operator stopped'));

@@ -21,7 +21,7 @@ function devScript(): string[] {
   return args;
 }
 
-test('dev on an existing cluster: demo pull request recorded, KUBECONFIG / webhook / metrics lines, clean Ctrl-C', async () => {
+test('dev on an existing cluster: demo pull request recorded, KUBECONFIG / webhook / metrics / dashboard lines, clean Ctrl-C', async () => {
   const cluster = await testCluster();
   // Controllers that touch only the demo's objects: this cluster is shared with other test files.
   const child = spawn(process.execPath, [...devScript(), '--controllers=webhook,resync'], {
@@ -53,6 +53,10 @@ test('dev on an existing cluster: demo pull request recorded, KUBECONFIG / webho
     await waitFor('the write counted', async () => /preview_operator_webhook_writes_total\{op="upsert",result="upserted"\} 1/.test(await (await fetch(metrics)).text()), { timeoutMs: 10_000 });
     assert.match(await (await fetch(metrics)).text(), /^preview_operator_webhook_writes_pending 0$/m);
     assert.equal((await fetch(webhook)).status, 405);
+    // The dashboard's line: the demo environment is on it.
+    const dashboard = lines.find((l) => l.startsWith('dashboard: '))!.slice('dashboard: '.length);
+    assert.match(dashboard, /^http:\/\/127\.0\.0\.1:\d+\/$/);
+    await waitFor('the demo environment on the dashboard', async () => (await (await fetch(dashboard)).text()).includes(`data-name="${name}"`), { timeoutMs: 10_000 });
 
     child.kill('SIGINT');
     assert.equal(await exited, 0);

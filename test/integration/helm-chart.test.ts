@@ -139,6 +139,9 @@ test('every value set: every operator setting reaches the container, and the ope
   assert.deepEqual(config.previews.tls, { issuer: { name: 'letsencrypt-staging', kind: 'Issuer' } });
   assert.equal(config.canary.traffic, 'httproute');
   assert.equal(config.metrics.port, 9100);
+  assert.deepEqual(config.dashboard, { enabled: true, port: 8088 });
+  const ports = (podSpec(deployment).containers[0] as { ports?: { name: string; containerPort: number }[] }).ports ?? [];
+  assert.ok(ports.some((p) => p.name === 'dashboard' && p.containerPort === 8088), 'the dashboard\'s container port');
   assert.equal(config.resync.maxDeletionsPerPass, 20);
 
   const ingress = findObject(objects, 'Ingress') as unknown as { spec: { rules: { host: string; http: { paths: { path: string }[] } }[] } };

@@ -47,6 +47,8 @@ function neededAccess(leaseNamespace: string, leaseName: string): Access[] {
     ...all('cert-manager.io', ['clusterissuers', 'issuers'], ['get']),
     { verb: 'create', group: '', resource: 'events' },
     { verb: 'patch', group: '', resource: 'events' },
+    // The dashboard's Events of an environment (no watch: a bounded list while its page is open).
+    { verb: 'list', group: '', resource: 'events' },
     { verb: 'create', group: 'coordination.k8s.io', resource: 'leases', namespace: leaseNamespace },
     { verb: 'get', group: 'coordination.k8s.io', resource: 'leases', namespace: leaseNamespace, name: leaseName },
     { verb: 'update', group: 'coordination.k8s.io', resource: 'leases', namespace: leaseNamespace, name: leaseName },
