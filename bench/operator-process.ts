@@ -57,7 +57,7 @@ function commandLine(env: BenchEnvironment, options: OperatorOptions, scratch: s
     ${options.profile ? `--cpu-prof --cpu-prof-dir=${outDir} --cpu-prof-name=operator.cpuprofile` : ''}
     ${options.heapSnapshot ? `--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${outDir}` : ''}
     ${entry} --controllers=${controllers} --leader-elect=false --log-level=info --resync-interval=${resyncIntervalMs / 1000}s
-    --webhook-host=127.0.0.1 --webhook-port=0 --metrics-port=0 --webhook-secret=${secret} --preview-domain=${benchDomain}
+    --webhook-host=127.0.0.1 --webhook-port=0 --metrics-port=0 --dashboard-port=0 --webhook-secret=${secret} --preview-domain=${benchDomain}
     --github-api-url=${env.gh.url} --github-token=${env.gh.createToken('preview-operator-bot')} --github-throttle=false
     --tls-issuer=none --preview-environment-workers=${previewEnvironmentWorkers} --checkout-cache-dir=${scratch}
     --git-allowed-protocols=file,https`
