@@ -4,6 +4,7 @@
 import { systemClock, type Clock } from './clock.js';
 import { ConflictError, toKubeError } from './errors.js';
 import type { WatchSource } from './informer.js';
+import { waitForAllSynced } from './informer-sync.js';
 import { groupOf, objectKey, type KubeObject } from './kube-object.js';
 import { stderrLogger, type Logger } from './logger.js';
 import type { RateLimiter } from './rate-limiter.js';
@@ -116,7 +117,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     this.state = 'running';
     const o = this.options;
     const informers = [o.for, ...(o.owns ?? []), ...(o.watches ?? []).map((w) => w.informer)];
-    await Promise.all(informers.map((i) => i.waitForSync(signal)));
+    await waitForAllSynced(informers, signal);
     if (this.state !== 'running') return;
 
     const filter = o.filter ?? (() => true);

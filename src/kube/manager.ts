@@ -6,6 +6,7 @@
 import type { KubeClient } from './client.js';
 import { Controller, noMetrics, type ControllerMetrics, type ControllerOptions } from './controller.js';
 import { Informer, type InformerOptions } from './informer.js';
+import { waitForAllSynced } from './informer-sync.js';
 import type { KindRef, KubeObject } from './kube-object.js';
 import { LeaderElector, type LeaderElectionOptions } from './leader-election.js';
 import { stderrLogger, type Logger } from './logger.js';
@@ -125,7 +126,7 @@ export class Manager {
   }
 
   async waitForCacheSync(signal?: AbortSignal): Promise<void> {
-    await Promise.all([...this.informers.values()].map((i) => i.waitForSync(signal)));
+    await waitForAllSynced([...this.informers.values()], signal);
   }
 
   isLeader(): boolean {
