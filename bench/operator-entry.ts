@@ -8,11 +8,9 @@ import type { RepositoryFacts } from '../src/policy/pull-request-facts.js';
 import { startOperator } from '../src/cli-run.js';
 
 const input = JSON.parse(process.env.BENCH_OPERATOR ?? '{"cloneUrls":{}}') as { cloneUrls: Record<string, string> };
-const cloneUrl = (repository: RepositoryFacts) => {
-  const url = input.cloneUrls[`${repository.owner}/${repository.name}`.toLowerCase()];
-  if (!url) throw new Error(`no local clone URL for ${repository.owner}/${repository.name}`);
-  return url;
-};
+// Repositories the bench did not list keep the clone URL their payload names (scenario 1 lists none).
+const cloneUrl = (repository: RepositoryFacts) =>
+  input.cloneUrls[`${repository.owner}/${repository.name}`.toLowerCase()] ?? repository.cloneUrl;
 
 let config: OperatorConfig;
 try {
