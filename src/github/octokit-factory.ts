@@ -7,6 +7,7 @@ import { createAppAuth } from '@octokit/auth-app';
 import { Octokit } from '@octokit/rest';
 import type { Logger } from '../kube/logger.js';
 import { silentLogger } from '../kube/logger.js';
+import { listInstallationRepositories } from './installation-repositories.js';
 import { conditionalRequests, type ConditionalRequestStats } from './octokit-conditional-requests.js';
 import { RateLimitObserver, rateLimitGuard, type RateLimitGuardOptions } from './octokit-rate-limit.js';
 import { retry, type RetryPolicy } from './octokit-retry.js';
@@ -76,6 +77,12 @@ export interface GitHubClients {
   installationIdFor(repository: RepositoryName): Promise<number>;
   /** Forgets a cached installation, e.g. after GitHub answered 404 because the App was removed. */
   forgetRepository(repository: RepositoryName): void;
+  /**
+   * Every repository the credential is known to cover: for an App, its installations'
+   * repositories (each one's installation remembered); for a token, none (it covers what the
+   * configuration names).
+   */
+  visibleRepositories(): Promise<RepositoryName[]>;
   /** A token for git over HTTPS (`x-access-token:<token>`), valid for at least a few minutes. */
   tokenFor(repository: RepositoryName): Promise<string>;
   readonly rateLimits: RateLimitObserver;
@@ -140,6 +147,7 @@ export function createGitHubClients(options: GitHubClientOptions): GitHubClients
       },
       installationIdFor: () => Promise.reject(new Error('installations exist only when authenticated as a GitHub App')),
       forgetRepository: () => {},
+      visibleRepositories: async () => [],
       tokenFor: async () => token,
       rateLimits: observer,
     };
@@ -181,6 +189,11 @@ export function createGitHubClients(options: GitHubClientOptions): GitHubClients
     forInstallation,
     installationIdFor,
     forgetRepository: (repository) => void installationIds.delete(repositoryKey(repository)),
+    visibleRepositories: async () => {
+      const found = await listInstallationRepositories(appClient, forInstallation, app.installationId);
+      for (const { installationId, ...repository } of found) installationIds.set(repositoryKey(repository), Promise.resolve(installationId));
+      return found.map(({ owner, name }) => ({ owner, name }));
+    },
     tokenFor: async (repository) => {
       const client = forInstallation(await installationIdFor(repository));
       const auth = (await client.auth({ type: 'installation' })) as { token: string };

@@ -5,7 +5,7 @@ import { isTransient } from '../kube/errors.js';
 import { silentLogger, type Logger } from '../kube/logger.js';
 import { effectivePolicy, type PolicyConfig } from '../policy/policy-config.js';
 import type { PullRequestFacts } from '../policy/pull-request-facts.js';
-import type { GitHubClient } from '../github/octokit-factory.js';
+import type { GitHubClient, RepositoryName } from '../github/octokit-factory.js';
 import { isRateLimited } from '../github/octokit-rate-limit.js';
 import { environmentAnnotationKeys, environmentObject } from './environment-store.js';
 import { decide, type Decision } from './pull-request-decision.js';
@@ -61,6 +61,16 @@ export class ResyncPass {
     this.config = options.policy();
   }
 
+  /** The repositories the credential covers (an App's installations); none, and an error in the summary, when GitHub fails. */
+  async visibleRepositories(): Promise<RepositoryName[]> {
+    try {
+      return await this.options.clients.visibleRepositories();
+    } catch (err) {
+      this.fail('installations', 'list', err);
+      return [];
+    }
+  }
+
   /** Reads every repository, `concurrency` at a time: upserts are written at once, deletions queued. */
   async readRepositories(targets: ResyncTarget[]): Promise<void> {
     this.summary.repositories = targets.length;
@@ -93,7 +103,8 @@ export class ResyncPass {
     if (!listed) return; // Listed pull requests the decision removes wait too: nothing is deleted after a listing error.
     this.summary.listedRepositories += 1;
     for (const environment of read.environments.values()) {
-      if (!listed.has(environment.number)) await this.confirmUnlisted(read, environment);
+      // Already being deleted: no question for GitHub, nothing to delete again.
+      if (!listed.has(environment.number) && !this.alreadyDeleting(environment)) await this.confirmUnlisted(read, environment);
     }
     this.deletions.push(...read.deletions);
   }
@@ -192,6 +203,7 @@ export class ResyncPass {
   }
 
   private queueDeletion(read: RepositoryRead, environment: CachedEnvironment, reason: string, updatedAt?: string): void {
+    if (this.alreadyDeleting(environment)) return;
     read.deletions.push({
       name: environment.name, repository: read.fullName, number: environment.number, reason, observedAt: read.observedAt,
       ...(updatedAt !== undefined ? { updatedAt } : {}),
@@ -219,6 +231,16 @@ export class ResyncPass {
       this.fail(candidate.repository, 'delete', err, candidate.number);
       return isTransient(err);
     }
+  }
+
+  /**
+   * Terminating (a deletionTimestamp, its finalizer still at work): deleting it again would change
+   * nothing, and counting it would spend the pass's deletion cap on what is already going.
+   */
+  private alreadyDeleting(environment: CachedEnvironment): boolean {
+    if (!environment.object.metadata.deletionTimestamp) return false;
+    this.summary.alreadyDeleting += 1;
+    return true;
   }
 
   /** A webhook write newer than `observedAt` has landed (this replica's or another's). */

@@ -14,7 +14,7 @@ export interface ResyncError {
 export interface ResyncSummary {
   startedAt: string;
   durationMs: number;
-  /** Repositories with environments or configured. */
+  /** Repositories read: with environments, configured, or covered by the App's installations. */
   repositories: number;
   /** Repositories whose open pull requests were listed completely. */
   listedRepositories: number;
@@ -37,6 +37,8 @@ export interface ResyncSummary {
   ignored: number;
   /** Untrusted pull requests whose approval label was not taken into account (see resync-approval.ts). */
   unconfirmedApprovals: number;
+  /** Environments of closed pull requests already being deleted: neither deleted again nor counted against the cap. */
+  alreadyDeleting: number;
   /** Deletions decided but not done: over the cap, or held back because of a rate limit. */
   skippedDeletions: string[];
   deletionCapReached: boolean;
@@ -51,7 +53,7 @@ export function emptySummary(started: number): ResyncSummary {
   return {
     startedAt: new Date(started).toISOString(), durationMs: 0, repositories: 0, listedRepositories: 0, pullRequestsSeen: 0,
     requests: 0, notModified: 0, created: [], updated: [], deleted: [], unchanged: 0, superseded: 0, stale: 0, ignored: 0,
-    unconfirmedApprovals: 0,
+    unconfirmedApprovals: 0, alreadyDeleting: 0,
     skippedDeletions: [], deletionCapReached: false, rateLimited: false, errors: [], message: '',
   };
 }
@@ -76,6 +78,7 @@ function summaryMessage(s: ResyncSummary, maxDeletions: number): string {
       + `${s.requests} requests (${s.notModified} not modified)`,
     `${s.created.length} created, ${s.updated.length} updated, ${s.deleted.length} deleted`,
   ];
+  if (s.alreadyDeleting > 0) parts.push(`${s.alreadyDeleting} already being deleted`);
   if (s.superseded > 0) parts.push(`${s.superseded} write(s) left to newer webhook deliveries`);
   if (s.stale > 0) parts.push(`${s.stale} write(s) refused: the environment records a newer update of the pull request than the listing`);
   if (s.deletionCapReached) {

@@ -1,9 +1,10 @@
 // Which repositories a resync pass reads: every repository that has a PreviewEnvironment in the
-// cache (its closed pull requests must be found) and every repository the policy names (its
-// missed `opened` deliveries must be found), each with the environments it has.
+// cache (its closed pull requests must be found), and every repository the policy names or the
+// credential can see (a GitHub App's installations) where previews are enabled (its missed
+// `opened` deliveries must be found, the very first included), each with the environments it has.
 import type { PreviewEnvironmentSpec } from '../../constructs/api-types.js';
 import type { KubeObject } from '../kube/kube-object.js';
-import type { PolicyConfig } from '../policy/policy-config.js';
+import { effectivePolicy, type PolicyConfig } from '../policy/policy-config.js';
 import { repositoryKey, type RepositoryName } from '../github/octokit-factory.js';
 
 /** The cached PreviewEnvironments (the manager's informer satisfies it). */
@@ -28,14 +29,22 @@ export interface ResyncTarget {
   environments: Map<number, CachedEnvironment>;
 }
 
-/** The repositories to read: those with environments first (in cache order), then those only configured. */
-export function resyncTargets(cache: EnvironmentCache, config: PolicyConfig): ResyncTarget[] {
+/**
+ * The repositories to read: those with environments first (in cache order), then those only
+ * configured, then those only `visible` (the App's installations) whose policy enables previews.
+ */
+export function resyncTargets(cache: EnvironmentCache, config: PolicyConfig, visible: readonly RepositoryName[] = []): ResyncTarget[] {
   const targets = cachedEnvironments(cache);
+  const add = (repository: RepositoryName) => {
+    const key = repositoryKey(repository);
+    if (!targets.has(key)) targets.set(key, { repository, environments: new Map() });
+  };
   for (const fullName of Object.keys(config.repositories)) {
     const [owner, name, ...rest] = fullName.split('/');
-    if (!owner || !name || rest.length > 0) continue;
-    const key = repositoryKey({ owner, name });
-    if (!targets.has(key)) targets.set(key, { repository: { owner, name }, environments: new Map() });
+    if (owner && name && rest.length === 0) add({ owner, name });
+  }
+  for (const repository of visible) {
+    if (effectivePolicy(config, repository).enabled) add({ owner: repository.owner, name: repository.name });
   }
   return [...targets.values()];
 }

@@ -1,5 +1,6 @@
 // The resync: GitHub does not redeliver a webhook that failed, so every interval the leader
-// lists the open pull requests of every repository that has environments or is configured,
+// lists the open pull requests of every repository that has environments, is configured, or
+// that a GitHub App's installations cover (resync-targets.ts),
 // and repairs the difference with the same decision the webhook takes (`decide`).
 //
 // Reading is cheap: every GET is conditional (ETag), so an unchanged listing is a 304 that
@@ -54,7 +55,7 @@ export interface ResyncOptions {
 /** One resync pass. Never throws for GitHub or cluster errors: they are in the summary. */
 export async function resyncOnce(options: ResyncOptions): Promise<ResyncSummary> {
   const pass = new ResyncPass(options);
-  await pass.readRepositories(resyncTargets(options.environments, pass.config));
+  await pass.readRepositories(resyncTargets(options.environments, pass.config, await pass.visibleRepositories()));
   // Only once every repository is read: a rate limit anywhere holds back every deletion.
   await pass.deleteQueued();
   return pass.finish();
@@ -63,17 +64,24 @@ export async function resyncOnce(options: ResyncOptions): Promise<ResyncSummary>
 export interface ResyncRunnableOptions extends ResyncOptions {
   /** Between the end of one pass and the start of the next (default 5 minutes). */
   intervalMs?: number;
+  /**
+   * After the first pass of a leadership, the second comes this soon (default 30 s, at most the
+   * interval): deliveries accepted around a hand-over — by a replica that died with its writes
+   * queued, or while the API server came back — are repaired within seconds, not an interval.
+   */
+  followUpMs?: number;
   /** Told about every pass: metrics, or an Event when `deletionCapReached` / `rateLimited` / errors. */
   onPass?: (summary: ResyncSummary) => void | Promise<void>;
 }
 
 /**
  * The resync as a leader-only runnable for `Manager.addRunnable`: waits for the cache,
- * runs a pass at once (webhooks missed while no leader was running), then one per interval
- * until `signal` aborts.
+ * runs a pass at once (webhooks missed while no leader was running), another shortly after
+ * (`followUpMs`), then one per interval until `signal` aborts. Every leadership starts over.
  */
 export function createResyncRunnable(options: ResyncRunnableOptions): Runnable {
   const interval = options.intervalMs ?? 5 * 60_000;
+  const followUp = Math.min(options.followUpMs ?? 30_000, interval);
   const logger = options.logger ?? silentLogger;
   return {
     name: 'pull-request-resync',
@@ -83,7 +91,7 @@ export function createResyncRunnable(options: ResyncRunnableOptions): Runnable {
       } catch {
         return; // aborted before the cache synced
       }
-      while (!signal.aborted) {
+      for (let passes = 1; !signal.aborted; passes++) {
         try {
           const summary = await resyncOnce(options);
           await options.onPass?.(summary);
@@ -91,7 +99,7 @@ export function createResyncRunnable(options: ResyncRunnableOptions): Runnable {
           logger.error({ err }, 'resync pass failed');
         }
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(done, interval);
+          const timer = setTimeout(done, passes === 1 ? followUp : interval);
           function done() {
             clearTimeout(timer);
             signal.removeEventListener('abort', done);

@@ -392,6 +392,30 @@ const getAuthenticatedApp: RouteHandler = (ctx) => {
   return { status: 200, body: { ...appJson(app, ctx.urls), installations_count: installations.length } };
 };
 
+/** The App's installations (authenticated as the App), oldest first as GitHub lists them. */
+const listInstallations: RouteHandler = (ctx) => {
+  if (ctx.identity.kind !== 'app') return error(401, 'A JSON web token could not be decoded');
+  const app = ctx.identity.app;
+  return page(ctx, ctx.gh.allInstallations().filter((i) => i.app === app), (i) => {
+    const json = installationJson(i, ctx.urls);
+    // This operation's description makes `account` allOf a Simple User and an Enterprise (the
+    // installation schema elsewhere says anyOf): the account carries both shapes' fields.
+    const enterprise = { name: i.account.login, slug: i.account.login.toLowerCase(), created_at: i.createdAt, updated_at: i.createdAt };
+    return { ...json, account: { ...json.account, ...enterprise } };
+  });
+};
+
+/** The repositories an installation token can see (authenticated as the installation). */
+const listInstallationRepositories: RouteHandler = (ctx) => {
+  if (ctx.identity.kind !== 'installation') return error(403, 'You must authenticate with an installation access token.');
+  const repositories = [...ctx.identity.installation.repositories].sort().map((fullName) => {
+    const [owner = '', name = ''] = fullName.split('/');
+    return ctx.gh.repository({ owner, name });
+  });
+  const reply = wrappedPage(ctx, 'repositories', repositories, (r) => repositoryJson(r, ctx.urls));
+  return { ...reply, body: { ...(reply.body as object), repository_selection: 'selected' } };
+};
+
 const getRateLimit: RouteHandler = (ctx) => {
   const b = ctx.gh.rateLimits.bucket(identityKey(ctx.identity));
   const core = { limit: b.limit, used: b.used, remaining: ctx.gh.rateLimits.remaining(b), reset: b.reset };
@@ -422,6 +446,8 @@ export const routes: Record<string, RouteHandler> = {
   'apps/get-repo-installation': getRepoInstallation,
   'apps/create-installation-access-token': createInstallationToken,
   'apps/get-authenticated': getAuthenticatedApp,
+  'apps/list-installations': listInstallations,
+  'apps/list-repos-accessible-to-installation': listInstallationRepositories,
   'rate-limit/get': getRateLimit,
   ...repositoryContentRoutes,
 };
