@@ -1,5 +1,6 @@
 // `run` as a process: start the operator, turn SIGTERM/SIGINT into a graceful stop bounded
-// by the drain deadline, and return the exit code (leadership lost: 1, so the pod restarts).
+// by the drain deadline, and return the exit code. Losing the lease does not end the process:
+// it stops reconciling and campaigns again, and its webhook server keeps answering.
 import type { OperatorConfig } from './config.js';
 import type { OperatorLogger } from './logger.js';
 import { startOperator } from './cli-run.js';

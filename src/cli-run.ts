@@ -2,8 +2,9 @@
 // desired state is safe from any replica); only the replica holding the Lease runs the
 // controllers and the resync. On SIGTERM it stops taking webhooks, makes the writes of the
 // deliveries it already accepted, drains in-flight reconciles within the deadline and
-// releases the Lease; when it loses the Lease it exits non-zero so Kubernetes restarts it as
-// a fresh candidate (two leaders must never act at once).
+// releases the Lease. When it loses the Lease (an API server unreachable for longer than the
+// renew deadline) it stops reconciling at once (two leaders must never act at once) and
+// campaigns again, while it goes on answering webhooks and retrying their writes.
 import type { OperatorConfig } from './config.js';
 import type { Manager } from './kube/manager.js';
 import type { KubeAccess } from './kube/client.js';
@@ -31,7 +32,7 @@ export interface RunningOperator {
   manager: Manager;
   metrics: OperatorMetrics;
   readiness: Readiness;
-  /** Resolves with the process exit code once the operator has stopped by itself (leadership lost: 1). */
+  /** Resolves with the process exit code once the operator has stopped. */
   readonly done: Promise<number>;
   /** Graceful stop: readiness off, webhooks closed (in-flight ones answered), their writes made, reconciles drained, Lease released. */
   stop(): Promise<number>;
@@ -106,7 +107,7 @@ async function serveDashboard({ config, manager, logger }: OperatorParts, server
   }
 }
 
-/** Ready, the manager started; stops gracefully when asked, or by itself when leadership is lost. */
+/** Ready, the manager started; stops gracefully when asked. Losing the lease stops only the reconciling (see manager.ts). */
 function run({ config, manager, metrics, logger }: OperatorParts, { writer }: Intake, servers: Servers): RunningOperator {
   const { server, metricsServer, dashboard, readiness } = servers;
   const le = config.leaderElection;
@@ -132,13 +133,7 @@ function run({ config, manager, metrics, logger }: OperatorParts, { writer }: In
   };
   let stopping: Promise<number> | undefined;
   const stop = (exitCode: number): Promise<number> => (stopping ??= shutdown(exitCode));
-  const done = manager.done.then((reason) => {
-    if (reason === 'leadership-lost') {
-      logger.error({ identity: manager.identity }, 'lost the leader lease: exiting so that this replica restarts as a candidate');
-      return stop(1);
-    }
-    return stop(0);
-  });
+  const done = manager.done.then(() => stop(0));
 
   return {
     webhookUrl: `${server.url}${config.webhook.path}`,

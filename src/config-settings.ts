@@ -46,7 +46,7 @@ export const settings: readonly SettingSpec[] = [
   setting('leader-election-lease', 'string', 'Leader election', 'Name of the Lease.', 'preview-operator'),
   setting('leader-election-identity', 'string', 'Leader election', 'This replica\'s identity in the Lease (default: the host name, i.e. the pod name).'),
   setting('leader-election-lease-duration', 'duration', 'Leader election', 'How long a Lease not renewed stays with its holder.', '15s'),
-  setting('leader-election-renew-deadline', 'duration', 'Leader election', 'How long the leader tries to renew before it gives up (and the process exits).', '10s'),
+  setting('leader-election-renew-deadline', 'duration', 'Leader election', 'How long the leader tries to renew before it gives up (it stops reconciling and campaigns again; webhooks are still answered).', '10s'),
   setting('leader-election-retry-period', 'duration', 'Leader election', 'How often candidates try to take the Lease and the leader renews it.', '2s'),
 
   setting('webhook-host', 'string', 'Webhook', 'Address the webhook server listens on.', '0.0.0.0'),

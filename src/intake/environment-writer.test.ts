@@ -5,7 +5,7 @@ import { FakeClock } from '../kube/clock.js';
 import { ForbiddenError, InvalidError, TransientError } from '../kube/errors.js';
 import type { Logger } from '../kube/logger.js';
 import type { DeleteOptions, EnvironmentStore, UpsertOptions } from './environment-store.js';
-import { EnvironmentWriter, type EnvironmentIntent, type EnvironmentWrite } from './environment-writer.js';
+import { EnvironmentWriter, WriterFullError, type EnvironmentIntent, type EnvironmentWrite } from './environment-writer.js';
 
 // The writer is a pure queue over the EnvironmentStore interface, so a scripted store stands
 // in for the cluster here; test/integration/webhook-write-behind.test.ts runs it against the
@@ -82,7 +82,7 @@ class RecordingLogger implements Logger {
   error(fields: object, message?: string) { this.lines.push({ level: 'error', fields: fields as Record<string, unknown>, message }); }
 }
 
-function setup(options: { concurrency?: number } = {}) {
+function setup(options: { concurrency?: number; maxWaiting?: number } = {}) {
   const store = new ScriptedStore();
   const clock = new FakeClock(1_000_000);
   const writes: EnvironmentWrite[] = [];
@@ -194,6 +194,34 @@ describe('environment writer', () => {
     assert.deepEqual(writes, [{ environment: 'pr-1', source: 'webhook', op: 'upsert', result: 'upserted', attempts: 3, durationMs: 305 }]);
     assert.equal(writer.pending, 0);
     assert.equal(logger.lines.filter((l) => l.level === 'warn' && l.fields.environment === 'pr-1').length, 2, 'each failed attempt is logged');
+  });
+
+  it('an outage of any length: retried every maxDelay until the API server answers, never given up', async () => {
+    const { store, writer, writes, clock } = setup();
+    writer.submit('pr-1', upsert('a1'));
+    // Ten minutes of connection refused: the delay doubles up to its cap (30 s, jittered to 15 s here).
+    for (let elapsed = 0; elapsed < 600_000; elapsed += 15_000) {
+      store.pending('pr-1').settle({ error: new TransientError('connection refused', 0, 'ECONNREFUSED') });
+      await tick();
+      clock.advance(15_000);
+    }
+    assert.equal(writer.pending, 1, 'still owed');
+    assert.equal(writes.length, 0, 'never reported as failed');
+    store.pending('pr-1').settle({});
+    await tick();
+    assert.equal(writes[0]!.result, 'upserted');
+    assert.ok(writes[0]!.attempts > 30, `${writes[0]!.attempts} attempts`);
+  });
+
+  it('bounded: beyond maxWaiting environments a new one is refused (WriterFullError); a newer intent for one waiting still replaces it', async () => {
+    const { writer } = setup({ concurrency: 1, maxWaiting: 2 });
+    writer.submit('pr-1', upsert('a1')); // in flight
+    writer.submit('pr-2', upsert('b1'));
+    writer.submit('pr-3', upsert('c1'));
+    assert.throws(() => writer.submit('pr-4', upsert('d1')), (err: unknown) => err instanceof WriterFullError && err.maxWaiting === 2);
+    writer.submit('pr-2', upsert('b2'));
+    await assert.rejects(writer.write('pr-5', upsert('e1'), 0), WriterFullError, 'the resync\'s writes too');
+    assert.equal(writer.pending, 3);
   });
 
   it('caps the retry delay and waits at least as long as a 429 asks', async () => {

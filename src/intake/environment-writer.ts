@@ -9,8 +9,11 @@
 //   state matters); one submitted while a write for that name is in flight runs after it.
 // - Across environments, at most `concurrency` writes are in flight, oldest-waiting first.
 // - Transient failures (`isTransient`: 429, 5xx, network errors, the client's request timeout)
-//   are retried with jittered exponential backoff until they succeed or a newer intent
-//   replaces them. Permanent ones (Invalid, Forbidden, a CRD not installed, …) are logged at
+//   are retried with jittered exponential backoff, for as long as the API server is away (an
+//   outage, a restart, a lost lease: none of these stop the writer), until they succeed or a
+//   newer intent replaces them. Memory is bounded: at most `maxWaiting` environments wait (one
+//   intent each, the newest); beyond that `submit` throws `WriterFullError` and the delivery is
+//   answered 503, to be redelivered or repaired by the resync. `pending` is exported as a metric. Permanent ones (Invalid, Forbidden, a CRD not installed, …) are logged at
 //   error and counted, not retried: the same write would be refused again. The resync, which
 //   compares every open pull request with its PreviewEnvironment, is the backstop for those
 //   and for intents lost with the process (this queue lives in memory).
@@ -30,6 +33,14 @@ import { systemClock, type Clock, type TimerHandle } from '../kube/clock.js';
 import { isTransient, toKubeError, TransientError } from '../kube/errors.js';
 import { silentLogger, type Logger } from '../kube/logger.js';
 import type { EnvironmentStore } from './environment-store.js';
+
+/** Too many environments wait for their write already (`maxWaiting`): this one is refused, not queued. */
+export class WriterFullError extends Error {
+  constructor(readonly maxWaiting: number) {
+    super(`${maxWaiting} PreviewEnvironment writes are already waiting for the cluster`);
+    this.name = 'WriterFullError';
+  }
+}
 
 /** The desired state of one PreviewEnvironment. */
 export type EnvironmentIntent =
@@ -80,6 +91,8 @@ export interface EnvironmentWriterOptions {
   random?: () => number;
   /** How long the newest observation per environment is remembered, against older `write`s (default 1 h: longer than any resync pass). */
   observationMemoryMs?: number;
+  /** Environments whose write may wait at once (default 10 000, about 10 MB of specs); more are refused with `WriterFullError`. */
+  maxWaiting?: number;
 }
 
 interface Queued {
@@ -112,6 +125,7 @@ export class EnvironmentWriter {
   /** name → the newest `observedAt` submitted, oldest first (re-inserted on every update), kept `observationMemoryMs`. */
   private readonly observed = new Map<string, number>();
   private readonly observationMemoryMs: number;
+  private readonly maxWaiting: number;
   private idleWaiters: (() => void)[] = [];
   /** Writes refused for good (for alerts; the metrics count them through `observe`). */
   failures = 0;
@@ -126,10 +140,11 @@ export class EnvironmentWriter {
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? Math.random;
     this.observationMemoryMs = options.observationMemoryMs ?? 3_600_000;
+    this.maxWaiting = options.maxWaiting ?? 10_000;
     if (!(this.concurrency >= 1)) throw new RangeError('concurrency must be at least 1');
   }
 
-  /** Queues the environment's desired state, as observed now, and returns at once. */
+  /** Queues the environment's desired state, as observed now, and returns at once; throws `WriterFullError` when full. */
   submit(name: string, intent: EnvironmentIntent): void {
     const now = this.clock.now();
     this.enqueue(name, { intent, submittedAt: now, attempts: 0, observedAt: now, source: 'webhook' });
@@ -155,6 +170,8 @@ export class EnvironmentWriter {
   }
 
   private enqueue(name: string, queued: Queued): void {
+    // A newer intent for a name already waiting takes its place: only a new name can overflow.
+    if (this.waiting.size >= this.maxWaiting && !this.waiting.has(name)) throw new WriterFullError(this.maxWaiting);
     const { intent } = queued;
     this.remember(name, queued.observedAt);
     const replaced = this.waiting.get(name);

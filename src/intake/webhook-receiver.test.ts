@@ -401,6 +401,32 @@ test('a write the cluster refuses for good is not retried; the delivery was stil
   assert.deepEqual(writes.map((w) => [w.environment, w.result, w.attempts]), [[exampleName, 'failed', 1]]);
 });
 
+test('a full writer (the cluster away under a flood) answers 503 unavailable, queues nothing, and leaves the id free for a redelivery', async () => {
+  const held = new RecordingStore();
+  let answer!: () => void;
+  held.hold = new Promise((resolve) => { answer = resolve; });
+  const small = new EnvironmentWriter({ store: held, concurrency: 1, maxWaiting: 1 });
+  const receiver = new WebhookReceiver({ secret: hook.secret, writer: small, approvals, policy: resolvePolicyConfig() });
+  const numbered = (n: number) => prDelivery('opened', (p) => { p.number = n; p.pull_request.number = n; });
+  const receive = (d: ReturnType<typeof prDelivery>) => receiver.receive({ headers: d.headers, body: Buffer.from(d.body) });
+  try {
+    assert.equal(receive(numbered(11)).status, 202, 'in flight');
+    assert.equal(receive(numbered(12)).status, 202, 'waiting');
+    const refused = numbered(13);
+    const full = receive(refused);
+    assert.equal(full.status, 503);
+    assert.equal(full.body.result, 'unavailable');
+    assert.equal(full.headers['retry-after'], '60');
+    assert.equal(small.pending, 2, 'nothing more queued');
+    answer();
+    await small.idle();
+    assert.equal(receive(refused).status, 202, 'redelivered once there is room: not a duplicate');
+  } finally {
+    answer();
+    await small.idle();
+  }
+});
+
 test('every request is observed with its result and duration', async () => {
   await reset();
   outcomes.length = 0;

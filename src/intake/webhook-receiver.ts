@@ -7,13 +7,15 @@
 // one write after the answer and retries it while the cluster is unavailable, and the resync
 // repairs a write lost with the process. One older than what its environment records (a
 // captured delivery replayed under a new id, or a late one) is answered 200 `stale` and
-// changes nothing: a 2xx, so GitHub does not retry it (see environment-recency.ts).
+// changes nothing: a 2xx, so GitHub does not retry it (see environment-recency.ts). When the
+// writer is full (an API server away for long under a flood of deliveries) the delivery is
+// answered 503 `unavailable`: GitHub shows it failed, it can be redelivered, the resync repairs it.
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { silentLogger, type Logger } from '../kube/logger.js';
 import type { PolicyConfig } from '../policy/policy-config.js';
 import type { ApprovalRevoker } from '../github/reporting/approval-revoker.js';
 import { DeliveryDedupe } from './delivery-dedupe.js';
-import type { EnvironmentWriter } from './environment-writer.js';
+import { WriterFullError, type EnvironmentWriter } from './environment-writer.js';
 import { PayloadError, type PullRequestFactsOptions } from './pull-request-payload.js';
 import { BodyTooLargeError, defaultMaxBodyBytes, readWebhookBody } from './webhook-body.js';
 import { PullRequestEventHandler, type PullRequestHandlerOptions, type PullRequestOutcome, type PullRequestResult } from './webhook-pull-request.js';
@@ -23,7 +25,7 @@ export type WebhookResult =
   | PullRequestResult
   | 'pong' | 'duplicate'
   | 'too-large' | 'unauthorized' | 'unsupported-media-type' | 'bad-request'
-  | 'failed';
+  | 'unavailable' | 'failed';
 
 /** The answer to send: status, JSON body, and headers. */
 export interface WebhookAnswer {
@@ -156,6 +158,10 @@ export class WebhookReceiver {
       // Nothing was queued: a redelivery (GitHub's "Redeliver") must be able to do it.
       this.dedupe.release(delivery);
       if (err instanceof PayloadError) return reply(400, { result: 'bad-request', ...where, reason: err.message });
+      if (err instanceof WriterFullError) {
+        this.logger.error({ ...where, maxWaiting: err.maxWaiting }, 'delivery refused: too many PreviewEnvironment writes wait for the cluster');
+        return reply(503, { result: 'unavailable', ...where, reason: 'the cluster is unavailable; redeliver later' }, { 'retry-after': '60' });
+      }
       this.logger.error({ ...where, err }, 'could not handle the pull request delivery');
       // The details stay in the log: GitHub shows answers to every repository admin.
       return reply(500, { result: 'failed', ...where, reason: 'the operator could not handle this delivery' });

@@ -86,12 +86,13 @@ export interface ControllerOptions<T extends KubeObject> {
 
 export class Controller<T extends KubeObject = KubeObject> {
   readonly name: string;
-  private readonly queue: WorkQueue;
+  /** This run's queue and abort; a restart (leadership regained) gets new ones. */
+  private queue: WorkQueue;
+  private abort = new AbortController();
   private readonly logger: Logger;
   private readonly metrics: ControllerMetrics;
   private readonly clock: Clock;
   private readonly unsubscribe: (() => void)[] = [];
-  private readonly abort = new AbortController();
   private workers: Promise<void>[] = [];
   private resyncTimer: ReturnType<typeof setInterval> | undefined;
   private state: 'new' | 'running' | 'stopped' = 'new';
@@ -101,19 +102,25 @@ export class Controller<T extends KubeObject = KubeObject> {
     this.logger = options.logger ?? stderrLogger;
     this.metrics = options.metrics ?? noMetrics;
     this.clock = options.clock ?? systemClock;
-    this.queue = new WorkQueue({
-      rateLimiter: options.rateLimiter,
-      clock: this.clock,
-      onDepthChange: (depth) => this.metrics.queueDepth(this.name, depth),
-    });
+    this.queue = this.newQueue();
   }
 
   /**
    * Subscribes to the informers, waits until their caches are synced, then enqueues every
-   * primary object and starts the workers. Informers must have been started.
+   * primary object and starts the workers. Informers must have been started. A stopped
+   * controller may start again (a replica that lost the lease and won it back): once the
+   * previous run's reconciles have ended, it starts afresh with every primary object queued.
    */
   async start(signal?: AbortSignal): Promise<void> {
-    if (this.state !== 'new') throw new Error(`controller ${this.name} was already started`);
+    if (this.state === 'running') throw new Error(`controller ${this.name} is already running`);
+    if (this.state === 'stopped') {
+      this.state = 'running';
+      // A key is never reconciled twice at once, not even across two runs.
+      await Promise.all(this.workers.splice(0));
+      if (this.state !== 'running') return;
+      this.queue = this.newQueue();
+      this.abort = new AbortController();
+    }
     this.state = 'running';
     const o = this.options;
     const informers = [o.for, ...(o.owns ?? []), ...(o.watches ?? []).map((w) => w.informer)];
@@ -136,7 +143,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       }, resyncMs);
       this.resyncTimer.unref();
     }
-    for (let i = 0; i < (o.workers ?? 2); i++) this.workers.push(this.work());
+    for (let i = 0; i < (o.workers ?? 2); i++) this.workers.push(this.work(this.queue, this.abort.signal));
     this.logger.info({ controller: this.name, workers: o.workers ?? 2 }, 'controller started');
   }
 
@@ -196,18 +203,27 @@ export class Controller<T extends KubeObject = KubeObject> {
       .map((ref) => (namespaced ? `${obj.metadata.namespace ?? ''}/${ref.name}` : ref.name));
   }
 
-  private async work(): Promise<void> {
+  private newQueue(): WorkQueue {
+    return new WorkQueue({
+      rateLimiter: this.options.rateLimiter,
+      clock: this.clock,
+      onDepthChange: (depth) => this.metrics.queueDepth(this.name, depth),
+    });
+  }
+
+  /** One worker of one run: its queue and signal, never a later run's. */
+  private async work(queue: WorkQueue, signal: AbortSignal): Promise<void> {
     for (;;) {
-      const key = await this.queue.get();
+      const key = await queue.get();
       if (key === undefined) return;
       const started = this.clock.now();
       let outcome: ReconcileOutcome = 'success';
       try {
-        const result = await this.options.reconciler.reconcile(key, { signal: this.abort.signal, retries: this.queue.numRequeues(key) });
-        this.queue.forget(key);
+        const result = await this.options.reconciler.reconcile(key, { signal, retries: queue.numRequeues(key) });
+        queue.forget(key);
         if (result?.requeueAfter !== undefined) {
           outcome = 'requeue';
-          this.queue.addAfter(key, result.requeueAfter);
+          queue.addAfter(key, result.requeueAfter);
         }
       } catch (err) {
         const kubeErr = toKubeError(err);
@@ -215,15 +231,15 @@ export class Controller<T extends KubeObject = KubeObject> {
           // Someone wrote the object since we read it: the watch brings the new version, try again now.
           outcome = 'conflict';
           this.logger.debug({ controller: this.name, key, err: kubeErr.message }, 'reconcile: conflict, retrying');
-          this.queue.add(key);
+          queue.add(key);
         } else {
           outcome = 'error';
-          this.logger.error({ controller: this.name, key, retries: this.queue.numRequeues(key), err: err instanceof Error ? err.message : String(err) }, 'reconcile failed');
-          this.queue.addRateLimited(key);
+          this.logger.error({ controller: this.name, key, retries: queue.numRequeues(key), err: err instanceof Error ? err.message : String(err) }, 'reconcile failed');
+          queue.addRateLimited(key);
           this.metrics.retried(this.name);
         }
       } finally {
-        this.queue.done(key);
+        queue.done(key);
         this.metrics.reconcileFinished(this.name, outcome, this.clock.now() - started);
       }
     }

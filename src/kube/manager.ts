@@ -1,8 +1,10 @@
 // Owns the moving parts of an operator process: shared informers (started on every replica,
 // so caches are warm when leadership changes), controllers and leader-only runnables
 // (started only while this replica leads), and the leader election that decides which.
-// Losing the lease stops everything: the process should exit and be restarted, as
-// controller-runtime does, rather than risk two leaders acting at once.
+// Losing the lease stops the leader's work at once — in-flight reconciles are aborted, not
+// drained, so that they end before another replica's lease can begin — and the replica becomes
+// a candidate again. Everything else the process does (serving webhooks, their writes) goes on:
+// an API server unreachable for longer than the renew deadline must not take intake down with it.
 import type { KubeClient } from './client.js';
 import { Controller, noMetrics, type ControllerMetrics, type ControllerOptions } from './controller.js';
 import { Informer, type InformerOptions } from './informer.js';
@@ -17,7 +19,7 @@ export interface Runnable {
   start(signal: AbortSignal): Promise<void> | void;
 }
 
-export type ManagerStopReason = 'stopped' | 'leadership-lost';
+export type ManagerStopReason = 'stopped';
 
 export interface ManagerOptions {
   client: KubeClient;
@@ -49,12 +51,13 @@ export class Manager {
   private readonly informers = new Map<string, InformerLifecycle>();
   private readonly controllers: ControllerLifecycle[] = [];
   private readonly runnables: Runnable[] = [];
-  private readonly running: Promise<unknown>[] = [];
   private readonly logger: Logger;
   private readonly elector: LeaderElector | undefined;
-  private readonly runAbort = new AbortController();
   private state: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
-  private leading = false;
+  /** While leading: what runs, and how to abort it. */
+  private leadership: { abort: AbortController; running: Promise<unknown>[] } | undefined;
+  /** Stopping the leader's work (lost, or a graceful stop), once at a time. */
+  private steppingDown: Promise<void> | undefined;
   private resolveDone!: (reason: ManagerStopReason) => void;
   /** Resolves when the manager has stopped, and why. */
   readonly done: Promise<ManagerStopReason>;
@@ -68,7 +71,7 @@ export class Manager {
         logger: this.logger,
         onStartedLeading: () => this.startLeading(),
         onStoppedLeading: () => {
-          if (this.state === 'running') void this.shutdown('leadership-lost');
+          if (this.state === 'running') void this.standBy();
         },
       });
     }
@@ -130,7 +133,7 @@ export class Manager {
   }
 
   isLeader(): boolean {
-    return this.leading;
+    return this.leadership !== undefined;
   }
 
   /**
@@ -147,21 +150,50 @@ export class Manager {
   }
 
   private startLeading(): void {
-    if (this.state !== 'running' || this.leading) return;
-    this.leading = true;
+    if (this.state !== 'running' || this.leadership || this.steppingDown) return;
+    const abort = new AbortController();
+    const running: Promise<unknown>[] = [];
+    this.leadership = { abort, running };
     this.options.onLeadershipChange?.(true);
     this.logger.info({ identity: this.identity, controllers: this.controllers.map((c) => c.name) }, 'manager: leading, starting controllers');
-    const signal = this.runAbort.signal;
+    const signal = abort.signal;
     for (const controller of this.controllers) {
-      this.running.push(controller.start(signal).catch((err) => {
+      running.push(controller.start(signal).catch((err) => {
         if (!signal.aborted) this.logger.error({ controller: controller.name, err }, 'manager: controller failed to start');
       }));
     }
     for (const runnable of this.runnables) {
-      this.running.push(Promise.resolve().then(() => runnable.start(signal)).catch((err) => {
+      running.push(Promise.resolve().then(() => runnable.start(signal)).catch((err) => {
         if (!signal.aborted) this.logger.error({ runnable: runnable.name, err }, 'manager: runnable failed');
       }));
     }
+  }
+
+  /**
+   * The lease is lost: the controllers and runnables stop now (in-flight reconciles aborted,
+   * not drained: another replica may lead once the lease has expired), then this replica
+   * campaigns again. Informers keep running, so a regained lease starts on warm caches.
+   */
+  private async standBy(): Promise<void> {
+    this.logger.warn({ identity: this.identity }, 'manager: lost the lease; reconciling stops, this replica campaigns again');
+    await this.stepDown(0);
+    if (this.state === 'running') this.elector?.start();
+  }
+
+  /** Stops the leader's work: controllers drain within `deadlineMs` (0: abort at once), runnables are aborted. */
+  private stepDown(deadlineMs: number): Promise<void> {
+    this.steppingDown ??= (async () => {
+      const leadership = this.leadership;
+      if (!leadership) return;
+      const drained = Promise.all(this.controllers.map((c) => c.stop(deadlineMs)));
+      leadership.abort.abort(new Error('manager: no longer leading'));
+      await drained;
+      const grace = Math.max(deadlineMs, 5_000);
+      await Promise.race([Promise.all(leadership.running), new Promise((r) => setTimeout(r, grace).unref())]);
+      this.leadership = undefined;
+      this.options.onLeadershipChange?.(false);
+    })().finally(() => (this.steppingDown = undefined));
+    return this.steppingDown;
   }
 
   private async shutdown(reason: ManagerStopReason): Promise<void> {
@@ -172,14 +204,9 @@ export class Manager {
     this.state = 'stopping';
     const deadline = this.options.drainDeadlineMs ?? 30_000;
     this.logger.info({ reason }, 'manager: stopping');
-    const drained = Promise.all(this.controllers.map((c) => c.stop(deadline)));
-    this.runAbort.abort(new Error(`manager ${reason}`));
-    await drained;
-    await Promise.race([Promise.all(this.running), new Promise((r) => setTimeout(r, deadline).unref())]);
-    if (this.leading) {
-      this.leading = false;
-      this.options.onLeadershipChange?.(false);
-    }
+    // A step-down already under way (the lease was just lost) finishes first.
+    await this.steppingDown;
+    await this.stepDown(deadline);
     // Only now, with our loops stopped, may another replica lead.
     await this.elector?.stop();
     await Promise.all([...this.informers.values()].map((i) => i.stop()));

@@ -1,6 +1,7 @@
 // `preview-operator run` as a process against the real control plane: bad settings stop it
 // before anything starts (exit 2); two replicas elect one leader while both answer webhooks;
-// killing the leader hands over once its lease expires (within 25 s); a stolen lease makes the leader exit non-zero;
+// killing the leader hands over once its lease expires (within 25 s); a leader whose lease is stolen stops
+// leading but keeps answering webhooks, and leads again once the lease is free;
 // SIGTERM drains, releases the lease and exits 0.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -124,15 +125,22 @@ test('two replicas: one leader, both answer webhooks; the leader killed, the oth
   process.stderr.write(`# leader hand-over after SIGKILL: ${handOverMs} ms\n`);
 });
 
-test('a leader whose lease is taken away exits non-zero, so that it restarts as a candidate', async () => {
+test('a leader whose lease is taken away stops leading, keeps answering webhooks, and leads again once the lease is free', async () => {
   const p = start('replica-c', 'stolen', ['--leader-election-lease-duration=4s', '--leader-election-renew-deadline=3s', '--leader-election-retry-period=500ms']);
   await waitStarted(p);
   await waitFor('replica-c to lead', async () => (await lease('stolen'))?.spec?.holderIdentity === 'replica-c', { timeoutMs: 30_000 });
   const current = (await lease('stolen'))!;
   await kubeRequest(cluster.kubeConfig, 'PUT', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/stolen`, {
     ...current,
-    spec: { ...current.spec, holderIdentity: 'intruder', leaseDurationSeconds: 600, renewTime: new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z') },
+    spec: { ...current.spec, holderIdentity: 'intruder', leaseDurationSeconds: 8, renewTime: new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z') },
   });
-  assert.equal(await p.exited, 1);
-  assert.ok(p.lines.some((l) => /lost the leader lease/.test(String(l.msg))), 'the log says why');
+  await waitFor('replica-c to stop leading', async () => (await metricValue(p.metricsUrl(), 'preview_operator_leader')) === 0, { timeoutMs: 30_000 });
+  assert.ok(p.lines.some((l) => /lost the lease/.test(String(l.msg))), 'the log says why');
+  assert.equal(p.child.exitCode, null, 'the process goes on');
+  assert.deepEqual([(await ping(p.webhookUrl(), secret)).status, (await fetch(`${p.baseUrl()}/readyz`)).status], [200, 200]);
+  // The intruder never renews: its 8 s pass, and replica-c takes the lease again.
+  await waitFor('replica-c to lead again', async () => (await metricValue(p.metricsUrl(), 'preview_operator_leader')) === 1, { timeoutMs: 30_000 });
+  assert.equal((await lease('stolen'))?.spec?.holderIdentity, 'replica-c');
+  p.child.kill('SIGTERM');
+  assert.equal(await p.exited, 0);
 });

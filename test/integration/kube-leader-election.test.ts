@@ -1,6 +1,7 @@
 // Leader election with the defaults the operator ships (15 s lease, 10 s renew deadline,
 // 2 s retry): exactly one leader; a leader killed without releasing is replaced once its lease expires (within 25 s);
-// a graceful stop releases it, so the other leads after one retry; a replica that loses its lease stops its loops.
+// a graceful stop releases it, so the other leads after one retry; a replica that loses its lease stops its loops,
+// campaigns again and, once the lease is free, leads again (the process is never restarted).
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -123,7 +124,7 @@ it('graceful shutdown releases the lease: the other replica leads long before th
   assert.equal(await holder(lease), undefined, 'released: no holder');
 });
 
-it('a leader that loses its lease stops its controllers and reports it', { timeout: 120_000 }, async () => {
+it('a leader that loses its lease stops its controllers, campaigns again, and leads again once the lease is free', { timeout: 120_000 }, async () => {
   const lease = 'lost-test';
   const reconciled: string[] = [];
   const { manager, events } = inProcessManager(lease, 'replica-d');
@@ -142,12 +143,21 @@ it('a leader that loses its lease stops its controllers and reports it', { timeo
   const now = formatMicroTime(new Date());
   await client.replace({ ...current, spec: { ...(current.spec as object), holderIdentity: 'usurper', acquireTime: now, renewTime: now } });
 
-  assert.equal(await manager.done, 'leadership-lost');
-  assert.equal(manager.isLeader(), false);
+  await waitFor('d stops leading', () => !manager.isLeader(), { timeoutMs: 30_000 });
   assert.deepEqual(events, ['leading', 'not-leading']);
   await client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'after-loss', namespace: ns } });
   await new Promise((r) => setTimeout(r, 1000));
   assert.ok(!reconciled.includes(`${ns}/after-loss`), 'no reconcile after losing the lease');
   assert.equal(controller.queueDepth(), 0);
   assert.equal(await holder(lease), 'usurper', 'a replica that lost the lease does not release someone else\'s');
+
+  // The usurper never renews: once its lease has expired (15 s), d takes it and its controllers start again.
+  const lostAt = Date.now();
+  await waitFor('d leads again', () => manager.isLeader(), { timeoutMs: 40_000, intervalMs: 100 });
+  assert.ok(Date.now() - lostAt >= 10_000, 'not before the usurper\'s lease expired');
+  await waitFor('what changed meanwhile is reconciled', () => reconciled.includes(`${ns}/after-loss`), { timeoutMs: 10_000 });
+  assert.deepEqual(events, ['leading', 'not-leading', 'leading']);
+  assert.equal(await holder(lease), 'replica-d');
+  await manager.stop();
+  assert.equal(await manager.done, 'stopped');
 });
