@@ -3,6 +3,7 @@
 import { algorithmKind, algorithmLabel, envChecksumAnnotation } from '../../constructs/index.js';
 import type { EventFilter, KubeObject, Manager } from '../kube/index.js';
 import { AlgorithmReconciler, type AlgorithmControllerOptions } from './algorithm-reconciler.js';
+import { namespaceInformerOptions, namespaceKind } from './namespace-terminating.js';
 
 export { AlgorithmReconciler, type AlgorithmControllerOptions, type AlgorithmInformers } from './algorithm-reconciler.js';
 export { initialReplicasFieldManager } from './algorithm-apply.js';
@@ -29,7 +30,8 @@ export function registerAlgorithmController(manager: Manager, options: Algorithm
   const autoscalers = manager.informer({ apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler' }, owned);
   const budgets = manager.informer({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget' }, owned);
   const configMaps = manager.informer({ apiVersion: 'v1', kind: 'ConfigMap' }, owned);
-  const informers = { algorithms, deployments, services, autoscalers, budgets, configMaps };
+  const namespaces = manager.informer(namespaceKind, namespaceInformerOptions(options.namespace));
+  const informers = { algorithms, deployments, services, autoscalers, budgets, configMaps, namespaces };
   const reconciler = new AlgorithmReconciler(manager.client, informers, options);
   manager.addController({
     name: 'algorithm',

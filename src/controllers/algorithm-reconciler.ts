@@ -19,6 +19,7 @@ import { WorkloadWriter } from './algorithm-apply.js';
 import { algorithmStatus, rolloutEvents, stampReconciled, type Rollout } from './algorithm-status.js';
 import { AlgorithmStatusMemo } from './algorithm-status-memo.js';
 import { httpRouteKind, renderTrafficRoute, type RouteParentRef } from './canary-traffic-route.js';
+import { namespaceTerminating } from './namespace-terminating.js';
 import { canaryReplicas } from './rollout-plan.js';
 import { summarizeWorkload, type WorkloadSummary } from './rollout-workload-status.js';
 
@@ -61,6 +62,8 @@ export interface AlgorithmInformers {
   autoscalers: CacheReader;
   budgets: CacheReader;
   configMaps: CacheReader;
+  /** The namespaces: nothing is written into one being deleted. */
+  namespaces?: CacheReader;
 }
 
 /** What the caches say about one Algorithm's workloads. */
@@ -113,6 +116,8 @@ export class AlgorithmReconciler implements Reconciler {
     }
     const algorithm = this.memo.freshest(key, cached);
     if (algorithm.metadata.deletionTimestamp) return;
+    // Its namespace is going, and the Algorithm with it: every create there would be refused.
+    if (namespaceTerminating(this.informers.namespaces, algorithm.metadata.namespace)) return;
     try {
       return await this.converge(key, algorithm, context.signal);
     } catch (err) {

@@ -3,6 +3,7 @@
 import { databaseKind, databaseLabel } from '../../constructs/index.js';
 import { generationChanged, type Manager } from '../kube/index.js';
 import { DatabaseReconciler, type DatabaseControllerOptions } from './database-reconciler.js';
+import { namespaceInformerOptions, namespaceKind } from './namespace-terminating.js';
 
 export { DatabaseReconciler, type DatabaseControllerOptions, type DatabaseInformers } from './database-reconciler.js';
 
@@ -18,13 +19,14 @@ export function registerDatabaseController(manager: Manager, options: DatabaseCo
   const services = manager.informer({ apiVersion: 'v1', kind: 'Service' }, owned);
   const secrets = manager.informer({ apiVersion: 'v1', kind: 'Secret' }, owned);
   const configMaps = manager.informer({ apiVersion: 'v1', kind: 'ConfigMap' }, owned);
+  const namespaces = manager.informer(namespaceKind, namespaceInformerOptions(options.namespace));
   manager.addController({
     name: 'database',
     for: databases,
     // Status-only updates (our own writes) need no reconcile; spec changes and deletions do.
     filter: generationChanged,
     owns: [statefulSets, services, secrets, configMaps],
-    reconciler: new DatabaseReconciler(manager.client, { databases, statefulSets, services, secrets, configMaps }, options),
+    reconciler: new DatabaseReconciler(manager.client, { databases, statefulSets, services, secrets, configMaps, namespaces }, options),
     workers: options.workers ?? 4,
     resyncPeriodMs: options.resyncPeriodMs,
   });

@@ -15,6 +15,7 @@ import {
   type Reconciler,
 } from '../kube/index.js';
 import { ensureCredentialsSecret } from './credentials-secret.js';
+import { namespaceTerminating } from './namespace-terminating.js';
 import { databaseStatus, officialImage, type DatabaseSets } from './database-status.js';
 import { summarizeWorkload } from './rollout-workload-status.js';
 
@@ -42,6 +43,8 @@ export interface DatabaseInformers {
   services: CacheReader;
   secrets: CacheReader;
   configMaps: CacheReader;
+  /** The namespaces: nothing is written into one being deleted. */
+  namespaces?: CacheReader;
 }
 
 /** What a user can fix, found while applying: a refusal, storage that cannot change. */
@@ -73,6 +76,8 @@ export class DatabaseReconciler implements Reconciler {
   async reconcile(key: string, context: ReconcileContext): Promise<ReconcileResult | void> {
     const database = this.informers.databases.get(key);
     if (!database || !isDatabase(database) || database.metadata.deletionTimestamp) return;
+    // Its namespace is going, and the Database with it: every create there would be refused.
+    if (namespaceTerminating(this.informers.namespaces, database.metadata.namespace)) return;
     try {
       return await this.converge(key, database);
     } catch (err) {
