@@ -37,6 +37,7 @@ export {
   type PreviewResourcesConfig,
 } from './preview-config.js';
 export { previewHostname } from './preview-hostname.js';
+export { previewTlsModes, wildcardTlsSecretName, type PreviewTlsMode } from './preview-tls.js';
 export {
   ownershipAnnotationKeys, ownershipAnnotations, ownershipLabelKeys, ownershipLabels, type PreviewIdentity,
 } from './ownership.js';

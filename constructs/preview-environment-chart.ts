@@ -8,6 +8,7 @@ import {
   ownershipAnnotationKeys, ownershipAnnotations, ownershipLabels, type PreviewIdentity,
 } from './ownership.js';
 import type { PreviewConfig } from './preview-config.js';
+import { wildcardTlsSecretName, type PreviewTlsMode } from './preview-tls.js';
 import { PreviewIngress, type RouteBackend, type Routable } from './preview-ingress.js';
 import {
   PreviewNamespace, type DnsPeer, type IngressControllerPeer, type PodSecurityLevel, type PreviewQuota,
@@ -39,6 +40,14 @@ export interface PreviewTlsOptions {
    * @default { name: 'preview-issuer', kind: 'ClusterIssuer' }
    */
   readonly issuer?: CertificateIssuer;
+  /**
+   * Where the host's certificate comes from (preview-tls.ts): a Certificate of its own
+   * (`per-preview`), the operator's copy of a wildcard certificate's Secret (`wildcard`, Secret
+   * `preview-wildcard-tls`), or the ingress controller's default certificate (`ingress-default`).
+   * The two wildcard modes render no Certificate.
+   * @default 'per-preview'
+   */
+  readonly mode?: PreviewTlsMode;
 }
 
 export interface PreviewEnvironmentChartProps {
@@ -144,7 +153,7 @@ export class PreviewEnvironmentChart extends Chart {
     return this.ingressConstruct;
   }
 
-  /** The host's Certificate, once something is routed (and unless TLS is off). */
+  /** The host's Certificate, once something is routed (per-preview TLS only). */
   public get certificate(): Certificate | undefined {
     return this.certificateConstruct;
   }
@@ -157,19 +166,22 @@ export class PreviewEnvironmentChart extends Chart {
   /** Routes a path prefix of the host to an algorithm (or any Service), creating the Ingress on first use. */
   public addRoute(path: string, target: RouteBackend | Routable): void {
     if (!this.ingressConstruct) {
-      if (this.props.tls !== false) {
+      const tls = this.props.tls === false ? undefined : (this.props.tls ?? {});
+      const mode = tls && (tls.mode ?? 'per-preview');
+      if (mode === 'per-preview') {
         this.certificateConstruct = new Certificate(this, 'certificate', {
           name: 'preview-tls',
           secretName: 'preview-tls',
           dnsNames: [this.identity.host],
-          issuer: this.props.tls?.issuer ?? { name: 'preview-issuer', kind: 'ClusterIssuer' },
+          issuer: tls?.issuer ?? { name: 'preview-issuer', kind: 'ClusterIssuer' },
         });
       }
       this.ingressConstruct = new PreviewIngress(this, 'ingress', {
         name: 'preview',
         host: this.identity.host,
         ingressClassName: this.props.ingressClassName,
-        tlsSecretName: this.certificateConstruct?.secretName,
+        tlsSecretName: mode === 'wildcard' ? wildcardTlsSecretName : this.certificateConstruct?.secretName,
+        defaultCertificate: mode === 'ingress-default',
       });
     }
     this.ingressConstruct.addRoute(path, target);

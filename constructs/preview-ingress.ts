@@ -33,6 +33,13 @@ export interface PreviewIngressProps {
    */
   readonly tlsSecretName?: string;
   /**
+   * Without `tlsSecretName`: list the host under spec.tls with no Secret, so that the ingress
+   * controller serves it over TLS with its default certificate (ingress-nginx
+   * `--default-ssl-certificate`, e.g. a wildcard for the preview domain).
+   * @default false (no tlsSecretName: plain HTTP)
+   */
+  readonly defaultCertificate?: boolean;
+  /**
    * The IngressClass that serves it.
    * @default 'nginx'
    */
@@ -58,7 +65,7 @@ export class PreviewIngress extends Construct {
       metadata: { name: props.name, annotations: { ...props.annotations } },
       spec: {
         ingressClassName: props.ingressClassName ?? 'nginx',
-        tls: props.tlsSecretName ? [{ hosts: [props.host], secretName: props.tlsSecretName }] : undefined,
+        tls: tlsOf(props),
         // Lazy: routes added after construction (e.g. by a repository's main.ts) are included.
         rules: Lazy.any({
           produce: (): k8s.IngressRule[] => [{
@@ -92,4 +99,9 @@ export class PreviewIngress extends Construct {
   public get routes(): readonly PreviewRoute[] {
     return [...this.routeList];
   }
+}
+
+function tlsOf(props: PreviewIngressProps): k8s.IngressTls[] | undefined {
+  if (props.tlsSecretName) return [{ hosts: [props.host], secretName: props.tlsSecretName }];
+  return props.defaultCertificate ? [{ hosts: [props.host] }] : undefined;
 }

@@ -54,6 +54,8 @@ function registerPreviewEnvironment(parts: OperatorParts): void {
     domain: previews.domain,
     ingressClassName: previews.ingressClass,
     tlsIssuer: previews.tls ? previews.tls.issuer : false,
+    ...(previews.tls ? { tlsMode: previews.tls.mode } : {}),
+    ...(previews.tlsWildcardSecret ? { tlsWildcardSecret: previews.tlsWildcardSecret } : {}),
     policy: config.policy,
     allowedKinds: previews.allowedKinds,
     renderPolicy: previews.renderPolicy,

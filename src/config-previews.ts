@@ -3,6 +3,7 @@
 // rendering policy: what a rendering may contain beyond the strict defaults, and its limits.
 import type { OperatorConfig } from './config.js';
 import { isDnsName, names, type SettingReader } from './config-reader.js';
+import { previewTlsModes } from '../constructs/preview-tls.js';
 import { AllowedKinds } from './synth/guard-allowed-kinds.js';
 import { ingressAnnotationSettingProblem } from './synth/guard-ingress-annotations.js';
 import { optionalServiceTypes, type OptionalServiceType } from './synth/guard-network-exposure.js';
@@ -47,6 +48,7 @@ export function previewSettings(read: SettingReader, needs: ControllerNeeds): Op
   const ingressClass = read.str('ingress-class')!;
   if (!names.dnsSubdomain.test(ingressClass)) read.problem('ingress-class', `"${ingressClass}" is not a valid IngressClass name`);
   const tls = tlsSettings(read);
+  const tlsWildcardSecret = wildcardSecretSetting(read, tls);
   const environmentSelector = read.str('environment-selector');
   if (environmentSelector !== undefined && !/^[A-Za-z0-9._/=!,()\s-]+$/.test(environmentSelector)) {
     read.problem('environment-selector', `"${environmentSelector}" is not a label selector (e.g. preview.alien6.io/shard=a)`);
@@ -60,6 +62,7 @@ export function previewSettings(read: SettingReader, needs: ControllerNeeds): Op
   }
   return {
     domain: domain ?? 'preview.localhost', ingressClass, tls, podSecurity: podSecurity!,
+    ...(tlsWildcardSecret ? { tlsWildcardSecret } : {}),
     ...(environmentSelector ? { environmentSelector } : {}),
     allowedKinds, renderPolicy: renderPolicySettings(read),
   };
@@ -71,7 +74,28 @@ function tlsSettings(read: SettingReader): OperatorConfig['previews']['tls'] {
   if (issuer !== 'none' && !names.dnsSubdomain.test(issuer)) {
     read.problem('tls-issuer', `"${issuer}" is not a valid issuer name (or "none")`);
   }
-  return issuer === 'none' ? false : { issuer: { name: issuer, kind: kind! } };
+  const mode = read.oneOf('tls-mode', previewTlsModes) ?? 'per-preview';
+  if (issuer === 'none' && mode !== 'per-preview') {
+    read.problem('tls-mode', `--tls-mode=${mode} serves TLS, --tls-issuer=none plain HTTP: set an issuer, or leave the mode per-preview`);
+  }
+  return issuer === 'none' ? false : { issuer: { name: issuer, kind: kind! }, mode };
+}
+
+/** `<namespace>/<name>` of the wildcard certificate's Secret: wanted by the wildcard modes, and only by them. */
+function wildcardSecretSetting(read: SettingReader, tls: OperatorConfig['previews']['tls']): { namespace: string; name: string } | undefined {
+  const value = read.str('tls-wildcard-secret');
+  const wildcard = tls !== false && tls.mode !== 'per-preview';
+  if (value === undefined) {
+    if (wildcard) read.problem('tls-wildcard-secret', `required by --tls-mode=${tls.mode}: the Secret of the certificate for *.<domain>`);
+    return undefined;
+  }
+  const [namespace = '', name = '', ...rest] = value.split('/');
+  if (rest.length > 0 || !names.dnsLabel.test(namespace) || !names.dnsSubdomain.test(name)) {
+    read.problem('tls-wildcard-secret', `"${value}" is not <namespace>/<name> of a Secret`);
+    return undefined;
+  }
+  if (!wildcard) read.problem('tls-wildcard-secret', 'is used only with --tls-mode=wildcard or ingress-default');
+  return { namespace, name };
 }
 
 function renderPolicySettings(read: SettingReader): RenderPolicySettings {

@@ -88,6 +88,8 @@ export const settings: readonly SettingSpec[] = [
   setting('ingress-class', 'string', 'Previews', 'IngressClass of preview Ingresses.', 'nginx'),
   setting('tls-issuer', 'string', 'Previews', 'cert-manager issuer of preview certificates; "none" serves plain HTTP and renders no Certificate.', 'preview-issuer'),
   setting('tls-issuer-kind', 'string', 'Previews', 'ClusterIssuer or Issuer.', 'ClusterIssuer'),
+  setting('tls-mode', 'string', 'Previews', 'Where preview certificates come from: per-preview (a Certificate each, from --tls-issuer), wildcard (the Secret of one certificate for *.<domain>, --tls-wildcard-secret, copied into each preview namespace and kept in step) or ingress-default (that Secret is the ingress controller\'s default certificate: nothing copied). Trade-offs: docs/install.md#tls.', 'per-preview'),
+  setting('tls-wildcard-secret', 'string', 'Previews', 'The Secret of the wildcard certificate for *.<domain>, as <namespace>/<name>; required by --tls-mode=wildcard and ingress-default.'),
   setting('environment-selector', 'string', 'Previews', 'Only PreviewEnvironments matching this label selector (default: all); for two operators side by side.'),
   setting('pod-security', 'string', 'Previews', 'Pod Security level enforced in preview namespaces (restricted, baseline or privileged).', 'restricted'),
   setting('allowed-kinds', 'list', 'Previews', 'Kinds a rendering may contain, Kind or Kind.group, comma-separated (namespaced kinds only).', defaultAllowedKinds.join(',')),

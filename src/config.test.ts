@@ -52,10 +52,26 @@ test('defaults, files and flags make a complete configuration', () => {
   assert.equal(config.leaderElection.leaseDurationMs, 15_000);
   assert.ok(config.leaderElection.identity.length > 0);
   assert.equal(config.policy.budgets.ttl, '72h');
-  assert.deepEqual(config.previews.tls, { issuer: { name: 'preview-issuer', kind: 'ClusterIssuer' } });
+  assert.deepEqual(config.previews.tls, { issuer: { name: 'preview-issuer', kind: 'ClusterIssuer' }, mode: 'per-preview' });
+  assert.equal(config.previews.tlsWildcardSecret, undefined);
   assert.deepEqual(config.git.allowedProtocols, ['https:']);
   assert.equal(config.resync.intervalMs, 300_000);
   assert.equal(config.metrics.port, 9090);
+});
+
+test('TLS modes: the wildcard ones name the Secret of the certificate for *.<domain>, and serve TLS', () => {
+  const wildcard = load([...minimal, '--tls-mode=wildcard', '--tls-wildcard-secret=preview-operator/preview-wildcard-tls']);
+  assert.deepEqual(wildcard.previews.tls, { issuer: { name: 'preview-issuer', kind: 'ClusterIssuer' }, mode: 'wildcard' });
+  assert.deepEqual(wildcard.previews.tlsWildcardSecret, { namespace: 'preview-operator', name: 'preview-wildcard-tls' });
+  const fromEnv = load(minimal, { PREVIEW_OPERATOR_TLS_MODE: 'ingress-default', PREVIEW_OPERATOR_TLS_WILDCARD_SECRET: 'ingress-nginx/wildcard' });
+  assert.equal(fromEnv.previews.tls && fromEnv.previews.tls.mode, 'ingress-default');
+  const problems = (args: string[]) => issuesOf(() => load([...minimal, ...args]));
+  assert.match(problems(['--tls-mode=wildcard']).join('\n'), /^--tls-wildcard-secret .*: required by --tls-mode=wildcard/);
+  assert.match(problems(['--tls-mode=shared']).join('\n'), /^--tls-mode .*must be one of: per-preview, wildcard, ingress-default/);
+  assert.match(problems(['--tls-mode=wildcard', '--tls-wildcard-secret=wildcard-tls']).join('\n'), /"wildcard-tls" is not <namespace>\/<name>/);
+  assert.match(problems(['--tls-wildcard-secret=ns/wildcard']).join('\n'), /used only with --tls-mode=wildcard or ingress-default/);
+  const off = problems(['--tls-issuer=none', '--tls-mode=wildcard', '--tls-wildcard-secret=ns/wildcard']);
+  assert.match(off.join('\n'), /^--tls-mode .*--tls-issuer=none plain HTTP/);
 });
 
 test('a flag wins over the environment, and the environment over the default', () => {

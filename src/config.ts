@@ -4,6 +4,7 @@
 // exits with code 2. The settings table (config-settings.ts) says what each setting is; the
 // flags are read with parseArgs over it (config-flags.ts); each group of settings is checked
 // by a validator of its own (config-process.ts, config-github.ts, config-previews.ts).
+import type { PreviewTlsMode } from '../constructs/preview-tls.js';
 import type { GitHubAuth } from './github/octokit-factory.js';
 import type { PolicyConfig } from './policy/policy-config.js';
 import type { PodSecurityLevel } from './synth/guard-pod-security.js';
@@ -59,7 +60,10 @@ export interface OperatorConfig {
   previews: {
     domain: string;
     ingressClass: string;
-    tls: { issuer: { name: string; kind: 'ClusterIssuer' | 'Issuer' } } | false;
+    /** false: plain HTTP. `mode`: where certificates come from (constructs/preview-tls.ts). */
+    tls: { issuer: { name: string; kind: 'ClusterIssuer' | 'Issuer' }; mode: PreviewTlsMode } | false;
+    /** The wildcard certificate's Secret (the wildcard TLS modes). */
+    tlsWildcardSecret?: { namespace: string; name: string };
     podSecurity: PodSecurityLevel;
     /** Only PreviewEnvironments matching this label selector. */
     environmentSelector?: string;

@@ -6,6 +6,7 @@ import { ownershipLabelKeys } from '../../constructs/index.js';
 import { NotFoundError, type CacheReader, type KindRef, type KubeObject, type ObjectClient, type ObjectRef } from '../kube/index.js';
 import { repositoryKey } from '../github/octokit-factory.js';
 import type { EnvironmentObject } from './preview-environment-status.js';
+import type { WildcardTlsInformers } from './preview-environment-wildcard-tls.js';
 
 /** The environments' cache indexed by repository: every environment event asks for its siblings. */
 export const repositoryIndex = 'repository';
@@ -35,6 +36,8 @@ export interface EnvironmentInformers {
   ingresses: CacheReader;
   /** The namespace guards' kinds (and ServiceAccounts), so that an unchanged reconcile reads none of them. */
   guards: CacheReader[];
+  /** The wildcard certificate's Secret and its copies (the wildcard TLS modes; without them, they are read). */
+  wildcardTls?: WildcardTlsInformers;
 }
 
 export class EnvironmentCaches {

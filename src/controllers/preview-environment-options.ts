@@ -1,7 +1,7 @@
 // What the PreviewEnvironment controller is told (PreviewEnvironmentControllerOptions, documented
 // field by field) and the defaults it fills in, in one place: the reconciler reads `Settings`,
 // never `options.x ?? default`.
-import type { CertificateIssuer, DnsPeer, IngressControllerPeer, PodSecurityLevel } from '../../constructs/index.js';
+import type { CertificateIssuer, DnsPeer, IngressControllerPeer, PodSecurityLevel, PreviewTlsMode } from '../../constructs/index.js';
 import type { Reporter } from '../github/reporting/reporter.js';
 import type { ChecksGate } from '../github/checks-gate.js';
 import type { PreviewFileSource } from '../git/preview-files.js';
@@ -12,6 +12,7 @@ import type { RenderPolicySettings } from '../synth/guard-rendered-objects.js';
 import type { PreviewRenderSettings } from '../synth/render-preview.js';
 import { Sandbox, type SandboxRunner } from '../synth/sandbox.js';
 import type { RepositorySource } from './preview-environment-rendering.js';
+import type { SecretRef } from './preview-environment-wildcard-tls.js';
 
 export interface PreviewEnvironmentControllerOptions {
   /** Tells people about their environment (the GitHub reporter in production). */
@@ -33,6 +34,16 @@ export interface PreviewEnvironmentControllerOptions {
    * CertificateReady=False condition that says so).
    */
   tlsIssuer?: CertificateIssuer | false;
+  /**
+   * Where certificates come from (constructs/preview-tls.ts; default `per-preview`, a Certificate
+   * each from `tlsIssuer`). `wildcard`: `tlsWildcardSecret` is copied into every environment's
+   * namespace and kept in step; `ingress-default`: the ingress controller serves it as its default
+   * certificate. Either wildcard mode serves TLS whether or not the cluster runs cert-manager, and
+   * an environment is Ready once the certificate covers its host (preview-environment-wildcard-tls.ts).
+   */
+  tlsMode?: PreviewTlsMode;
+  /** The Secret of the wildcard certificate for `*.<domain>` (required by the wildcard modes). */
+  tlsWildcardSecret?: SecretRef;
   /**
    * Filters, trust and budgets, global with per-repository overrides (default
    * `defaultPolicySettings`: TTL 72h, no per-repository cap, OWNER/MEMBER/COLLABORATOR trusted).
@@ -102,6 +113,7 @@ export interface PreviewEnvironmentControllerOptions {
 type Defaulted =
   | 'sandbox'
   | 'ingressClassName'
+  | 'tlsMode'
   | 'policy'
   | 'allowedKinds'
   | 'podSecurity'
@@ -125,6 +137,7 @@ export function withDefaults(options: PreviewEnvironmentControllerOptions): Sett
     ...options,
     sandbox: options.sandbox ?? new Sandbox(),
     ingressClassName: options.ingressClassName ?? 'nginx',
+    tlsMode: options.tlsMode ?? 'per-preview',
     policy: options.policy ?? { ...structuredClone(defaultPolicySettings), repositories: {} },
     allowedKinds: options.allowedKinds ?? defaultAllowedKinds,
     podSecurity: options.podSecurity ?? 'restricted',
@@ -142,13 +155,19 @@ export function withDefaults(options: PreviewEnvironmentControllerOptions): Sett
   };
 }
 
-/** How an environment is rendered, with or without a Certificate (cert-manager installed and TLS wanted). */
-export function renderSettings(settings: Settings, certManagerInstalled: boolean): PreviewRenderSettings {
-  const issuer = settings.tlsIssuer;
+/** Whether TLS is served: wanted, and per preview only where the cluster runs cert-manager. */
+export function servesTls(settings: Settings, certManagerInstalled: boolean): boolean {
+  return settings.tlsIssuer !== false && (settings.tlsMode !== 'per-preview' || certManagerInstalled);
+}
+
+/** How an environment is rendered: over HTTP, or with TLS as `tlsMode` says (`tls`: see servesTls). */
+export function renderSettings(settings: Settings, tls: boolean): PreviewRenderSettings {
+  const issuer = settings.tlsIssuer || { name: 'preview-issuer', kind: 'ClusterIssuer' as const };
+  const mode = settings.tlsMode;
   return {
     domain: settings.domain,
     ingressClassName: settings.ingressClassName,
-    tls: certManagerInstalled && issuer !== false ? { issuer: issuer ?? { name: 'preview-issuer', kind: 'ClusterIssuer' } } : false,
+    tls: tls ? { issuer, ...(mode === 'per-preview' ? {} : { mode }) } : false,
     podSecurity: settings.podSecurity,
     ingressController: settings.ingressController,
     dns: settings.dns,

@@ -4,13 +4,15 @@
 //
 //   begin (finalizer) → admit (per-repository cap, else Queued) → checkExpiry (TTL, else Expired:
 //   namespace deleted, object kept) → repair the guards of what serves → gate (wait for CI on a new
-//   head SHA) → checkNamespace (ours, or none yet) → render (at the head SHA, while the slot is
-//   claimed in status) → checkServed → apply (dry run of a new rendering first: a refusal applies
-//   nothing) → prune → observe (readiness) → settle (status, Event, report; progress paced)
+//   head SHA) → checkNamespace (ours, or none yet) → keepWildcardCopy (the wildcard TLS mode's
+//   certificate copied into the namespace) → render (at the head SHA, while the slot is claimed in
+//   status) → checkServed → apply (dry run of a new rendering first: a refusal applies nothing) →
+//   prune → observe (readiness) → settle (status, Event, report; progress paced)
 //
 // Deleted, or expired: preview-environment-teardown.ts. What each step writes to status and tells
 // GitHub: preview-environment-status.ts. Writing the rendering: preview-environment-apply.ts.
-// Wiring (informers, watches, filters): preview-environment.ts.
+// Wiring (informers, watches, filters): preview-environment.ts. The wildcard TLS modes:
+// preview-environment-wildcard-tls.ts.
 //
 // An unchanged environment costs reads only: every write (finalizer, apply, prune, status, events,
 // GitHub) happens only when something differs. Problems a user can fix (configuration, sandbox,
@@ -22,7 +24,8 @@
 // (fork, or association outside policy.trust.associations — the approval label lets the GitHub
 // side create the environment, it does not make the PR's code trusted) render the base branch's
 // configuration with only image tags from the PR, and their main.ts is never read; with
-// cert-manager installed, Ready waits for the Certificate (see preview-environment-readiness.ts).
+// cert-manager installed, Ready waits for the Certificate (see preview-environment-readiness.ts), and in
+// the wildcard TLS modes for a wildcard certificate that covers the host.
 import { certificateKind } from '../../constructs/index.js';
 import {
   ConflictError,
@@ -53,7 +56,9 @@ import { issuerProblems } from './certificate-issuers.js';
 import { RenderingApplier } from './preview-environment-apply.js';
 import { EnvironmentCaches, type EnvironmentInformers } from './preview-environment-caches.js';
 import { EnvironmentMemory } from './preview-environment-memory.js';
-import { renderSettings, withDefaults, type PreviewEnvironmentControllerOptions, type Settings } from './preview-environment-options.js';
+import {
+  renderSettings, servesTls, withDefaults, type PreviewEnvironmentControllerOptions, type Settings,
+} from './preview-environment-options.js';
 import { certificateCondition, environmentReadiness } from './preview-environment-readiness.js';
 import { renderEnvironment, type RenderedEnvironment, type RenderFailure, type RenderOutcome } from './preview-environment-rendering.js';
 import type { SlotEnvironment } from './preview-environment-slots.js';
@@ -71,6 +76,7 @@ import {
   type Failure,
 } from './preview-environment-status.js';
 import { EnvironmentTeardown, isExpiredAtHead, previewEnvironmentFinalizer } from './preview-environment-teardown.js';
+import { WildcardTls } from './preview-environment-wildcard-tls.js';
 import { progressWait } from './progress-pacer.js';
 
 /** How soon an unreadable commit or repository is tried again. */
@@ -93,8 +99,10 @@ interface Run {
   expiry?: Date;
   /** The environment's namespace as found (undefined: none yet). */
   namespace?: KubeObject;
-  /** TLS is wanted and the cluster serves cert-manager's Certificate. */
-  certManager: boolean;
+  /** TLS is served: wanted, and (per preview) the cluster serves cert-manager's Certificate. */
+  tls: boolean;
+  /** The wildcard certificate's copy in the namespace, as keepWildcardCopy left it. */
+  wildcardCopy?: KubeObject;
   /** This converge claims the slot in status (its phase held none); `claim` is that write. */
   claiming: boolean;
   claim: Promise<void>;
@@ -115,6 +123,7 @@ export class PreviewEnvironmentReconciler implements Reconciler {
   private readonly teardown: EnvironmentTeardown;
   private readonly allowedKinds: AllowedKinds;
   private readonly sandboxRuns: Semaphore;
+  private readonly wildcardTls: WildcardTls;
 
   constructor(
     private readonly client: ObjectClient,
@@ -134,6 +143,8 @@ export class PreviewEnvironmentReconciler implements Reconciler {
     const events = new EventRecorder(client, { component: 'preview-operator', logger });
     this.status = new StatusWriter({ client, reporter: settings.reporter, events, memory, clock, logger });
     this.teardown = new EnvironmentTeardown({ client, caches: this.caches, memory, status: this.status, settings, logger });
+    const { tlsMode: mode, tlsWildcardSecret: secret } = settings;
+    this.wildcardTls = new WildcardTls({ client, informers: informers.wildcardTls, mode, ...(secret ? { secret } : {}), logger });
   }
 
   async reconcile(name: string, ctx: ReconcileContext): Promise<ReconcileResult | void> {
@@ -189,6 +200,7 @@ export class PreviewEnvironmentReconciler implements Reconciler {
     await this.applier.repairGuards(run.env);
     const held = (await this.gate(run)) ?? (await this.checkNamespace(run));
     if (held) return held;
+    await this.keepWildcardCopy(run);
     const outcome = await this.render(run);
     if (!outcome.ok) return this.renderFailed(run, outcome.failure);
     const refused = (await this.checkServed(run, outcome.rendered)) ?? (await this.apply(run, outcome.rendered));
@@ -213,7 +225,7 @@ export class PreviewEnvironmentReconciler implements Reconciler {
       env,
       policy: effectivePolicy(this.settings.policy, env.spec.repository),
       now: this.clock.now(),
-      certManager: false,
+      tls: false,
       claiming: false,
       claim: Promise.resolve(),
       laps: new Laps(),
@@ -273,13 +285,24 @@ export class PreviewEnvironmentReconciler implements Reconciler {
   }
 
   /**
+   * The wildcard certificate's copy in the namespace, in step with its source whatever this
+   * reconcile goes on to do (a rendering that fails leaves the last one serving, with the
+   * certificate renewed); a namespace created by this reconcile gets it from the next one, which
+   * its creation wakes. In the other TLS modes, a copy left from a wildcard run is deleted.
+   */
+  private async keepWildcardCopy(run: Run): Promise<void> {
+    if (run.namespace) run.wildcardCopy = await this.wildcardTls.keepCopy(run.name);
+  }
+
+  /**
    * Renders the head SHA (reading .preview/, at most a checkout: nothing changes in the cluster)
    * while the slot is claimed in status, so that other replicas see it. The claim's write overlaps
    * the rendering and the apply; later status writes wait for it (StatusWriter.settle).
    */
   private async render(run: Run): Promise<RenderOutcome> {
-    run.certManager = this.settings.tlsIssuer !== false && (await this.client.discovery.has(certificateKind));
-    const rendering = this.renderAt(run.env, run.certManager, run.policy);
+    const perPreview = this.settings.tlsIssuer !== false && this.settings.tlsMode === 'per-preview';
+    run.tls = servesTls(this.settings, perPreview && (await this.client.discovery.has(certificateKind)));
+    const rendering = this.renderAt(run.env, run.tls, run.policy);
     rendering.catch(() => {});
     run.claiming = !holdsPhase(run.env.status?.phase);
     if (run.claiming) run.claim = this.status.settle(run.current, run.ctx, claimOutcome(run.env.spec.pullRequest.headSha));
@@ -339,19 +362,24 @@ export class PreviewEnvironmentReconciler implements Reconciler {
       rendered.identity.host,
       (ref) => issuers.get(identityOf(ref)),
     );
+    // The wildcard modes: the Secret the host is served from, last (once something is routed).
+    const host = rendered.identity.host;
+    const wildcard = rendered.url && run.tls ? await this.wildcardTls.readiness(host, new Date(run.now), run.wildcardCopy) : undefined;
+    if (wildcard) readiness.resources.push(wildcard);
+    readiness.ready &&= wildcard?.ready ?? true;
     const previous = run.current.env.status ?? {};
     // A new SHA, or the same one out of Expired, starts a fresh TTL.
     const redeployed = previous.phase === 'Expired' || previous.deployedSha !== rendered.sha;
     const lastDeployedAt = !redeployed && previous.lastDeployedAt ? previous.lastDeployedAt : formatTime(new Date(run.now));
     const ttl = run.current.env.spec.ttl ?? rendered.config.ttl ?? run.policy.budgets.ttl;
-    const certified = applied.some((r) => r.kind === 'Certificate');
+    const certified = wildcard !== undefined || applied.some((r) => r.kind === 'Certificate');
     const certificate =
       this.settings.tlsIssuer === false
         ? undefined
         : certificateCondition(
-            run.certManager,
+            run.tls,
             certified,
-            readiness.resources.filter((r) => r.kind === 'Certificate'),
+            wildcard ? [wildcard] : readiness.resources.filter((r) => r.kind === 'Certificate'),
           );
     const gated = this.settings.checksGate !== undefined;
     return { rendered, readiness, certificate, gated, lastDeployedAt, expiresAt: expiryAfter(lastDeployedAt, ttl), redeployed };
@@ -380,7 +408,7 @@ export class PreviewEnvironmentReconciler implements Reconciler {
     run.laps.lap('status');
     this.logger.debug({ environment: run.name, phase: run.current.env.status?.phase, ms: run.laps.ms }, 'reconciled');
     const waits = [observed.expiresAt.getTime() - this.clock.now()];
-    if (run.certManager && observed.certificate?.status === 'False') waits.push(this.settings.certificatePollMs);
+    if (run.tls && observed.certificate?.status === 'False') waits.push(this.settings.certificatePollMs);
     return { requeueAfter: clampRequeue(Math.min(...waits)) };
   }
 
@@ -391,10 +419,10 @@ export class PreviewEnvironmentReconciler implements Reconciler {
     return expiry ? { requeueAfter: clampRequeue(expiry.getTime() - this.clock.now()) } : {};
   }
 
-  /** The rendering at the head SHA, once per uid, generation, head SHA and TLS mode. */
-  private async renderAt(env: EnvironmentObject, certManagerInstalled: boolean, policy: EffectivePolicy): Promise<RenderOutcome> {
+  /** The rendering at the head SHA, once per uid, generation, head SHA and whether TLS is served. */
+  private async renderAt(env: EnvironmentObject, tls: boolean, policy: EffectivePolicy): Promise<RenderOutcome> {
     const name = env.metadata.name;
-    const key = `${env.metadata.uid}/${env.metadata.generation}/${env.spec.pullRequest.headSha}/${certManagerInstalled ? 'tls' : 'plain'}`;
+    const key = `${env.metadata.uid}/${env.metadata.generation}/${env.spec.pullRequest.headSha}/${tls ? 'tls' : 'plain'}`;
     const memo = this.memory.peek(name)?.render;
     if (memo?.key === key) return memo.outcome;
     const started = performance.now();
@@ -404,7 +432,7 @@ export class PreviewEnvironmentReconciler implements Reconciler {
       {
         name,
         spec: env.spec,
-        settings: renderSettings(settings, certManagerInstalled),
+        settings: renderSettings(settings, tls),
         trust: policy.trust,
         allowedKinds: this.allowedKinds,
         renderPolicy: settings.renderPolicy,

@@ -5,13 +5,16 @@
 //   - its Namespace (owned), and the Algorithms, Databases and Ingresses it applied (labelled);
 //   - a guard deleted or edited by anyone else — the NetworkPolicy, ResourceQuota, LimitRange, the
 //     default ServiceAccount — so that it is put back at once, not at the next push;
-//   - a change to another environment of its repository (above all a deletion), which may free a slot.
+//   - a change to another environment of its repository (above all a deletion), which may free a slot;
+//   - the wildcard certificate's Secret (every environment: a renewal is copied into each namespace),
+//     and its copy in the environment's namespace (deleted or edited: put back).
 import { algorithmKind, databaseKind, ownershipLabelKeys, previewEnvironmentKind } from '../../constructs/index.js';
-import type { Controller, EventFilter, KubeObject, Manager } from '../kube/index.js';
+import type { CacheReader, Controller, EventFilter, Informer, KubeObject, Manager, Watch } from '../kube/index.js';
 import { repositoryKey } from '../github/octokit-factory.js';
 import { byEnvironment, guardCacheKinds, ingressKind, namespaceKind, repositoryIndex } from './preview-environment-caches.js';
 import { withDefaults, type PreviewEnvironmentControllerOptions } from './preview-environment-options.js';
 import { PreviewEnvironmentReconciler } from './preview-environment-reconciler.js';
+import { secretKind, wildcardCopyLabel, type WildcardTlsInformers } from './preview-environment-wildcard-tls.js';
 import type { EnvironmentObject } from './preview-environment-status.js';
 
 export type { PreviewEnvironmentControllerOptions } from './preview-environment-options.js';
@@ -51,7 +54,8 @@ export function registerPreviewEnvironmentController(
   const databases = manager.informer(databaseKind);
   const ingresses = manager.informer(ingressKind, byEnvironment);
   const guards = guardCacheKinds.map((kind) => manager.informer(kind, byEnvironment));
-  const informers = { environments, namespaces, algorithms, databases, ingresses, guards };
+  const wildcardTls = wildcardTlsInformers(manager, options);
+  const informers = { environments, namespaces, algorithms, databases, ingresses, guards, wildcardTls };
   const settings = withDefaults(options);
   const reconciler = new PreviewEnvironmentReconciler(manager.client, informers, settings);
   const controller = manager.addController<EnvironmentObject>({
@@ -65,10 +69,31 @@ export function registerPreviewEnvironmentController(
       { informer: ingresses, map: labelledEnvironment },
       ...guards.map((informer) => ({ informer, map: (obj: KubeObject) => reconciler.driftedGuard(informer, obj) })),
       { informer: environments, map: (obj) => reconciler.queuedSiblings(obj as EnvironmentObject) },
+      ...wildcardTlsWatches(wildcardTls, environments),
     ],
     reconciler,
     workers: settings.workers,
     resyncPeriodMs: settings.resyncPeriodMs,
   });
   return { controller };
+}
+
+/** The wildcard TLS informers as the wiring makes them: caches to read, and sources of events. */
+type WildcardTlsWatched = WildcardTlsInformers & { copies: Informer<KubeObject>; source?: Informer<KubeObject> };
+
+/**
+ * The wildcard certificate's Secret (one object: its namespace and name) and the copies of it
+ * (labelled; cached in every mode, so that a copy left from an earlier wildcard run is seen and deleted).
+ */
+function wildcardTlsInformers(manager: Manager, options: PreviewEnvironmentControllerOptions): WildcardTlsWatched {
+  const secret = options.tlsMode && options.tlsMode !== 'per-preview' ? options.tlsWildcardSecret : undefined;
+  const source = secret && manager.informer(secretKind, { namespace: secret.namespace, fieldSelector: `metadata.name=${secret.name}` });
+  return { copies: manager.informer(secretKind, { labelSelector: wildcardCopyLabel }), ...(source ? { source } : {}) };
+}
+
+/** A change of the source wakes every environment; a change of a copy, the environment of its namespace (its name). */
+function wildcardTlsWatches(informers: WildcardTlsWatched, environments: CacheReader<EnvironmentObject>): Watch[] {
+  const everyEnvironment = () => environments.list().map((e) => e.metadata.name);
+  const copies: Watch = { informer: informers.copies, map: (obj) => (obj.metadata.namespace ? [obj.metadata.namespace] : []) };
+  return informers.source ? [copies, { informer: informers.source, map: everyEnvironment }] : [copies];
 }

@@ -16,6 +16,7 @@ import { checkRole, checkRoleBinding } from './guard-rbac.js';
 import { checkScheduling } from './guard-scheduling.js';
 import { checkPodTokens, checkSecret, checkServiceAccount } from './guard-service-account-tokens.js';
 import { checkVolumeClaims } from './guard-volume-claims.js';
+import { checkReservedCertificateSecret, checkReservedSecret, checkReservedSecretMounts } from './guard-wildcard-secret.js';
 import { defaultOutputLimits, findOutputShapeProblem, type OutputLimit, type OutputLimits } from './rendered-output-limits.js';
 
 export type PolicyRule =
@@ -71,6 +72,8 @@ export type PolicyRule =
   | 'service-external-ips'
   /** A Secret of type kubernetes.io/service-account-token (or annotated for one). */
   | 'service-account-token'
+  /** The operator's copy of the wildcard certificate: written by a Secret or a Certificate, or read by a pod. */
+  | 'reserved-secret'
   /** A ServiceAccount or pod that would mount an API token (unless the operator allows it). */
   | 'service-account-automount'
   /** A claim of an existing volume: by name, by selector or with the empty StorageClass (it could take another environment's data). */
@@ -141,11 +144,17 @@ type ObjectCheck = (object: Manifest, policy: RenderPolicy, violate: Violate) =>
 /** The checks of particular kinds, by `group/Kind`. */
 const kindChecks: Record<string, ObjectCheck> = {
   '/Service': checkService,
-  '/Secret': (object, _policy, violate) => checkSecret(object, violate),
+  '/Secret': (object, _policy, violate) => {
+    checkSecret(object, violate);
+    checkReservedSecret(object, violate);
+  },
   '/ServiceAccount': checkServiceAccount,
   '/Pod': (object, _policy, violate) => checkPodFields(object, violate),
   'networking.k8s.io/Ingress': checkIngress,
-  'cert-manager.io/Certificate': checkCertificate,
+  'cert-manager.io/Certificate': (object, policy, violate) => {
+    checkCertificate(object, policy, violate);
+    checkReservedCertificateSecret(object, violate);
+  },
   'rbac.authorization.k8s.io/Role': (object, _policy, violate) => checkRole(object, violate),
   'rbac.authorization.k8s.io/RoleBinding': checkRoleBinding,
 };
@@ -221,6 +230,7 @@ function checkPods(object: Manifest, policy: RenderPolicy, violate: Violate): vo
     violate('pod-security', `${pod.path}.${v.path}: ${v.message} (Pod Security "${policy.podSecurity}", check ${v.check})`);
   }
   checkPodTokens(pod, policy, violate);
+  checkReservedSecretMounts(pod, violate);
   checkScheduling(pod, policy, violate);
   if (pod.path !== 'spec') checkAnnotations(pod.annotations, pod.path.replace(/spec$/, 'metadata.annotations'), violate);
 }

@@ -136,7 +136,12 @@ test('every value set: every operator setting reaches the container, and the ope
   assert.equal(config.policy.budgets.ttl, '24h', 'previews.defaultTtl overrides the policy\'s budgets.ttl');
   assert.equal(config.policy.budgets.maxEnvironmentsPerRepository, 5);
   assert.equal(config.policy.repositories['acme/shop']?.budgets?.maxEnvironmentsPerRepository, 2);
-  assert.deepEqual(config.previews.tls, { issuer: { name: 'letsencrypt-staging', kind: 'Issuer' } });
+  assert.deepEqual(config.previews.tls, { issuer: { name: 'letsencrypt-staging', kind: 'Issuer' }, mode: 'wildcard' });
+  assert.deepEqual(config.previews.tlsWildcardSecret, { namespace: 'previews', name: 'preview-wildcard' });
+  const wildcard = findObject(objects, 'Certificate') as unknown as { metadata: { namespace: string }; spec: Record<string, unknown> };
+  assert.equal(wildcard.metadata.namespace, 'previews', 'the wildcard Certificate lives in the operator\'s namespace');
+  assert.deepEqual(wildcard.spec.dnsNames, ['*.preview.example.com']);
+  assert.deepEqual(wildcard.spec.issuerRef, { name: 'letsencrypt-staging', kind: 'Issuer', group: 'cert-manager.io' });
   assert.equal(config.canary.traffic, 'httproute');
   assert.equal(config.metrics.port, 9100);
   assert.deepEqual(config.dashboard, { enabled: true, port: 8088 });
@@ -160,6 +165,8 @@ test('values the schema refuses never render', async () => {
   await assert.rejects(helm('template', 'po', chartDir, '--set', 'controllers[0]=frontend'), /controllers\/0.*must be one of/s);
   await assert.rejects(helm('template', 'po', chartDir, '--set', 'leaderElection.leaseDuration=soon'), /leaseDuration/);
   await assert.rejects(helm('template', 'po', chartDir, '--set', 'ingress.enabled=true'), /ingress\.enabled needs ingress\.host/);
+  await assert.rejects(helm('template', 'po', chartDir, '--set', 'previews.tlsMode=wildcard'), /creates a Certificate for \*\.<previews\.domain>: set previews\.domain/);
+  await assert.rejects(helm('template', 'po', chartDir, '--set', 'previews.tlsMode=shared'), /tlsMode.*must be one of/s);
 });
 
 test('the rendered chart applies to a real API server in a fresh namespace and its Deployment becomes available', async () => {
