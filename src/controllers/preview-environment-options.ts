@@ -48,7 +48,7 @@ export interface PreviewEnvironmentControllerOptions {
    * Filters, trust and budgets, global with per-repository overrides (default
    * `defaultPolicySettings`: TTL 72h, no per-repository cap, OWNER/MEMBER/COLLABORATOR trusted).
    * Used here: `trust.associations` (whose PRs render their own configuration and code),
-   * `budgets.ttl` (the default time to live; spec.ttl and the repository's `ttl` win) and
+   * `budgets.ttl` and `budgets.maxTtl` (the default time to live and its cap; see `effectiveTtl`) and
    * `budgets.maxEnvironmentsPerRepository`.
    */
   policy?: PolicyConfig;

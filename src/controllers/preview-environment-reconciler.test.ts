@@ -215,6 +215,22 @@ describe('the PreviewEnvironment reconciler', () => {
     assert.equal(t.reporter.reports.length, reports, 'not even a report');
   });
 
+  it('TTL: the repository\'s `ttl` applies over the policy\'s default, cut to the policy\'s maxTtl; spec.ttl set by hand wins', async () => {
+    const expiry = async (ttl: string, budgets: { ttl: string; maxTtl: string | null }, specTtl?: string) => {
+      const t = setup({ policy: { ...defaultPolicySettings, budgets: { ...budgets, maxEnvironmentsPerRepository: null }, repositories: {} } });
+      t.files.commit(repository, first, { '.preview/preview.yaml': `${previewYaml()}ttl: ${ttl}\n` });
+      const name = await t.create(1, specTtl ? { ttl: specTtl } : {});
+      await t.reconcile(name);
+      const { lastDeployedAt, expiresAt } = t.environment(name).status ?? {};
+      return (Date.parse(expiresAt!) - Date.parse(lastDeployedAt!)) / 60_000;
+    };
+    assert.equal(await expiry('2m', { ttl: '72h', maxTtl: null }), 2, 'the repository asks for less than the default');
+    assert.equal(await expiry('240h', { ttl: '72h', maxTtl: null }), 240 * 60, 'and for more, without a cap');
+    assert.equal(await expiry('240h', { ttl: '72h', maxTtl: '96h' }), 96 * 60, 'the policy caps it');
+    assert.equal(await expiry('2m', { ttl: '72h', maxTtl: '96h' }), 2, 'under the cap, the repository\'s');
+    assert.equal(await expiry('2m', { ttl: '72h', maxTtl: null }, '5h'), 5 * 60, 'spec.ttl, set by hand');
+  });
+
   it('checks pending: a new head SHA waits for CI, nothing is applied, and it asks again at the poll interval', async () => {
     const asked: string[] = [];
     let verdict: ChecksVerdict = { state: 'pending', failing: [], pending: ['ci/build'], passed: [], message: 'ci/build is in progress' };

@@ -49,7 +49,7 @@ import {
 } from '../kube/index.js';
 import { Semaphore } from '../kube/semaphore.js';
 import { environmentAnnotationKeys } from '../intake/environment-store.js';
-import { expiresAt as expiryAfter } from '../policy/budgets.js';
+import { effectiveTtl, expiresAt as expiryAfter } from '../policy/budgets.js';
 import { effectivePolicy, type EffectivePolicy } from '../policy/policy-config.js';
 import { AllowedKinds } from '../synth/guard-allowed-kinds.js';
 import { issuerProblems } from './certificate-issuers.js';
@@ -249,7 +249,7 @@ export class PreviewEnvironmentReconciler implements Reconciler {
     // Out of Expired by a new head SHA: its TTL starts when it is deployed.
     run.expiry = env.status?.phase === 'Expired' ? undefined : this.expiry(env, run.configTtl, run.policy, memo !== undefined);
     if (run.expiry === undefined || run.now < run.expiry.getTime()) return undefined;
-    return this.teardown.expire(run.current, run.ctx, run.expiry, env.spec.ttl ?? run.configTtl ?? run.policy.budgets.ttl);
+    return this.teardown.expire(run.current, run.ctx, run.expiry, effectiveTtl(env.spec.ttl, run.configTtl, run.policy.budgets).ttl);
   }
 
   /** Wait for CI: a new head SHA is deployed once its checks passed; what is deployed keeps serving meanwhile. */
@@ -371,7 +371,7 @@ export class PreviewEnvironmentReconciler implements Reconciler {
     // A new SHA, or the same one out of Expired, starts a fresh TTL.
     const redeployed = previous.phase === 'Expired' || previous.deployedSha !== rendered.sha;
     const lastDeployedAt = !redeployed && previous.lastDeployedAt ? previous.lastDeployedAt : formatTime(new Date(run.now));
-    const ttl = run.current.env.spec.ttl ?? rendered.config.ttl ?? run.policy.budgets.ttl;
+    const { ttl } = effectiveTtl(run.current.env.spec.ttl, rendered.config.ttl, run.policy.budgets);
     const certified = wildcard !== undefined || applied.some((r) => r.kind === 'Certificate');
     const certificate =
       this.settings.tlsIssuer === false
@@ -471,7 +471,7 @@ export class PreviewEnvironmentReconciler implements Reconciler {
     const since = env.status?.lastDeployedAt ?? env.metadata.creationTimestamp;
     if (!since) return undefined;
     if (!env.spec.ttl && !configKnown && env.status?.expiresAt) return new Date(env.status.expiresAt);
-    return expiryAfter(since, env.spec.ttl ?? configTtl ?? policy.budgets.ttl);
+    return expiryAfter(since, effectiveTtl(env.spec.ttl, configTtl, policy.budgets).ttl);
   }
 
   private timeDelivery(env: EnvironmentObject, now: number, applied: boolean, ready: boolean): void {

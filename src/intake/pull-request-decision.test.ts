@@ -36,9 +36,10 @@ test('an opened pull request becomes exactly the CRD spec', () => {
         fork: false,
         updatedAt: '2019-05-15T15:20:33Z',
       },
-      ttl: '24h',
     },
   });
+  // The policy's TTL (24h here) is not written: the controller weighs it against the repository's `ttl`.
+  assert.equal((decision as { spec?: { ttl?: string } }).spec?.ttl, undefined);
 });
 
 test('the same facts always give the same spec (label order does not matter)', () => {

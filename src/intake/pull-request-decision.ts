@@ -46,7 +46,8 @@ export function environmentSpec(pr: PullRequestFacts, policy: EffectivePolicy): 
       // The API server refuses a write that would move this back (see the CRD).
       ...(pr.updatedAt !== undefined ? { updatedAt: pr.updatedAt } : {}),
     },
-    ttl: policy.budgets.ttl,
+    // No `ttl`: the controller takes the repository's (capped by the policy) or the policy's default,
+    // so that a `ttl` in `.preview/preview.yaml` applies. `spec.ttl` is left for a person to set.
   };
 }
 

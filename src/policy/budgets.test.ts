@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { allocateSlots, DurationError, expiresAt, parseDuration, ttlProblem } from './budgets.js';
+import { allocateSlots, DurationError, effectiveTtl, expiresAt, parseDuration, ttlProblem } from './budgets.js';
 
 test('Go-style durations: units, sums and fractions', () => {
   assert.equal(parseDuration('72h'), 72 * 3_600_000);
@@ -32,6 +32,18 @@ test('expiry is the last deployment plus the TTL', () => {
   assert.equal(expiresAt('2026-01-01T00:00:00Z', '72h').toISOString(), '2026-01-04T00:00:00.000Z');
   assert.equal(expiresAt(new Date('2026-01-01T23:30:00Z'), '90m').toISOString(), '2026-01-02T01:00:00.000Z');
   assert.throws(() => expiresAt('yesterday', '1h'), RangeError);
+});
+
+test('the TTL: spec.ttl, else the repository\'s, else the policy\'s default; the policy\'s maxTtl caps the last two', () => {
+  const policy = { ttl: '72h', maxTtl: null };
+  assert.deepEqual(effectiveTtl(undefined, undefined, policy), { ttl: '72h', source: 'policy' });
+  assert.deepEqual(effectiveTtl(undefined, '2m', policy), { ttl: '2m', source: 'repository' });
+  assert.deepEqual(effectiveTtl(undefined, '240h', policy), { ttl: '240h', source: 'repository' });
+  const capped = { ttl: '72h', maxTtl: '96h' };
+  assert.deepEqual(effectiveTtl(undefined, '240h', capped), { ttl: '96h', source: 'policy-cap' });
+  assert.deepEqual(effectiveTtl(undefined, '90m', capped), { ttl: '90m', source: 'repository' });
+  assert.deepEqual(effectiveTtl(undefined, undefined, { ttl: '72h', maxTtl: '1h' }), { ttl: '1h', source: 'policy-cap' });
+  assert.deepEqual(effectiveTtl('500h', '2m', capped), { ttl: '500h', source: 'spec' }, 'set by hand on the object: a person decided');
 });
 
 test('cap: slot holders keep their slots, free slots go to the lowest waiting PR numbers', () => {

@@ -44,6 +44,36 @@ export function ttlProblem(text: string): string | undefined {
   return undefined;
 }
 
+/** Where an environment's TTL came from (see `effectiveTtl`). */
+export type TtlSource = 'spec' | 'repository' | 'policy' | 'policy-cap';
+
+/**
+ * The TTL an environment lives by. `spec.ttl` (set on the PreviewEnvironment by hand) wins; then
+ * the repository's `ttl` from `.preview/preview.yaml`, then the policy's default — either one
+ * shortened to the policy's `maxTtl` when it is longer. Unparseable values were refused earlier
+ * (the CRD, the config validation); one here is treated as longer than any cap.
+ */
+export function effectiveTtl(
+  specTtl: string | undefined,
+  repositoryTtl: string | undefined,
+  budgets: { ttl: string; maxTtl?: string | null },
+): { ttl: string; source: TtlSource } {
+  if (specTtl) return { ttl: specTtl, source: 'spec' };
+  const wanted = repositoryTtl ?? budgets.ttl;
+  const source: TtlSource = repositoryTtl !== undefined ? 'repository' : 'policy';
+  const cap = budgets.maxTtl;
+  if (!cap || durationMs(wanted) <= durationMs(cap)) return { ttl: wanted, source };
+  return { ttl: cap, source: 'policy-cap' };
+}
+
+function durationMs(text: string): number {
+  try {
+    return parseDuration(text);
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+}
+
 /** When an environment deployed at `lastDeploy` expires: lastDeploy + TTL. */
 export function expiresAt(lastDeploy: Date | string, ttl: string): Date {
   const start = typeof lastDeploy === 'string' ? new Date(lastDeploy) : lastDeploy;

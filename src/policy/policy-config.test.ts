@@ -35,7 +35,7 @@ test('repository overrides merge field by field; lists replace rather than appen
   assert.equal(shop.filters.skipDrafts, false);
   assert.deepEqual(shop.filters.baseBranches, ['main']);
   assert.equal(shop.trust.approvalLabel, 'ok-to-preview');
-  assert.deepEqual(shop.budgets, { ttl: '24h', maxEnvironmentsPerRepository: null }, 'null removes the global cap');
+  assert.deepEqual(shop.budgets, { ttl: '24h', maxTtl: null, maxEnvironmentsPerRepository: null }, 'null removes the global cap');
 
   const other = effectivePolicy(config, { owner: 'acme', name: 'blog' });
   assert.deepEqual(other.filters.labels.anyOf, ['preview']);

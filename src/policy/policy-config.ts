@@ -40,8 +40,13 @@ export interface TrustPolicy {
 }
 
 export interface BudgetPolicy {
-  /** How long an environment lives after its last deployment (Go duration, at least 1m; default 72h). */
+  /**
+   * How long an environment lives after its last deployment when its repository's
+   * `.preview/preview.yaml` sets no `ttl` (Go duration, at least 1m; default 72h).
+   */
   ttl: string;
+  /** The longest TTL a repository may ask for; a longer one (and a longer `ttl` default) is cut to this. `null`: no cap (default). */
+  maxTtl: string | null;
   /** Environments one repository may run at once; the rest wait as Queued. `null`: no cap (default). */
   maxEnvironmentsPerRepository: number | null;
 }
@@ -111,6 +116,7 @@ export const defaultPolicySettings: Readonly<PolicySettings> = {
   },
   budgets: {
     ttl: '72h',
+    maxTtl: null,
     maxEnvironmentsPerRepository: null,
   },
   checks: { require: 'none' },
@@ -150,6 +156,7 @@ function mergeFilters(base: FilterPolicy, o: PolicyOverrides['filters']): Filter
 function mergeBudgets(base: BudgetPolicy, o: PolicyOverrides['budgets']): BudgetPolicy {
   return {
     ttl: o?.ttl ?? base.ttl,
+    maxTtl: o?.maxTtl !== undefined ? o.maxTtl : base.maxTtl,
     // `null` is a value here (remove a global cap), so only `undefined` inherits.
     maxEnvironmentsPerRepository:
       o?.maxEnvironmentsPerRepository !== undefined ? o.maxEnvironmentsPerRepository : base.maxEnvironmentsPerRepository,

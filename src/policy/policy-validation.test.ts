@@ -12,8 +12,8 @@ test('a complete, valid configuration has no issues', () => {
       authors: { allow: [], deny: ['*[bot]'] },
     },
     trust: { associations: ['OWNER', 'MEMBER'], approvalLabel: 'ok-to-preview' },
-    budgets: { ttl: '1h30m', maxEnvironmentsPerRepository: 5 },
-    repositories: { 'acme/shop': { budgets: { maxEnvironmentsPerRepository: null } }, 'my-org/app.web': {} },
+    budgets: { ttl: '1h30m', maxTtl: '168h', maxEnvironmentsPerRepository: 5 },
+    repositories: { 'acme/shop': { budgets: { maxTtl: null, maxEnvironmentsPerRepository: null } }, 'my-org/app.web': {} },
   }), []);
   assert.deepEqual(validatePolicyConfig(undefined), []);
   assert.deepEqual(validatePolicyConfig({}), []);
@@ -24,7 +24,7 @@ test('every problem is reported, each with its path', () => {
     enabled: 'yes',
     filters: { labels: { anyOf: ['ok', '', 3] }, skipDraft: true, baseBranches: 'main', authors: { allow: [null] } },
     trust: { associations: ['OWNER', 'ADMIN'], approvalLabel: '' },
-    budgets: { ttl: '30s', maxEnvironmentsPerRepository: 0 },
+    budgets: { ttl: '30s', maxTtl: 7, maxEnvironmentsPerRepository: 0 },
     colour: 'blue',
   });
   assert.deepEqual(issues.map((i) => i.path), [
@@ -38,11 +38,13 @@ test('every problem is reported, each with its path', () => {
     'trust.associations[1]',
     'trust.approvalLabel',
     'budgets.ttl',
+    'budgets.maxTtl',
     'budgets.maxEnvironmentsPerRepository',
   ]);
   assert.match(issues.find((i) => i.path === 'colour')!.message, /unknown field/);
   assert.match(issues.find((i) => i.path === 'trust.associations[1]')!.message, /unknown association/);
   assert.match(issues.find((i) => i.path === 'budgets.ttl')!.message, /at least 1m/);
+  assert.match(issues.find((i) => i.path === 'budgets.maxTtl')!.message, /must be a duration such as 72h, not/);
 });
 
 test('repository keys and their overrides are checked, with the key in the path', () => {

@@ -135,12 +135,14 @@ function validateTrust(value: unknown, path: string, issues: Issues): void {
 }
 
 function validateBudgets(value: unknown, path: string, issues: Issues): void {
-  const budgets = object(value, path, ['ttl', 'maxEnvironmentsPerRepository'], issues);
+  const budgets = object(value, path, ['ttl', 'maxTtl', 'maxEnvironmentsPerRepository'], issues);
   if (!budgets) return;
-  if (budgets.ttl !== undefined) {
-    const problem =
-      typeof budgets.ttl === 'string' ? ttlProblem(budgets.ttl) : `must be a duration such as 72h, not ${describe(budgets.ttl)}`;
-    if (problem) issues.push({ path: at(path, 'ttl'), message: problem });
+  for (const key of ['ttl', 'maxTtl'] as const) {
+    const ttl = budgets[key];
+    // `maxTtl: null` lifts a cap set globally.
+    if (ttl === undefined || (key === 'maxTtl' && ttl === null)) continue;
+    const problem = typeof ttl === 'string' ? ttlProblem(ttl) : `must be a duration such as 72h, not ${describe(ttl)}`;
+    if (problem) issues.push({ path: at(path, key), message: problem });
   }
   const cap = budgets.maxEnvironmentsPerRepository;
   if (cap !== undefined && cap !== null && !(typeof cap === 'number' && Number.isInteger(cap) && cap >= 1)) {

@@ -115,7 +115,6 @@ describe('a pull request from the repository itself', () => {
         fork: false,
         updatedAt: change.pullRequest.updated_at,
       },
-      ttl: '72h',
     });
     assert.equal(env.metadata.namespace, undefined, 'cluster-scoped');
     assert.equal(env.metadata.labels?.['preview.alien6.io/pull-request'], '11');
