@@ -3,7 +3,7 @@
 // many minutes to build cold on two cores, so one build serves every later run.
 import { createHash } from 'node:crypto';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 export interface GoBinary {
@@ -51,10 +51,13 @@ export async function ensureGoBinary(binary: GoBinary, options: BuildOptions = {
 
   mkdirSync(binary.cacheDir, { recursive: true });
   const lock = path.join(binary.cacheDir, `${hash}.lock`);
-  while (!tryLock(lock)) {
-    if (existsSync(target)) return target;
-    await new Promise((r) => setTimeout(r, 1000));
-  }
+  const owned = await acquireLock(lock, () => existsSync(target), (waited) => {
+    const holder = lockHolder(lock);
+    log(waited === 0
+      ? `${binary.name}: another process${holder ? ` (pid ${holder})` : ''} is building it; waiting for that build (${lock})`
+      : `${binary.name}: still waiting for the build of another process (${Math.round(waited / 1000)}s)`);
+  });
+  if (!owned) return target;
   try {
     if (existsSync(target)) return target;
     await build(binary, target, log);
@@ -68,10 +71,56 @@ export async function ensureGoBinary(binary: GoBinary, options: BuildOptions = {
 function tryLock(lock: string): boolean {
   try {
     mkdirSync(lock);
+    writeFileSync(path.join(lock, 'pid'), String(process.pid));
     return true;
   } catch {
     return false;
   }
+}
+
+/** The pid of the process that holds the lock, if it wrote one. */
+function lockHolder(lock: string): number | undefined {
+  try {
+    const pid = Number(readFileSync(path.join(lock, 'pid'), 'utf8'));
+    return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Takes the build lock (true), or waits while another process holds it (false once `done`);
+ * `waiting` hears of it at once and every 30 s, so a cold build elsewhere is never silent. A lock
+ * whose process is gone (killed mid-build) is taken over.
+ */
+async function acquireLock(lock: string, done: () => boolean, waiting: (waitedMs: number) => void): Promise<boolean> {
+  const started = Date.now();
+  let told = -1;
+  while (!tryLock(lock)) {
+    if (done()) return false;
+    const holder = lockHolder(lock);
+    if (holder !== undefined && !alive(holder)) {
+      rmSync(lock, { recursive: true, force: true });
+      continue;
+    }
+    const waited = Date.now() - started;
+    const period = Math.floor(waited / 30_000);
+    if (period !== told) {
+      told = period;
+      waiting(period * 30_000);
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  return true;
 }
 
 function pruneOldBuilds(cacheDir: string, keep: string): void {

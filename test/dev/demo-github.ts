@@ -51,9 +51,9 @@ export async function openDemoPullRequest(demo: DemoGitHub, webhookUrl: string):
   return `pull request #1 opened by alice; webhook answered ${answer.status} ${answer.body}`;
 }
 
-/** The newest comment on pull request #1, quoted, or nothing yet. */
-export function lastComment(demo: DemoGitHub): string[] {
-  const comments = demo.gh.comments(demo.repo.repository, 1);
+/** The newest comment on a pull request (#1 by default), quoted, or nothing yet. */
+export function lastComment(demo: DemoGitHub, pullRequest = 1): string[] {
+  const comments = demo.gh.comments(demo.repo.repository, pullRequest);
   if (comments.length === 0) return [];
-  return ['the pull request comment:', ...comments[comments.length - 1]!.body.split('\n').map((line) => `  | ${line}`)];
+  return [`the comment on pull request #${pullRequest}:`, ...comments[comments.length - 1]!.body.split('\n').map((line) => `  | ${line}`)];
 }

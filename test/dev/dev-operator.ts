@@ -7,7 +7,8 @@ import { startOperator, type RunningOperator } from '../../src/cli-run.js';
 import { loadConfig } from '../../src/config.js';
 import type { KubeAccess } from '../../src/kube/client.js';
 import { createLogger } from '../../src/logger.js';
-import type { DemoGitHub } from './demo-github.js';
+import { effectivePolicy } from '../../src/policy/policy-config.js';
+import { demoRepository, type DemoGitHub } from './demo-github.js';
 
 /** What `dev` sets unless a flag or variable says otherwise; `tlsIssuer` is the ClusterIssuer of previews, or `none`. */
 export function embeddedDefaults(
@@ -49,6 +50,8 @@ export interface DevOperator {
   controllers: readonly string[];
   logFile: string;
   secretFile: string;
+  /** The label that approves an untrusted pull request of the demo repository. */
+  approvalLabel: string;
 }
 
 /** Writes the App key and webhook secret to `workDir` and starts the operator; a bad setting throws ConfigError. */
@@ -63,5 +66,6 @@ export async function startDevOperator({ args, env, workDir, kubeConfig, demo, t
   const logFile = path.join(workDir, 'operator.log');
   const logger = createLogger({ level: config.logLevel, destination: createWriteStream(logFile) });
   const operator = await startOperator(config, { logger, kubeConfig, cloneUrl: () => demo.repo.cloneUrl });
-  return { operator, controllers: config.controllers, logFile, secretFile };
+  const { approvalLabel } = effectivePolicy(config.policy, demoRepository).trust;
+  return { operator, controllers: config.controllers, logFile, secretFile, approvalLabel };
 }

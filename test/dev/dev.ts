@@ -4,7 +4,9 @@
 // a pull request, delivers its signed webhook and shows the environment converging. It stays up
 // until Ctrl-C, then tears everything down. It is a test harness (the control plane, the emulator),
 // so it lives under test/ and runs from a source checkout; the product never imports it.
-// Arguments are the operator's settings: npm run dev -- --controllers=webhook,resync
+// Arguments are the operator's settings: npm run dev -- --controllers=webhook,resync. While it runs
+// it takes commands (push, close, reopen, open, approve, unapprove, help) typed in its terminal, or
+// from a second terminal: npm run dev -- push.
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,9 +17,11 @@ import { KubeClient, loadKubeConfig, type KubeAccess } from '../../src/kube/clie
 import { testCaIssuer } from '../cluster/cert-manager.js';
 import { startCluster } from '../cluster/start-cluster.js';
 import { installCrds, operatorCrdFiles } from '../fixtures/crds/install-crds.js';
-import { demoRepository, lastComment, openDemoPullRequest, startDemoGitHub } from './demo-github.js';
+import { demoRepository, lastComment, openDemoPullRequest, startDemoGitHub, type DemoGitHub } from './demo-github.js';
+import { devActionNames, devActionsHelp, runDevAction } from './dev-actions.js';
+import { devSocketPath, sendDevCommand, startDevControl } from './dev-control.js';
 import { startDevOperator } from './dev-operator.js';
-import { watchEnvironment } from './watch-environment.js';
+import { watchEnvironments } from './watch-environment.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 type Undo = () => Promise<unknown>;
@@ -50,6 +54,33 @@ function stopSignal(): { stopped: Promise<void>; release: () => void } {
   return { stopped, release: () => void process.off('SIGINT', onSignal).off('SIGTERM', onSignal) };
 }
 
+/** Takes commands for the demo's pull requests and prints every environment's changes until `stopped`. */
+async function driveDemo(
+  input: { demo: DemoGitHub; webhookUrl: string; approvalLabel: string; kubeConfig: KubeAccess; env: Env },
+  say: (line: string) => void, stopped: Promise<void>,
+): Promise<void> {
+  const { demo, webhookUrl, approvalLabel } = input;
+  const control = await startDevControl({
+    socketPath: devSocketPath(input.env), input: process.stdin.readable ? process.stdin : undefined,
+    run: (line) => runDevAction({ demo, webhookUrl, approvalLabel }, line), say,
+  });
+  try {
+    say(devActionsHelp());
+    if (control.socketPath) say(`(another terminal: npm run dev -- push; it talks to ${control.socketPath})`);
+    say('watching the environments converge; Ctrl-C tears everything down.');
+    say('');
+    const repository = (owner: string, name: string) => owner === demoRepository.owner && name === demoRepository.name;
+    await watchEnvironments(new KubeClient(input.kubeConfig), {
+      matches: (e) => repository(e.spec.repository.owner, e.spec.repository.name),
+      expected: [environmentName(demoRepository, 1)],
+      say, stopped,
+      settled: (e) => lastComment(demo, e.spec.pullRequest.number).forEach((line) => say(line)),
+    });
+  } finally {
+    await control.close();
+  }
+}
+
 /** Brings everything up, shows the demo converging until a signal, then undoes every step, last first. */
 export async function runDev(args: readonly string[], env: Env, io: CliIo): Promise<number> {
   const say = (line: string) => io.stdout(`${line}\n`);
@@ -65,7 +96,7 @@ export async function runDev(args: readonly string[], env: Env, io: CliIo): Prom
     say('CRDs: PreviewEnvironment, Algorithm, Database installed');
     const demo = await startDemoGitHub(onStop);
     say(`GitHub emulator: ${demo.gh.url} (App ${demo.app.slug} installed on ${demoRepository.owner}/${demoRepository.name})`);
-    const { operator, controllers, logFile, secretFile } = await startDevOperator({ args, env, workDir, kubeConfig, demo, tlsIssuer });
+    const { operator, controllers, logFile, secretFile, approvalLabel } = await startDevOperator({ args, env, workDir, kubeConfig, demo, tlsIssuer });
     onStop(() => operator.stop());
     say(`operator: running ${controllers.join(', ')}; its JSON log: ${logFile}`);
     say('');
@@ -76,11 +107,7 @@ export async function runDev(args: readonly string[], env: Env, io: CliIo): Prom
     say(`webhook secret (to sign your own deliveries): ${secretFile}`);
     say('');
     say(await openDemoPullRequest(demo, operator.webhookUrl));
-    // Keep watching (a second terminal may push, label, close) until Ctrl-C.
-    say('watching the environment converge; Ctrl-C tears everything down.');
-    say('');
-    const name = environmentName(demoRepository, 1);
-    await watchEnvironment(new KubeClient(kubeConfig), name, say, signal.stopped, () => lastComment(demo).forEach((line) => say(line)));
+    await driveDemo({ demo, webhookUrl: operator.webhookUrl, approvalLabel, kubeConfig, env }, say, signal.stopped);
     say('stopping…');
     return 0;
   } catch (err) {
@@ -93,6 +120,10 @@ export async function runDev(args: readonly string[], env: Env, io: CliIo): Prom
 }
 
 const io: CliIo = { stdout: (text) => void process.stdout.write(text), stderr: (text) => void process.stderr.write(text) };
-const code = await runDev(process.argv.slice(2), process.env, io);
+const args = process.argv.slice(2);
+// `npm run dev -- push`: a command for the dev running in another terminal, not a new one.
+const code = args[0] && devActionNames.includes(args[0])
+  ? await sendDevCommand(devSocketPath(process.env), args.join(' '), io)
+  : await runDev(args, process.env, io);
 // Informer watches and keep-alive sockets would hold the event loop open after a stop.
 process.exit(code);
