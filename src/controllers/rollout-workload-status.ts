@@ -30,20 +30,24 @@ interface WorkloadSpec {
   template?: { spec?: { containers?: { image?: string }[] } };
 }
 
+/** Whether the workload's controller has finished rolling out `desired` replicas of its current spec. */
+function isRolledOut(workload: KubeObject, status: WorkloadStatus, desired: number): boolean {
+  const observed = (status.observedGeneration ?? 0) >= (workload.metadata.generation ?? 0);
+  const updated = status.updatedReplicas ?? 0;
+  const current = (status.replicas ?? 0) === desired;
+  if (workload.kind === 'StatefulSet') {
+    const revisionsAgree = !status.updateRevision || status.currentRevision === status.updateRevision;
+    return observed && (status.readyReplicas ?? 0) >= desired && updated >= desired && current && revisionsAgree;
+  }
+  return observed && updated >= desired && (status.availableReplicas ?? 0) >= desired && current;
+}
+
 export function summarizeWorkload(workload: KubeObject): WorkloadSummary {
   const spec = (workload.spec ?? {}) as WorkloadSpec;
   const status = (workload.status ?? {}) as WorkloadStatus;
   const desired = spec.replicas ?? 1;
   const ready = status.readyReplicas ?? 0;
-  const observed = (status.observedGeneration ?? 0) >= (workload.metadata.generation ?? 0);
-  const updated = status.updatedReplicas ?? 0;
-  let rolledOut: boolean;
-  if (workload.kind === 'StatefulSet') {
-    const revisionsAgree = !status.updateRevision || status.currentRevision === status.updateRevision;
-    rolledOut = observed && ready >= desired && updated >= desired && (status.replicas ?? 0) === desired && revisionsAgree;
-  } else {
-    rolledOut = observed && updated >= desired && (status.availableReplicas ?? 0) >= desired && (status.replicas ?? 0) === desired;
-  }
+  const rolledOut = isRolledOut(workload, status, desired);
   const stuck = status.conditions?.find((c) => c.type === 'Progressing' && c.status === 'False' && c.reason === 'ProgressDeadlineExceeded');
   const image = spec.template?.spec?.containers?.[0]?.image;
   return {

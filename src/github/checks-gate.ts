@@ -54,12 +54,25 @@ export function createChecksGate(options: ChecksGateOptions): ChecksGate {
 
 type Page = { data: unknown };
 
+/** The fields read of a check run, a check suite or a commit status (GitHub's answers carry more). */
+interface GitHubItem {
+  id?: unknown;
+  name?: unknown;
+  context?: unknown;
+  state?: unknown;
+  status?: string | null;
+  conclusion?: string | null;
+  latest_check_runs_count?: number;
+  check_suite?: { id?: number } | null;
+  app?: { slug?: string } | null;
+}
+
 /** Items of a paginated answer: a plain list, or the list under `key` (`{ total_count, check_runs }`). */
-function itemsOf(page: Page, key: string): Record<string, any>[] {
+function itemsOf(page: Page, key: string): GitHubItem[] {
   const data = page.data as unknown;
-  if (Array.isArray(data)) return data as Record<string, any>[];
+  if (Array.isArray(data)) return data as GitHubItem[];
   const list = (data as Record<string, unknown> | null)?.[key];
-  return Array.isArray(list) ? (list as Record<string, any>[]) : [];
+  return Array.isArray(list) ? (list as GitHubItem[]) : [];
 }
 
 /** What GitHub reports on the commit: check runs (latest attempt of each), suites when asked, commit statuses. */

@@ -50,7 +50,7 @@ describe('renderComment', () => {
         { kind: 'Database', name: 'orders', ready: false, message: 'waiting for 1 of 2 replicas' },
       ],
     });
-    assert.match(body, /^\| `Algorithm` \| `recommender` \| ✅ \|  \|$/m);
+    assert.match(body, /^\| `Algorithm` \| `recommender` \| ✅ \| {2}\|$/m);
     assert.match(body, /^\| `Database` \| `orders` \| ⏳ \| `waiting for 1 of 2 replicas` \|$/m);
   });
 
