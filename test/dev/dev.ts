@@ -20,11 +20,13 @@ import { installCrds, operatorCrdFiles } from '../fixtures/crds/install-crds.js'
 import { demoRepository, lastComment, openDemoPullRequest, startDemoGitHub, type DemoGitHub } from './demo-github.js';
 import { devActionNames, devActionsHelp, runDevAction } from './dev-actions.js';
 import { devSocketPath, sendDevCommand, startDevControl } from './dev-control.js';
+import { removeDemoEnvironments } from './dev-cleanup.js';
 import { startDevOperator } from './dev-operator.js';
 import { watchEnvironments } from './watch-environment.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 type Undo = () => Promise<unknown>;
+const isDemo = (r: { owner: string; name: string }) => r.owner === demoRepository.owner && r.name === demoRepository.name;
 
 /** The cluster KUBECONFIG names (previews over plain HTTP), or a local control plane with cert-manager started for this run. */
 async function devCluster(
@@ -98,6 +100,8 @@ export async function runDev(args: readonly string[], env: Env, io: CliIo): Prom
     say(`GitHub emulator: ${demo.gh.url} (App ${demo.app.slug} installed on ${demoRepository.owner}/${demoRepository.name})`);
     const { operator, controllers, logFile, secretFile, approvalLabel } = await startDevOperator({ args, env, workDir, kubeConfig, demo, tlsIssuer });
     onStop(() => operator.stop());
+    // A cluster dev did not start keeps nothing of the demo: removed while the operator still runs (its finalizer).
+    if (env.KUBECONFIG) onStop(() => removeDemoEnvironments(new KubeClient(kubeConfig), { matches: isDemo, say }));
     say(`operator: running ${controllers.join(', ')}; its JSON log: ${logFile}`);
     say('');
     say(`export KUBECONFIG=${kubeconfigPath}`);

@@ -1,6 +1,7 @@
 // `npm run dev` (test/dev/dev.ts) with KUBECONFIG set: it uses that cluster, starts the GitHub
 // emulator and the operator, opens the demo pull request, prints the three lines a second
-// terminal needs (each on its own line), serves webhooks and metrics, and tears down on Ctrl-C.
+// terminal needs (each on its own line), serves webhooks and metrics, and tears down on Ctrl-C,
+// the demo's PreviewEnvironment included.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -62,6 +63,9 @@ test('dev on an existing cluster: demo pull request recorded, KUBECONFIG / webho
     assert.equal(await exited, 0);
     assert.match(out, /stopping…/);
     await assert.rejects(fetch(metrics), 'the operator\'s server is closed');
+    // Nothing of the demo stays in a cluster dev did not start.
+    assert.match(out, /removing 1 PreviewEnvironment\(s\) and their namespaces: pr-1-shop-/);
+    await assert.rejects(kubeRequest(cluster.kubeConfig, 'GET', `/apis/preview.alien6.io/v1alpha1/previewenvironments/${name}`), /404|not found/i);
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL');
     await kubeRequest(cluster.kubeConfig, 'DELETE', `/apis/preview.alien6.io/v1alpha1/previewenvironments/${name}`).catch((e: unknown) => {
