@@ -217,7 +217,8 @@ describe('the PreviewEnvironment reconciler', () => {
 
   it('TTL: the repository\'s `ttl` applies over the policy\'s default, cut to the policy\'s maxTtl; spec.ttl set by hand wins', async () => {
     const expiry = async (ttl: string, budgets: { ttl: string; maxTtl: string | null }, specTtl?: string) => {
-      const t = setup({ policy: { ...defaultPolicySettings, budgets: { ...budgets, maxEnvironmentsPerRepository: null }, repositories: {} } });
+      const policy = { ...defaultPolicySettings, budgets: { ...budgets, maxEnvironmentsPerRepository: null }, repositories: {} };
+      const t = setup({ policy });
       t.files.commit(repository, first, { '.preview/preview.yaml': `${previewYaml()}ttl: ${ttl}\n` });
       const name = await t.create(1, specTtl ? { ttl: specTtl } : {});
       await t.reconcile(name);
@@ -344,4 +345,5 @@ describe('the PreviewEnvironment reconciler', () => {
     assert.equal(condition(t.environment(name), 'ChecksPassed')?.reason, 'WaitingForChecks');
     assert.ok(networkPolicies.get(`${name}/preview-isolation`), 'put back');
   });
+
 });

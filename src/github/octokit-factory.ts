@@ -191,7 +191,9 @@ export function createGitHubClients(options: GitHubClientOptions): GitHubClients
     forgetRepository: (repository) => void installationIds.delete(repositoryKey(repository)),
     visibleRepositories: async () => {
       const found = await listInstallationRepositories(appClient, forInstallation, app.installationId);
-      for (const { installationId, ...repository } of found) installationIds.set(repositoryKey(repository), Promise.resolve(installationId));
+      for (const { installationId, ...repository } of found) {
+        installationIds.set(repositoryKey(repository), Promise.resolve(installationId));
+      }
       return found.map(({ owner, name }) => ({ owner, name }));
     },
     tokenFor: async (repository) => {

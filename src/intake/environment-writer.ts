@@ -13,10 +13,11 @@
 //   outage, a restart, a lost lease: none of these stop the writer), until they succeed or a
 //   newer intent replaces them. Memory is bounded: at most `maxWaiting` environments wait (one
 //   intent each, the newest); beyond that `submit` throws `WriterFullError` and the delivery is
-//   answered 503, to be redelivered or repaired by the resync. `pending` is exported as a metric. Permanent ones (Invalid, Forbidden, a CRD not installed, …) are logged at
-//   error and counted, not retried: the same write would be refused again. The resync, which
-//   compares every open pull request with its PreviewEnvironment, is the backstop for those
-//   and for intents lost with the process (this queue lives in memory).
+//   answered 503, to be redelivered or repaired by the resync. `pending` is exported as a metric.
+//   Permanent failures (Invalid, Forbidden, a CRD not installed, …) are logged at error and
+//   counted, not retried: the same write would be refused again. The resync, which compares
+//   every open pull request with its PreviewEnvironment, is the backstop for those and for
+//   intents lost with the process (this queue lives in memory).
 // - A slow write is never abandoned for the next one, which would make two writes for one name
 //   concurrent: the store's own request timeout (KubeClient: 30 s) turns a hang into a
 //   transient error.

@@ -23,13 +23,13 @@ export function decide(pr: PullRequestFacts, policy: EffectivePolicy): Decision 
   const name = environmentName(pr.repository, pr.number);
   const eligibility = environmentEligibility(pr, policy);
   if (!eligibility.eligible) return { action: 'delete', name, rule: eligibility.rule, reason: eligibility.reason };
-  const spec = environmentSpec(pr, policy);
+  const spec = environmentSpec(pr);
   const problems = specProblems(spec);
   if (problems.length > 0) return { action: 'ignore', rule: 'invalid', reason: `cannot describe the pull request as a PreviewEnvironment: ${problems.join('; ')}` };
   return { action: 'upsert', name, spec };
 }
 
-export function environmentSpec(pr: PullRequestFacts, policy: EffectivePolicy): PreviewEnvironmentSpec {
+export function environmentSpec(pr: PullRequestFacts): PreviewEnvironmentSpec {
   return {
     repository: { owner: pr.repository.owner, name: pr.repository.name, cloneUrl: pr.repository.cloneUrl },
     pullRequest: {

@@ -101,7 +101,9 @@ export async function runDev(args: readonly string[], env: Env, io: CliIo): Prom
     const { operator, controllers, logFile, secretFile, approvalLabel } = await startDevOperator({ args, env, workDir, kubeConfig, demo, tlsIssuer });
     onStop(() => operator.stop());
     // A cluster dev did not start keeps nothing of the demo: removed while the operator still runs (its finalizer).
-    if (env.KUBECONFIG) onStop(() => removeDemoEnvironments(new KubeClient(kubeConfig), { matches: isDemo, say }));
+    if (env.KUBECONFIG) {
+      onStop(() => removeDemoEnvironments(new KubeClient(kubeConfig), { matches: isDemo, say }));
+    }
     say(`operator: running ${controllers.join(', ')}; its JSON log: ${logFile}`);
     say('');
     say(`export KUBECONFIG=${kubeconfigPath}`);

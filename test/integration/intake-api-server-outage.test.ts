@@ -6,7 +6,6 @@
 // written by the replica that accepted them, two whose webhooks were never sent found by the
 // resync the (new) leader runs as it takes over. Neither process exits.
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';

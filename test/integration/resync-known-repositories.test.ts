@@ -65,7 +65,9 @@ function newRepository(pulls: number[]): RepositoryRef {
   return repo;
 }
 
-function options(clients: GitHubClients, policy: PolicyConfigInput, repos: RepositoryRef[], extra: Partial<ResyncOptions> = {}): ResyncOptions {
+function options(
+  clients: GitHubClients, policy: PolicyConfigInput, repos: RepositoryRef[], extra: Partial<ResyncOptions> = {},
+): ResyncOptions {
   const ours = () => mine().filter((e) => repos.some((r) => r.name === e.spec.repository.name));
   return {
     clients,
