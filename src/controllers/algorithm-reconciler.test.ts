@@ -127,7 +127,10 @@ describe('the Algorithm reconciler', () => {
     const canary = t.deployment('reco-canary');
     assert.deepEqual([image(t.deployment('reco')), image(canary), replicas(canary)], ['reco:1', 'reco:2', 1]);
     assert.deepEqual([t.status('reco').phase, t.status('reco').canaryImage, t.status('reco').desiredWeight], ['Canary', 'reco:2', 25]);
-    assert.ok(t.cluster.events().includes('Normal CanaryStarted: canary reco:2 started beside reco:1 with 25% of traffic'));
+    // 1 canary beside 4 stable replicas: 20 % in effect, not the 25 % asked.
+    const started = 'Normal CanaryStarted: canary reco:2 started beside reco:1 with 20% of traffic by replica ratio '
+      + '(1 canary beside 4 stable replicas; canaryWeight 25%)';
+    assert.ok(t.cluster.events().includes(started), t.cluster.events().join('\n'));
 
     t.rollOut('reco-canary');
     for (let check = 1; check <= 3; check++) {
@@ -284,6 +287,47 @@ describe('the Algorithm reconciler', () => {
     assert.equal(await t.reconcile('reco'), undefined);
     assert.equal(t.status('reco'), undefined, 'no status written');
     assert.deepEqual(t.cluster.events(), []);
+  });
+  it('canary weight: the Event and status give the share in effect (3 stable + 1 canary serve 25 %, not the 20 % asked)', async () => {
+    const t = setup({}, [0.999]);
+    await t.create('reco', { image: 'reco:1', replicas: 3, lifecycle: { canaryWeight: 20, successThreshold: 0.99 } });
+    await t.reconcile('reco');
+    t.rollOut('reco');
+    await t.reconcile('reco');
+    await t.edit('reco', { image: 'reco:2' });
+    await t.reconcile('reco');
+    const started = 'Normal CanaryStarted: canary reco:2 started beside reco:1 with 25% of traffic by replica ratio '
+      + '(1 canary beside 3 stable replicas; canaryWeight 20%)';
+    assert.ok(t.cluster.events().includes(started), t.cluster.events().join('\n'));
+    t.rollOut('reco-canary');
+    await t.reconcile('reco');
+    const status = t.status('reco');
+    assert.deepEqual([status.desiredWeight, status.actualWeight], [20, 25]);
+    assert.match(condition(status, 'Progressing')?.message ?? '', /^canary reco:2 at 25% of traffic by replica ratio \(1 canary beside 3 stable replicas; canaryWeight 20%\)/);
+  });
+
+  it('kstatus: Reconciling while it rolls out, Ready alone once running, Stalled when the apply is refused', async () => {
+    const t = setup();
+    const kstatus = () => {
+      const generation = t.cluster.get({ ...algorithmKind, namespace: ns, name: 'reco' })!.metadata.generation;
+      return ['Ready', 'Reconciling', 'Stalled'].map((type) => {
+        const c = condition(t.status('reco'), type);
+        return `${type}=${c?.status} ${c?.reason}${c?.observedGeneration === generation ? '' : ' (stale)'}`;
+      });
+    };
+    await t.create('reco', { image: 'reco:1' });
+    await t.reconcile('reco');
+    await t.reconcile('reco');
+    assert.deepEqual(kstatus(), ['Ready=False RollingOut', 'Reconciling=True RollingUpdate', 'Stalled=False Progressing']);
+    t.rollOut('reco');
+    await t.reconcile('reco');
+    assert.deepEqual(kstatus(), ['Ready=True Available', 'Reconciling=False Reconciled', 'Stalled=False Reconciled']);
+
+    t.cluster.refuse((w) => (w.kind === 'Deployment' && w.verb === 'apply' ? fail(403, 'Forbidden', 'exceeded quota: one-deployment') : undefined));
+    await t.edit('reco', { image: 'reco:2' });
+    await t.reconcile('reco');
+    assert.deepEqual(kstatus(), ['Ready=False RollingOut', 'Reconciling=False Stalled', 'Stalled=True ApplyFailed']);
+    assert.equal(t.status('reco').observedGeneration, 2);
   });
 });
 

@@ -16,7 +16,7 @@ import {
 import { CustomMetricsProbe, decideAutoscaling, type AutoscalingDecision } from './algorithm-autoscaling.js';
 import { CanaryAnalysis, type AlgorithmAnalysisOptions } from './algorithm-canary.js';
 import { WorkloadWriter } from './algorithm-apply.js';
-import { algorithmStatus, rolloutEvents, stampReconciled, type Rollout } from './algorithm-status.js';
+import { algorithmStatus, rolloutEvents, stampReconciled, type Rollout, type TrafficSplit } from './algorithm-status.js';
 import { AlgorithmStatusMemo } from './algorithm-status-memo.js';
 import { httpRouteKind, renderTrafficRoute, type RouteParentRef } from './canary-traffic-route.js';
 import { namespaceTerminating } from './namespace-terminating.js';
@@ -81,6 +81,8 @@ interface Desired {
   objects: KubeObject[];
   routed: boolean;
   weight: number;
+  /** How the canary's traffic is split, when one runs. */
+  split?: TrafficSplit;
   autoscaling: AutoscalingDecision;
   initialReplicas: number;
 }
@@ -139,7 +141,7 @@ export class AlgorithmReconciler implements Reconciler {
     const desired = await this.build(algorithm, observed, rollout);
     const applied = await this.apply(algorithm, observed, desired);
     if (applied === 'namespace-terminating') return undefined;
-    for (const event of rolloutEvents(algorithm, rollout, observed.status, this.analysis.policy)) {
+    for (const event of rolloutEvents(algorithm, rollout, observed.status, this.analysis.policy, desired.split)) {
       await this.events.record(algorithm, event.type, event.reason, event.message);
     }
     const status = await this.finalizeStatus(key, algorithm, { observed, rollout, desired, applied, now });
@@ -192,7 +194,8 @@ export class AlgorithmReconciler implements Reconciler {
       const parentRefs = typeof this.options.gatewayApi === 'object' ? this.options.gatewayApi.parentRefs : undefined;
       objects.push(...renderTrafficRoute({ name, namespace, canaryWeight: canary ? weight : 0, parentRefs, ownerReferences }));
     }
-    return { objects, routed, weight, autoscaling, initialReplicas };
+    const split = canary ? { routed, asked: weight, canaryReplicas: canary.replicas, stableReplicas: totalReplicas } : undefined;
+    return { objects, routed, weight, split, autoscaling, initialReplicas };
   }
 
   /**
@@ -220,7 +223,7 @@ export class AlgorithmReconciler implements Reconciler {
     const { observed, rollout, desired, applied, now } = step;
     const computed = algorithmStatus({
       algorithm, previous: observed.status, rollout, stable: observed.stable, canary: observed.canary, routed: desired.routed,
-      weight: desired.weight, autoscaling: desired.autoscaling.condition, applyFailure: applied.failure, now,
+      weight: desired.weight, split: desired.split, autoscaling: desired.autoscaling.condition, applyFailure: applied.failure, now,
     }, this.analysis.policy);
     const next = stampReconciled(observed.status, computed, applied.wrote, now);
     const written = await updateStatus(this.client, algorithm, next);

@@ -2,7 +2,9 @@
 // Degraded conditions, the rollout's bookkeeping) and the Events a rollout step is worth, from
 // what one reconcile decided and observed. The reconciler (algorithm-reconciler.ts) writes them.
 import type { AlgorithmResource, AlgorithmStatus } from '../../constructs/index.js';
-import { createMergePatch, formatTime, setCondition, type Condition, type ConditionInput, type EventType } from '../kube/index.js';
+import {
+  createMergePatch, formatTime, setCondition, setKstatusConditions, type Condition, type ConditionInput, type EventType, type KstatusSituation,
+} from '../kube/index.js';
 import type { AnalysisPolicy } from './canary-analysis.js';
 import { replicaWeight, type RolloutOutcome, type RolloutPlan, type RolloutState } from './rollout-plan.js';
 import type { WorkloadSummary } from './rollout-workload-status.js';
@@ -36,6 +38,8 @@ export interface AlgorithmStatusInput {
   routed: boolean;
   /** `lifecycle.canaryWeight`. */
   weight: number;
+  /** How the running canary's traffic is split (none without a canary). */
+  split?: TrafficSplit;
   /** The `AutoscalingDegraded` condition, when the Algorithm autoscales. */
   autoscaling: ConditionInput | undefined;
   /** Why the apply was refused, when a user can fix it. */
@@ -52,18 +56,41 @@ export interface AlgorithmEvent {
 
 type Phase = NonNullable<AlgorithmStatus['phase']>;
 
+/** How a canary's traffic is split: by an HTTPRoute's weights, or by the ratio of its replicas to the stable ones. */
+export interface TrafficSplit {
+  routed: boolean;
+  /** `lifecycle.canaryWeight`: what was asked. */
+  asked: number;
+  canaryReplicas: number;
+  stableReplicas: number;
+}
+
+/** The canary's share of traffic in effect once its replicas are ready: the route's weight, or its share of the pods. */
+export function effectiveWeight(split: TrafficSplit): number {
+  return split.routed ? split.asked : replicaWeight(split.canaryReplicas, split.stableReplicas);
+}
+
+/** `25% of traffic by replica ratio (1 canary beside 3 stable replicas; canaryWeight 20%)`, or `20% of traffic by HTTPRoute`. */
+export function describeSplit(split: TrafficSplit): string {
+  if (split.routed) return `${split.asked}% of traffic by HTTPRoute`;
+  const plural = (n: number) => (n === 1 ? 'replica' : 'replicas');
+  const pods = `${split.canaryReplicas} canary beside ${split.stableReplicas} stable ${plural(split.stableReplicas)}`;
+  return `${effectiveWeight(split)}% of traffic by replica ratio (${pods}; canaryWeight ${split.asked}%)`;
+}
+
 /** The status the controller writes (without `lastReconciled`, which `stampReconciled` sets). */
 export function algorithmStatus(input: AlgorithmStatusInput, policy: AnalysisPolicy): AlgorithmStatus {
   const { rollout: { plan }, stable, previous } = input;
   const canaryRuns = plan.mode === 'canary';
   const readyStable = stable?.ready ?? 0;
   const readyCanary = canaryRuns && input.canary && input.canary.image === plan.state.canaryImage ? input.canary.ready : 0;
-  let conditions = algorithmConditions(input, policy);
+  const phase = algorithmPhase(input);
+  let conditions = algorithmConditions(input, policy, phase);
   if (input.autoscaling) conditions = setCondition(conditions, input.autoscaling, input.now);
   else conditions = conditions.filter((x) => x.type !== 'AutoscalingDegraded');
   const routedWeight = readyCanary > 0 ? input.weight : 0;
   const next: AlgorithmStatus = {
-    phase: algorithmPhase(input),
+    phase,
     observedGeneration: input.algorithm.metadata.generation,
     retryCount: 0,
     readyReplicas: readyStable + readyCanary,
@@ -101,17 +128,45 @@ function stableRolledOut(plan: RolloutPlan, stable: WorkloadSummary | undefined)
   return !!stable && stable.rolledOut && stable.image === plan.state.stableImage;
 }
 
-/** Ready, Progressing and Degraded, set on the previous conditions (unchanged ones keep their transition time). */
-function algorithmConditions(input: AlgorithmStatusInput, policy: AnalysisPolicy): Condition[] {
+/**
+ * Ready, Progressing and Degraded, and kstatus's Reconciling and Stalled, set on the previous
+ * conditions (unchanged ones keep their transition time).
+ */
+function algorithmConditions(input: AlgorithmStatusInput, policy: AnalysisPolicy, phase: Phase): Condition[] {
   const generation = input.algorithm.metadata.generation;
   let conditions: Condition[] = input.previous.conditions ?? [];
-  for (const condition of [readyCondition(input), progressingCondition(input), degradedCondition(input, policy)]) {
+  const ready = readyCondition(input);
+  const progressing = progressingCondition(input);
+  const degraded = degradedCondition(input, policy);
+  for (const condition of [ready, progressing, degraded]) {
     conditions = setCondition(conditions, { ...condition, observedGeneration: generation }, input.now);
   }
-  return conditions;
+  return setKstatusConditions(conditions, kstatusSituation(phase, { ready, progressing, degraded }), generation, input.now);
 }
 
 type Stated = Omit<ConditionInput, 'observedGeneration'>;
+
+/**
+ * Running is current; a rollout, a canary under analysis or a missing Deployment is progressing;
+ * what waits for a person (a refused apply, a rollout past its deadline, a failing, paused or
+ * rolled-back canary: spec.image is not what serves) is stalled.
+ */
+export function kstatusSituation(phase: Phase, stated: { ready: Stated; progressing: Stated; degraded: Stated }): KstatusSituation {
+  switch (phase) {
+    case 'Running':
+      return { state: 'current' };
+    case 'Failed':
+    case 'Degraded':
+    case 'RolledBack':
+      return { state: 'stalled', reason: stated.degraded.reason, message: stated.degraded.message };
+    case 'Inconclusive':
+      return { state: 'stalled', reason: stated.progressing.reason, message: stated.progressing.message };
+    case 'Pending':
+      return { state: 'progressing', reason: stated.ready.reason, message: stated.ready.message };
+    default:
+      return { state: 'progressing', reason: stated.progressing.reason, message: stated.progressing.message };
+  }
+}
 
 /** Ready: the stable track serves, rolled out. */
 function readyCondition({ rollout: { plan }, stable }: AlgorithmStatusInput): Stated {
@@ -126,7 +181,7 @@ function readyCondition({ rollout: { plan }, stable }: AlgorithmStatusInput): St
 }
 
 /** Progressing: a rollout (rolling update or canary) is under way. */
-function progressingCondition({ algorithm, rollout: { plan, outcome, report }, stable, routed, weight }: AlgorithmStatusInput): Stated {
+function progressingCondition({ algorithm, rollout: { plan, outcome, report }, stable, routed, weight, split }: AlgorithmStatusInput): Stated {
   const { canaryImage, stableImage } = plan.state;
   const progressing = (status: 'True' | 'False', reason: string, message: string): Stated => ({
     type: 'Progressing', status, reason, message,
@@ -141,8 +196,8 @@ function progressingCondition({ algorithm, rollout: { plan, outcome, report }, s
   }
   if (plan.mode === 'canary') {
     const analysis = describeAnalysis(plan.state.lastAnalysis, successThreshold(algorithm));
-    const split = routed ? 'by HTTPRoute' : 'by replica ratio';
-    return progressing('True', 'CanaryAnalysis', `canary ${canaryImage} at ${weight}% ${split}; ${analysis}`);
+    const share = split ? describeSplit(split) : `${weight}% of traffic ${routed ? 'by HTTPRoute' : 'by replica ratio'}`;
+    return progressing('True', 'CanaryAnalysis', `canary ${canaryImage} at ${share}; ${analysis}`);
   }
   if (plan.mode === 'rolledBack') {
     return progressing('False', 'RolledBack', `${plan.state.rolledBackImage} was rolled back; ${stableImage} keeps serving`);
@@ -168,7 +223,7 @@ function degradedCondition(input: AlgorithmStatusInput, policy: AnalysisPolicy):
 
 /** The Events this reconcile's rollout step is worth (none when nothing happened). */
 export function rolloutEvents(
-  algorithm: AlgorithmResource, rollout: Rollout, previous: AlgorithmStatus, policy: AnalysisPolicy,
+  algorithm: AlgorithmResource, rollout: Rollout, previous: AlgorithmStatus, policy: AnalysisPolicy, split?: TrafficSplit,
 ): AlgorithmEvent[] {
   const { plan, outcome, report } = rollout;
   const threshold = successThreshold(algorithm);
@@ -176,7 +231,9 @@ export function rolloutEvents(
   const events: AlgorithmEvent[] = [];
   const weight = algorithm.spec.lifecycle?.canaryWeight ?? 0;
   if (plan.started) {
-    const message = `canary ${plan.state.canaryImage} started beside ${plan.state.stableImage} with ${weight}% of traffic`;
+    // The share in effect, which replica counts round: 1 canary beside 3 stable replicas serve 25 %, whatever was asked.
+    const share = split ? describeSplit(split) : `${weight}% of traffic`;
+    const message = `canary ${plan.state.canaryImage} started beside ${plan.state.stableImage} with ${share}`;
     events.push({ type: 'Normal', reason: 'CanaryStarted', message });
   }
   if (report.error) {

@@ -54,4 +54,19 @@ describe('database status', () => {
     const single = databaseStatus({ ...db, spec: { ...db.spec, replicas: 1 } }, { primary: servers(1).primary }, { image: 'postgres:16', now });
     assert.deepEqual([single.phase, single.primary, single.streamingReplicas, cond(single, 'Ready')?.message], ['Ready', 'myapp-db-0', 0, '1 of 1 replicas ready']);
   });
+
+  it('kstatus: Reconciling while provisioning, Ready alone once ready, Stalled on a refused apply; each at the generation', () => {
+    const kstatus = (s: ReturnType<typeof databaseStatus>) => ['Ready', 'Reconciling', 'Stalled'].map((type) => {
+      const c = cond(s, type);
+      return `${type}=${c?.status} ${c?.reason} @${c?.observedGeneration}`;
+    });
+    assert.deepEqual(kstatus(databaseStatus(db, servers(2), { image: 'postgres:16', now })),
+      ['Ready=False Provisioning @2', 'Reconciling=True RollingOut @2', 'Stalled=False Progressing @2']);
+    assert.deepEqual(kstatus(databaseStatus(db, {}, { image: 'postgres:16', now })),
+      ['Ready=False Pending @2', 'Reconciling=True Pending @2', 'Stalled=False Progressing @2']);
+    assert.deepEqual(kstatus(databaseStatus(db, servers(3), { image: 'postgres:16', now })),
+      ['Ready=True Available @2', 'Reconciling=False Reconciled @2', 'Stalled=False Reconciled @2']);
+    assert.deepEqual(kstatus(databaseStatus(db, {}, { image: 'postgres:16', now, failure: 'quota exceeded' })),
+      ['Ready=False Pending @2', 'Reconciling=False Stalled @2', 'Stalled=True ApplyFailed @2']);
+  });
 });

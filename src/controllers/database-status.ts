@@ -5,7 +5,7 @@
 import {
   databaseEndpoint, databaseObjectNames, primaryPodName, type DatabaseResource, type DatabaseStatus,
 } from '../../constructs/index.js';
-import { setCondition, type Condition, type ConditionInput } from '../kube/index.js';
+import { setCondition, setKstatusConditions, type Condition, type ConditionInput, type KstatusSituation } from '../kube/index.js';
 import type { WorkloadSummary } from './rollout-workload-status.js';
 
 /** What the status is computed from besides the Database and its StatefulSet. */
@@ -40,9 +40,9 @@ export function databaseStatus(database: DatabaseResource, sets: DatabaseSets, e
   else phase = 'Provisioning';
 
   let conditions: Condition[] = database.status?.conditions ?? [];
-  for (const condition of databaseConditions(database, sets, set, rolledOut, extra)) {
-    conditions = setCondition(conditions, { ...condition, observedGeneration: generation }, extra.now);
-  }
+  const stated = databaseConditions(database, sets, set, rolledOut, extra);
+  for (const condition of stated) conditions = setCondition(conditions, { ...condition, observedGeneration: generation }, extra.now);
+  conditions = setKstatusConditions(conditions, databaseSituation(stated, set), generation, extra.now);
   return {
     phase,
     observedGeneration: generation,
@@ -81,6 +81,20 @@ function databaseConditions(
   else if (extra.storageNote) stated.push({ type: 'Degraded', status: 'True', reason: 'StorageNotResized', message: extra.storageNote });
   else stated.push({ type: 'Degraded', status: 'False', reason: 'AsExpected', message: 'no problem detected' });
   return stated;
+}
+
+/**
+ * kstatus's view (Reconciling / Stalled): stalled on what needs a person (a refused apply, a failed
+ * rollout, storage the volumes cannot grow to), current once rolled out, else still converging.
+ */
+function databaseSituation(stated: Stated[], set: WorkloadSummary | undefined): KstatusSituation {
+  const ready = stated.find((c) => c.type === 'Ready')!;
+  const degraded = stated.find((c) => c.type === 'Degraded')!;
+  if (degraded.status === 'True') return { state: 'stalled', reason: degraded.reason, message: degraded.message };
+  if (set?.failure) return { state: 'stalled', reason: 'RolloutFailed', message: set.failure };
+  if (ready.status === 'True') return { state: 'current' };
+  const progressing = stated.find((c) => c.type === 'Progressing' && c.status === 'True');
+  return { state: 'progressing', reason: progressing?.reason ?? ready.reason, message: progressing?.message ?? ready.message };
 }
 
 /**

@@ -346,4 +346,27 @@ describe('the PreviewEnvironment reconciler', () => {
     assert.ok(networkPolicies.get(`${name}/preview-isolation`), 'put back');
   });
 
+  it('kstatus: Reconciling while it deploys, Ready alone once ready, Stalled when it fails; each at the generation', async () => {
+    const t = setup();
+    const kstatus = (env: EnvironmentObject) => ['Ready', 'Reconciling', 'Stalled'].map((type) => {
+      const c = condition(env, type);
+      return `${type}=${c?.status} ${c?.reason}${c?.observedGeneration === env.metadata.generation ? '' : ' (stale)'}`;
+    });
+    const name = await t.create(1);
+    await t.reconcile(name);
+    const deploying = t.environment(name);
+    assert.deepEqual(kstatus(deploying), ['Ready=False WaitingForResources', 'Reconciling=True WaitingForResources', 'Stalled=False Progressing']);
+    assert.equal(deploying.status?.observedGeneration, deploying.metadata.generation);
+    await t.workloadsReady(name);
+    await t.reconcile(name);
+    assert.deepEqual(kstatus(t.environment(name)), ['Ready=True Ready', 'Reconciling=False Reconciled', 'Stalled=False Reconciled']);
+
+    t.files.commit(repository, second, { '.preview/preview.yaml': 'version: 1\nalgorithms:\n  - name: api\n    replicas: many\n' });
+    await t.create(1, { headSha: second });
+    await t.reconcile(name);
+    const failed = t.environment(name);
+    assert.equal(failed.metadata.generation, 2);
+    assert.deepEqual(kstatus(failed), ['Ready=False ConfigInvalid', 'Reconciling=False Stalled', 'Stalled=True ConfigInvalid']);
+    assert.equal(failed.status?.observedGeneration, 2);
+  });
 });

@@ -21,12 +21,14 @@ import {
   jsonEqual,
   removeCondition,
   setCondition,
+  setKstatusConditions,
   toKubeError,
   updateStatus,
   type Clock,
   type Condition,
   type ConditionInput,
   type EventRecorder,
+  type KstatusSituation,
   type KubeObject,
   type Logger,
   type ObjectClient,
@@ -265,7 +267,22 @@ export function nextStatus(previous: EnvironmentStatus, outcome: Outcome, genera
   if (outcome.certificate === null) conditions = removeCondition(conditions, conditionTypes.certificateReady);
   else set(conditionTypes.certificateReady, outcome.certificate);
   set(conditionTypes.reconciled, { status: 'True', reason: 'Reconciled', message: 'the last reconcile succeeded' });
+  conditions = setKstatusConditions(conditions, kstatusSituation(outcome), generation, now);
   return { ...previous, ...outcome.fields, phase: outcome.phase, observedGeneration: generation, retryCount: 0, conditions };
+}
+
+/**
+ * Where the environment stands for kstatus (Reconciling / Stalled beside Ready): converging while
+ * it is pending, queued, deploying, waiting for checks or being deleted; stalled when it failed
+ * or expired (only a new commit, a fix or more room moves it on).
+ */
+export function kstatusSituation(outcome: Outcome): KstatusSituation {
+  const reason = outcome.ready?.reason ?? outcome.phase;
+  const message = outcome.ready?.message ?? outcome.reasons[0] ?? outcome.phase;
+  if (outcome.phase === 'Failed' || outcome.phase === 'Expired') return { state: 'stalled', reason, message };
+  // A new head commit waits for its checks while the last one keeps serving: not done yet.
+  if (outcome.checks?.status === 'False') return { state: 'progressing', reason: outcome.checks.reason, message: outcome.checks.message };
+  return outcome.phase === 'Ready' ? { state: 'current' } : { state: 'progressing', reason, message };
 }
 
 /** What GitHub is told: the outcome, and the URL once Ready. */

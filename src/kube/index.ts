@@ -22,3 +22,4 @@ export * from './status.js';
 export * from './object-deleted.js';
 export * from './finalizers.js';
 export * from './events.js';
+export * from './kstatus.js';
