@@ -369,4 +369,17 @@ describe('the PreviewEnvironment reconciler', () => {
     assert.deepEqual(kstatus(failed), ['Ready=False ConfigInvalid', 'Reconciling=False Stalled', 'Stalled=True ConfigInvalid']);
     assert.equal(failed.status?.observedGeneration, 2);
   });
+
+  it('redeploy: each new head commit applied over a deployed one is an Event, also when the phase stays Ready', async () => {
+    const t = setup();
+    const name = await readyEnvironment(t);
+    t.files.commit(repository, second, { '.preview/preview.yaml': previewYaml() });
+    await t.create(1, { headSha: second });
+    await t.reconcile(name);
+    await t.workloadsReady(name);
+    await t.reconcile(name);
+    assert.equal(t.environment(name).status?.deployedSha, second);
+    const redeploys = t.cluster.events().filter((e) => e.startsWith('Normal Redeployed:'));
+    assert.deepEqual(redeploys, ['Normal Redeployed: redeployed: 222222222222 applied in place of 111111111111']);
+  });
 });

@@ -329,6 +329,9 @@ export class StatusWriter {
     const reportError = outcome.report === false ? undefined : await this.report(current, ctx, outcome, status, now);
     await this.write(current, status, now);
     if (previous.phase !== outcome.phase) this.recordTransition(current.env, outcome);
+    if (previous.deployedSha && status.deployedSha && previous.deployedSha !== status.deployedSha) {
+      this.recordRedeploy(current.env, previous.deployedSha, status.deployedSha);
+    }
     if (reportError !== undefined) throw new ReportFailed(reportError);
   }
 
@@ -377,6 +380,12 @@ export class StatusWriter {
     const written = await updateStatus(this.deps.client, current.env, { ...after, lastReconciled: formatTime(now) });
     current.env = written.object;
     this.deps.memory.of(current.env.metadata.name).written = current.env;
+  }
+
+  /** Each new commit applied over a deployed one, whether or not the phase moves (a Ready environment stays Ready). */
+  private recordRedeploy(env: EnvironmentObject, from: string, to: string): void {
+    const message = `redeployed: ${to.slice(0, 12)} applied in place of ${from.slice(0, 12)}`;
+    void this.deps.events.record(env, 'Normal', 'Redeployed', message);
   }
 
   private recordTransition(env: EnvironmentObject, outcome: Outcome): void {
