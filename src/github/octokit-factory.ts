@@ -7,6 +7,7 @@ import { createAppAuth } from '@octokit/auth-app';
 import { Octokit } from '@octokit/rest';
 import type { Logger } from '../kube/logger.js';
 import { silentLogger } from '../kube/logger.js';
+import { githubFetch } from './github-fetch.js';
 import { listInstallationRepositories } from './installation-repositories.js';
 import { conditionalRequests, type ConditionalRequestStats } from './octokit-conditional-requests.js';
 import { RateLimitObserver, rateLimitGuard, type RateLimitGuardOptions } from './octokit-rate-limit.js';
@@ -64,6 +65,8 @@ export interface GitHubClientOptions {
   };
   /** ETag cache entries per client (0 disables conditional requests). Default 500. */
   etagCacheEntries?: number;
+  /** Where HTTPS_PROXY / HTTP_PROXY / NO_PROXY are read (default: the process's environment). */
+  proxyEnv?: Readonly<Record<string, string | undefined>>;
   log?: Logger;
 }
 
@@ -97,6 +100,8 @@ export function createGitHubClients(options: GitHubClientOptions): GitHubClients
   const maxRetryAfter = options.throttle?.maxRetryAfterSeconds ?? 60;
   const secondaryRetries = options.throttle?.secondaryRateLimitRetries ?? 2;
   const primaryRetries = options.throttle?.rateLimitRetries ?? 1;
+  // Every client of this factory, the App's token exchange included, goes through the proxy when one is set.
+  const fetch = githubFetch(options.proxyEnv ?? process.env);
 
   const octokitLog = {
     debug: (message: string) => log.debug({ component: 'octokit' }, message),
@@ -113,6 +118,7 @@ export function createGitHubClients(options: GitHubClientOptions): GitHubClients
       baseUrl: options.baseUrl,
       userAgent: options.userAgent ?? 'preview-operator',
       log: octokitLog,
+      ...(fetch ? { request: { fetch } } : {}),
       rateLimitGuard: guard,
       conditionalRequests: { maxEntries: options.etagCacheEntries ?? 500 },
       throttle: {
