@@ -90,12 +90,14 @@ export function isDatabase(obj: KubeObject): obj is DatabaseResource {
 
 export type AuthorAssociation = `${preview.PreviewEnvironmentSpecPullRequestAuthorAssociation}`;
 
-export type PreviewEnvironmentSpec = Omit<preview.PreviewEnvironmentSpec, 'pullRequest'> & {
+export type PreviewEnvironmentSpec = Omit<preview.PreviewEnvironmentSpec, 'pullRequest' | 'rerunRequestedAt'> & {
   readonly pullRequest: Omit<preview.PreviewEnvironmentSpecPullRequest, 'authorAssociation' | 'updatedAt'> & {
     readonly authorAssociation?: AuthorAssociation;
     /** RFC 3339, as in JSON (cdk8s types a date-time as a Date, which only its own props convert). */
     readonly updatedAt?: string;
   };
+  /** RFC 3339: when a re-run of the deploy was last asked for (a new value deploys the head commit again). */
+  readonly rerunRequestedAt?: string;
 };
 
 export type PreviewEnvironmentPhase = 'Pending' | 'Queued' | 'Deploying' | 'Ready' | 'Failed' | 'Expired' | 'Terminating';

@@ -9,7 +9,7 @@ import { ApprovalRevoker } from './github/reporting/approval-revoker.js';
 import { createLabelRemover } from './github/reporting/label-remover.js';
 import type { GitHubClients } from './github/octokit-factory.js';
 import { DeliveryDedupe } from './intake/delivery-dedupe.js';
-import { KubeEnvironmentStore, previewEnvironmentKind } from './intake/environment-store.js';
+import { KubeEnvironmentStore, previewEnvironmentKind, requestRerun } from './intake/environment-store.js';
 import { EnvironmentWriter } from './intake/environment-writer.js';
 import { createResyncRunnable } from './intake/resync.js';
 import { WebhookReceiver } from './intake/webhook-receiver.js';
@@ -69,7 +69,7 @@ function addResync(
 }
 
 function createReceiver(
-  { config, manager, metrics, logger, previewFiles }: OperatorParts, github: GitHubClients, writer: EnvironmentWriter,
+  { config, client, manager, metrics, logger, previewFiles }: OperatorParts, github: GitHubClients, writer: EnvironmentWriter,
   environments: Informer | undefined, options: StartOperatorOptions,
 ): WebhookReceiver {
   // The leader renders: it reads `.preview/` while the environment is being written.
@@ -86,6 +86,7 @@ function createReceiver(
     logger: logger.child({ component: 'webhook' }),
     observe: metrics.webhookDelivery,
     environments,
+    requestRerun: (name, requestedAt) => requestRerun(client, name, requestedAt),
     ...(options.cloneUrl ? { cloneUrl: options.cloneUrl } : {}),
     ...(onUpsert ? { onUpsert } : {}),
   });

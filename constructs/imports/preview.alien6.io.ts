@@ -124,6 +124,13 @@ export interface PreviewEnvironmentSpec {
    * @schema PreviewEnvironmentSpec#overrides
    */
   readonly overrides?: PreviewEnvironmentSpecOverrides;
+
+  /**
+   * When a re-run of the environment's deploy was last asked for: the operator sets it when someone re-runs its check run (or all checks) of the head commit on GitHub, and a person may set it by hand. A new value renders and applies the head commit again, and retries a failed environment at once.
+   *
+   * @schema PreviewEnvironmentSpec#rerunRequestedAt
+   */
+  readonly rerunRequestedAt?: Date;
 }
 
 /**
@@ -137,6 +144,7 @@ export function toJson_PreviewEnvironmentSpec(obj: PreviewEnvironmentSpec | unde
     'pullRequest': toJson_PreviewEnvironmentSpecPullRequest(obj.pullRequest),
     'ttl': obj.ttl,
     'overrides': toJson_PreviewEnvironmentSpecOverrides(obj.overrides),
+    'rerunRequestedAt': obj.rerunRequestedAt?.toISOString(),
   };
   // filter undefined values
   return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});

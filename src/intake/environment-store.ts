@@ -125,6 +125,24 @@ export class KubeEnvironmentStore implements EnvironmentStore {
   }
 }
 
+/** The field manager of `spec.rerunRequestedAt`: not the applies' own, so their next write leaves the field be. */
+export const rerunFieldManager = 'preview-operator-rerun';
+
+/**
+ * Asks the environment to deploy its head commit again (`spec.rerunRequestedAt`: a new value moves
+ * its generation). A merge patch: it creates nothing, and a deleted environment stays deleted (`absent`).
+ */
+export async function requestRerun(client: KubeClient, name: string, requestedAt: string): Promise<'requested' | 'absent'> {
+  const patch = { spec: { rerunRequestedAt: requestedAt } };
+  try {
+    await client.patch({ ...previewEnvironmentKind, name }, 'merge', patch, { fieldManager: rerunFieldManager });
+    return 'requested';
+  } catch (err) {
+    if (err instanceof NotFoundError) return 'absent';
+    throw err;
+  }
+}
+
 /** Reads and conditional deletes before the writer's own backoff takes over (status writes can race a few). */
 const maxDeleteAttempts = 5;
 

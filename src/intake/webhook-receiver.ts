@@ -18,6 +18,7 @@ import { DeliveryDedupe } from './delivery-dedupe.js';
 import { WriterFullError, type EnvironmentWriter } from './environment-writer.js';
 import { PayloadError, type PullRequestFactsOptions } from './pull-request-payload.js';
 import { BodyTooLargeError, defaultMaxBodyBytes, readWebhookBody } from './webhook-body.js';
+import { CheckRerunHandler, rerunEvents, type CheckRerunOptions } from './webhook-check-rerun.js';
 import { PullRequestEventHandler, type PullRequestHandlerOptions, type PullRequestOutcome, type PullRequestResult } from './webhook-pull-request.js';
 import { signatureMatches } from './webhook-signature.js';
 
@@ -69,7 +70,9 @@ export interface WebhookReceiverOptions {
   /** Told of every spec queued for writing (see PullRequestHandlerOptions). */
   onUpsert?: PullRequestHandlerOptions['onUpsert'];
   /** The PreviewEnvironments as the cluster records them (the manager's informer): older deliveries are `stale`. */
-  environments?: PullRequestHandlerOptions['environments'];
+  environments?: PullRequestHandlerOptions['environments'] & CheckRerunOptions['environments'];
+  /** Asks an environment to deploy its head commit again (`check_run` / `check_suite` `rerequested`); without it those are unused. */
+  requestRerun?: CheckRerunOptions['requestRerun'];
   logger?: Logger;
   /** Called once per request after its answer is decided. */
   observe?: (outcome: WebhookOutcome) => void;
@@ -80,6 +83,7 @@ export class WebhookReceiver {
   private readonly secrets: readonly string[];
   private readonly dedupe: DeliveryDedupe;
   private readonly pullRequests: PullRequestEventHandler;
+  private readonly reruns: CheckRerunHandler | undefined;
   private readonly logger: Logger;
   private readonly observe: (outcome: WebhookOutcome) => void;
 
@@ -99,6 +103,8 @@ export class WebhookReceiver {
       onUpsert: options.onUpsert,
       environments: options.environments,
     });
+    const { requestRerun, environments } = options;
+    this.reruns = requestRerun && new CheckRerunHandler({ requestRerun, environments, logger: this.logger });
   }
 
   /** Reads the request's body and answers it. */
@@ -148,11 +154,16 @@ export class WebhookReceiver {
 
     if (!this.dedupe.claim(delivery)) return reply(200, { result: 'duplicate', ...where, reason: 'this delivery was received before' });
     if (event === 'ping') return reply(200, { result: 'pong', ...where });
-    if (event !== 'pull_request' || !action) return reply(202, { result: 'unused', ...where, reason: `the operator does not use ${event} events` });
+    const reruns = rerunEvents.has(event) ? this.reruns : undefined;
+    if ((event !== 'pull_request' && !reruns) || !action) {
+      return reply(202, { result: 'unused', ...where, reason: `the operator does not use ${event} events` });
+    }
 
     try {
       // 202 for accepted (written after the answer), ignored and unused alike; 200 for stale (no effect, like a duplicate).
-      const outcome = this.pullRequests.handle(action, payload as Record<string, unknown>);
+      const outcome = reruns
+        ? reruns.handle(event, action, payload as Record<string, unknown>)
+        : this.pullRequests.handle(action, payload as Record<string, unknown>);
       return reply(outcome.result === 'stale' ? 200 : 202, { ...where, ...outcome });
     } catch (err) {
       // Nothing was queued: a redelivery (GitHub's "Redeliver") must be able to do it.
