@@ -98,7 +98,10 @@ export async function synthesize(request: SynthRequest, config: OperatorConfig):
     const outcome = await renderEnvironment({
       name: environmentName(repository, request.pullRequest),
       spec,
-      settings: { domain: config.previews.domain, ingressClassName: config.previews.ingressClass, tls: config.previews.tls, podSecurity: config.previews.podSecurity },
+      settings: {
+        domain: config.previews.domain, ingressClassName: config.previews.ingressClass,
+        tls: config.previews.tls, podSecurity: config.previews.podSecurity,
+      },
       trust: effectivePolicy(config.policy, repository).trust,
       allowedKinds: new AllowedKinds(config.previews.allowedKinds),
       renderPolicy: config.previews.renderPolicy,

@@ -3,7 +3,8 @@
 // what one reconcile decided and observed. The reconciler (algorithm-reconciler.ts) writes them.
 import type { AlgorithmResource, AlgorithmStatus } from '../../constructs/index.js';
 import {
-  createMergePatch, formatTime, setCondition, setKstatusConditions, type Condition, type ConditionInput, type EventType, type KstatusSituation,
+  createMergePatch, formatTime, setCondition, setKstatusConditions,
+  type Condition, type ConditionInput, type EventType, type KstatusSituation,
 } from '../kube/index.js';
 import type { AnalysisPolicy } from './canary-analysis.js';
 import { replicaWeight, type RolloutOutcome, type RolloutPlan, type RolloutState } from './rollout-plan.js';
@@ -181,7 +182,8 @@ function readyCondition({ rollout: { plan }, stable }: AlgorithmStatusInput): St
 }
 
 /** Progressing: a rollout (rolling update or canary) is under way. */
-function progressingCondition({ algorithm, rollout: { plan, outcome, report }, stable, routed, weight, split }: AlgorithmStatusInput): Stated {
+function progressingCondition(input: AlgorithmStatusInput): Stated {
+  const { algorithm, rollout: { plan, outcome, report }, stable, routed, weight, split } = input;
   const { canaryImage, stableImage } = plan.state;
   const progressing = (status: 'True' | 'False', reason: string, message: string): Stated => ({
     type: 'Progressing', status, reason, message,

@@ -55,7 +55,9 @@ describe('waitForAllSynced', () => {
     const kind = { apiVersion: 'v1', kind: 'ConfigMap' };
     const sources = Array.from({ length: 12 }, () => {
       const informer = pendingInformer();
-      const source: WatchSource = { kind, waitForSync: informer.waitForSync, addHandler: () => () => {}, list: () => [], resourceInfo: () => undefined };
+      const source: WatchSource = {
+        kind, waitForSync: informer.waitForSync, addHandler: () => () => {}, list: () => [], resourceInfo: () => undefined,
+      };
       return { source, informer };
     });
     const [first, ...rest] = sources;

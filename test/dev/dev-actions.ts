@@ -24,7 +24,9 @@ function newestPullRequest(demo: DemoGitHub): number {
   return Math.max(1, next - 1);
 }
 
-async function deliver(context: DevActionContext, change: { delivery: { deliver(url: string): Promise<{ status: number; body: string }> } }): Promise<string> {
+type Delivered = { delivery: { deliver(url: string): Promise<{ status: number; body: string }> } };
+
+async function deliver(context: DevActionContext, change: Delivered): Promise<string> {
   const answer = await change.delivery.deliver(context.webhookUrl);
   return `webhook answered ${answer.status} ${answer.body}`;
 }

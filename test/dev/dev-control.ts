@@ -97,7 +97,9 @@ export async function startDevControl(options: DevControlOptions): Promise<DevCo
 }
 
 /** `npm run dev -- <command>`: hands the line to the running dev; prints its answer; the exit code. */
-export async function sendDevCommand(socketPath: string, line: string, io: { stdout: (t: string) => void; stderr: (t: string) => void }): Promise<number> {
+type Io = { stdout: (text: string) => void; stderr: (text: string) => void };
+
+export async function sendDevCommand(socketPath: string, line: string, io: Io): Promise<number> {
   if (!existsSync(socketPath)) {
     io.stderr(`npm run dev: no running npm run dev to send "${line}" to (nothing at ${socketPath}); start one first\n`);
     return 2;

@@ -98,7 +98,8 @@ export async function runDev(args: readonly string[], env: Env, io: CliIo): Prom
     say('CRDs: PreviewEnvironment, Algorithm, Database installed');
     const demo = await startDemoGitHub(onStop);
     say(`GitHub emulator: ${demo.gh.url} (App ${demo.app.slug} installed on ${demoRepository.owner}/${demoRepository.name})`);
-    const { operator, controllers, logFile, secretFile, approvalLabel } = await startDevOperator({ args, env, workDir, kubeConfig, demo, tlsIssuer });
+    const started = await startDevOperator({ args, env, workDir, kubeConfig, demo, tlsIssuer });
+    const { operator, controllers, logFile, secretFile, approvalLabel } = started;
     onStop(() => operator.stop());
     // A cluster dev did not start keeps nothing of the demo: removed while the operator still runs (its finalizer).
     if (env.KUBECONFIG) {
