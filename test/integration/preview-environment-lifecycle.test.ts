@@ -86,7 +86,11 @@ describe('a PreviewEnvironment from creation to deletion', () => {
       ['Algorithm', 'api', true], ['Database', 'db', true], ['Certificate', 'preview-tls', true], ['Ingress', 'preview', true],
     ]);
     const conditions = Object.fromEntries((ready.status?.conditions ?? []).map((c) => [c.type, c.status]));
-    assert.deepEqual(conditions, { Ready: 'True', ConfigValid: 'True', PolicyCompliant: 'True', CertificateReady: 'True', Reconciled: 'True' });
+    assert.deepEqual(conditions, {
+      Ready: 'True', ConfigValid: 'True', PolicyCompliant: 'True', CertificateReady: 'True', Reconciled: 'True',
+      // kstatus: nothing under way, nothing stuck.
+      Reconciling: 'False', Stalled: 'False',
+    });
     assert.ok(ready.status?.expiresAt && ready.status.lastDeployedAt, 'expiry is set from the deployment');
     assert.equal(new Date(ready.status.expiresAt).getTime() - new Date(ready.status.lastDeployedAt).getTime(), 72 * 3600_000, 'default TTL 72h');
 
