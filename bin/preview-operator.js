@@ -8,7 +8,11 @@ const built = new URL('../dist/src/main.js', import.meta.url);
 if (existsSync(built)) {
   await import(built.href);
 } else {
-  const { register } = await import('tsx/esm/api');
-  register();
+  const tsx = await import('tsx/esm/api').catch(() => undefined);
+  if (!tsx) {
+    process.stderr.write('preview-operator: no build in dist/ and no tsx to run the sources: `npm ci`, or `npm run build`\n');
+    process.exit(2);
+  }
+  tsx.register();
   await import(new URL('../src/main.ts', import.meta.url).href);
 }
