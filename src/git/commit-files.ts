@@ -37,8 +37,13 @@ export async function commitFiles(repo: string, sha: string): Promise<CommitFile
   }
   const read = (file: string): string | undefined => {
     if (!files.has(file)) return undefined;
-    const blob = execFileSync('git', ['-C', repo, 'cat-file', 'blob', `${sha}:${file}`], { env: gitEnv(), maxBuffer: maxFileBytes });
-    return blob.toString('utf8');
+    try {
+      const blob = execFileSync('git', ['-C', repo, 'cat-file', 'blob', `${sha}:${file}`], { env: gitEnv(), maxBuffer: maxFileBytes });
+      return blob.toString('utf8');
+    } catch {
+      // Larger than any source a preview reads (or unreadable): the compiler reports what imports it.
+      return undefined;
+    }
   };
   return { has: (file) => files.has(file), hasDirectory: (dir) => directories.has(dir), read };
 }
