@@ -91,122 +91,133 @@ export interface GitHubClients {
   readonly rateLimits: RateLimitObserver;
 }
 
-export function createGitHubClients(options: GitHubClientOptions): GitHubClients {
-  const log = options.log ?? silentLogger;
-  const observer = new RateLimitObserver();
-  // Throttling groups are process-wide and keyed by id: one key per credential of this
-  // factory, so two factories (or two installations) never share a write queue.
-  const factoryId = randomBytes(4).toString('hex');
-  const maxRetryAfter = options.throttle?.maxRetryAfterSeconds ?? 60;
-  const secondaryRetries = options.throttle?.secondaryRateLimitRetries ?? 2;
-  const primaryRetries = options.throttle?.rateLimitRetries ?? 1;
-  // Every client of this factory, the App's token exchange included, goes through the proxy when one is set.
-  const fetch = githubFetch(options.proxyEnv ?? process.env);
+/** Makes one Octokit client of a factory: its credential, pace, retries and conditional requests. */
+type ClientMaker = (client: string, auth: Record<string, unknown>) => GitHubClient;
 
-  const octokitLog = {
+function octokitLogger(log: Logger) {
+  return {
     debug: (message: string) => log.debug({ component: 'octokit' }, message),
     info: (message: string) => log.debug({ component: 'octokit' }, message),
     warn: (message: string) => log.warn({ component: 'octokit' }, message),
     // Failed requests are thrown to the caller, which decides whether they matter.
     error: (message: string) => log.debug({ component: 'octokit' }, message),
   };
+}
 
-  function newClient(client: string, auth: Record<string, unknown>): GitHubClient {
-    const guard: RateLimitGuardOptions = { observer, client, maxWaitSeconds: maxRetryAfter };
-    return new PreviewOctokit({
-      ...auth,
-      baseUrl: options.baseUrl,
-      userAgent: options.userAgent ?? 'preview-operator',
-      log: octokitLog,
-      ...(fetch ? { request: { fetch } } : {}),
-      rateLimitGuard: guard,
-      conditionalRequests: { maxEntries: options.etagCacheEntries ?? 500 },
-      throttle: {
-        enabled: options.throttle?.enabled ?? true,
-        id: `${factoryId}:${client}`,
-        onSecondaryRateLimit: (retryAfter: number, request: { method: string; url: string }, _octokit: unknown, retryCount: number) => {
-          const again = retryCount < secondaryRetries && retryAfter <= maxRetryAfter;
-          log.warn({ client, method: request.method, url: request.url, retryAfter, retryCount, retrying: again }, 'GitHub secondary rate limit');
-          return again;
-        },
-        onRateLimit: (retryAfter: number, request: { method: string; url: string }, _octokit: unknown, retryCount: number) => {
-          const again = retryCount < primaryRetries && retryAfter <= maxRetryAfter;
-          log.warn({ client, method: request.method, url: request.url, retryAfter, retryCount, retrying: again }, 'GitHub rate limit exhausted');
-          return again;
-        },
-      },
-      retry: {
-        enabled: options.retry?.enabled ?? true,
-        retries: options.retry?.retries ?? 3,
-      },
-    });
-  }
+type LimitHandler = (retryAfter: number, request: { method: string; url: string }, octokit: unknown, retryCount: number) => boolean;
 
-  if (options.auth.type === 'token') {
-    const client = newClient('token', { auth: options.auth.token });
-    const token = options.auth.token;
-    return {
-      authType: 'token',
-      forRepository: async () => client,
-      forInstallation: () => {
-        throw new Error('installations exist only when authenticated as a GitHub App');
-      },
-      installationIdFor: () => Promise.reject(new Error('installations exist only when authenticated as a GitHub App')),
-      forgetRepository: () => {},
-      visibleRepositories: async () => [],
-      tokenFor: async () => token,
-      rateLimits: observer,
-    };
-  }
+/** Whether a rate-limited request is sent again: within `retries` and a wait GitHub asks for that we accept. */
+function limitHandler(log: Logger, client: string, retries: number, maxRetryAfter: number, what: string): LimitHandler {
+  return (retryAfter, request, _octokit, retryCount) => {
+    const again = retryCount < retries && retryAfter <= maxRetryAfter;
+    log.warn({ client, method: request.method, url: request.url, retryAfter, retryCount, retrying: again }, what);
+    return again;
+  };
+}
 
-  const app = options.auth;
-  const appClient = newClient('app', { authStrategy: createAppAuth, auth: { appId: app.appId, privateKey: app.privateKey } });
-  const installationClients = new Map<number, GitHubClient>();
-  const installationIds = new Map<string, Promise<number>>();
+function clientMaker(options: GitHubClientOptions, observer: RateLimitObserver): ClientMaker {
+  const log = options.log ?? silentLogger;
+  // Throttling groups are process-wide and keyed by id: one key per credential of this
+  // factory, so two factories (or two installations) never share a write queue.
+  const factoryId = randomBytes(4).toString('hex');
+  const maxRetryAfter = options.throttle?.maxRetryAfterSeconds ?? 60;
+  // Every client of this factory, the App's token exchange included, goes through the proxy when one is set.
+  const fetch = githubFetch(options.proxyEnv ?? process.env);
+  const octokitLog = octokitLogger(log);
+  return (client, auth) => new PreviewOctokit({
+    ...auth,
+    baseUrl: options.baseUrl,
+    userAgent: options.userAgent ?? 'preview-operator',
+    log: octokitLog,
+    ...(fetch ? { request: { fetch } } : {}),
+    rateLimitGuard: { observer, client, maxWaitSeconds: maxRetryAfter } satisfies RateLimitGuardOptions,
+    conditionalRequests: { maxEntries: options.etagCacheEntries ?? 500 },
+    throttle: {
+      enabled: options.throttle?.enabled ?? true,
+      id: `${factoryId}:${client}`,
+      onSecondaryRateLimit: limitHandler(log, client, options.throttle?.secondaryRateLimitRetries ?? 2, maxRetryAfter, 'GitHub secondary rate limit'),
+      onRateLimit: limitHandler(log, client, options.throttle?.rateLimitRetries ?? 1, maxRetryAfter, 'GitHub rate limit exhausted'),
+    },
+    retry: { enabled: options.retry?.enabled ?? true, retries: options.retry?.retries ?? 3 },
+  });
+}
 
-  function forInstallation(installationId: number): GitHubClient {
-    let client = installationClients.get(installationId);
-    if (!client) {
-      client = newClient(`installation:${installationId}`, {
-        authStrategy: createAppAuth,
-        auth: { appId: app.appId, privateKey: app.privateKey, installationId },
-      });
-      installationClients.set(installationId, client);
-    }
-    return client;
-  }
-
-  function installationIdFor(repository: RepositoryName): Promise<number> {
-    if (app.installationId !== undefined) return Promise.resolve(app.installationId);
-    const key = repositoryKey(repository);
-    let id = installationIds.get(key);
-    if (!id) {
-      id = appClient.rest.apps.getRepoInstallation({ owner: repository.owner, repo: repository.name }).then((r) => r.data.id);
-      installationIds.set(key, id);
-      // A failed lookup is not cached: the next call asks again.
-      id.catch(() => installationIds.delete(key));
-    }
-    return id;
-  }
-
+function tokenClients(token: string, newClient: ClientMaker, observer: RateLimitObserver): GitHubClients {
+  const client = newClient('token', { auth: token });
+  const noInstallations = 'installations exist only when authenticated as a GitHub App';
   return {
-    authType: 'app',
-    forRepository: async (repository) => forInstallation(await installationIdFor(repository)),
-    forInstallation,
-    installationIdFor,
-    forgetRepository: (repository) => void installationIds.delete(repositoryKey(repository)),
-    visibleRepositories: async () => {
-      const found = await listInstallationRepositories(appClient, forInstallation, app.installationId);
-      for (const { installationId, ...repository } of found) {
-        installationIds.set(repositoryKey(repository), Promise.resolve(installationId));
-      }
-      return found.map(({ owner, name }) => ({ owner, name }));
+    authType: 'token',
+    forRepository: async () => client,
+    forInstallation: () => {
+      throw new Error(noInstallations);
     },
-    tokenFor: async (repository) => {
-      const client = forInstallation(await installationIdFor(repository));
-      const auth = (await client.auth({ type: 'installation' })) as { token: string };
-      return auth.token;
-    },
+    installationIdFor: () => Promise.reject(new Error(noInstallations)),
+    forgetRepository: () => {},
+    visibleRepositories: async () => [],
+    tokenFor: async () => token,
     rateLimits: observer,
   };
+}
+
+type AppAuth = Extract<GitHubClientOptions['auth'], { type: 'app' }>;
+
+/** An App's clients: one per installation, and the installation of each repository looked up once. */
+class AppClients implements GitHubClients {
+  readonly authType = 'app';
+  private readonly appClient: GitHubClient;
+  private readonly installationClients = new Map<number, GitHubClient>();
+  private readonly installationIds = new Map<string, Promise<number>>();
+
+  constructor(private readonly app: AppAuth, private readonly newClient: ClientMaker, readonly rateLimits: RateLimitObserver) {
+    this.appClient = newClient('app', { authStrategy: createAppAuth, auth: { appId: app.appId, privateKey: app.privateKey } });
+  }
+
+  forInstallation = (installationId: number): GitHubClient => {
+    let client = this.installationClients.get(installationId);
+    if (!client) {
+      const auth = { appId: this.app.appId, privateKey: this.app.privateKey, installationId };
+      client = this.newClient(`installation:${installationId}`, { authStrategy: createAppAuth, auth });
+      this.installationClients.set(installationId, client);
+    }
+    return client;
+  };
+
+  installationIdFor = (repository: RepositoryName): Promise<number> => {
+    if (this.app.installationId !== undefined) return Promise.resolve(this.app.installationId);
+    const key = repositoryKey(repository);
+    let id = this.installationIds.get(key);
+    if (!id) {
+      id = this.appClient.rest.apps.getRepoInstallation({ owner: repository.owner, repo: repository.name }).then((r) => r.data.id);
+      this.installationIds.set(key, id);
+      // A failed lookup is not cached: the next call asks again.
+      id.catch(() => this.installationIds.delete(key));
+    }
+    return id;
+  };
+
+  forRepository = async (repository: RepositoryName): Promise<GitHubClient> =>
+    this.forInstallation(await this.installationIdFor(repository));
+
+  forgetRepository = (repository: RepositoryName): void => void this.installationIds.delete(repositoryKey(repository));
+
+  visibleRepositories = async (): Promise<RepositoryName[]> => {
+    const found = await listInstallationRepositories(this.appClient, this.forInstallation, this.app.installationId);
+    for (const { installationId, ...repository } of found) {
+      this.installationIds.set(repositoryKey(repository), Promise.resolve(installationId));
+    }
+    return found.map(({ owner, name }) => ({ owner, name }));
+  };
+
+  tokenFor = async (repository: RepositoryName): Promise<string> => {
+    const client = await this.forRepository(repository);
+    const auth = (await client.auth({ type: 'installation' })) as { token: string };
+    return auth.token;
+  };
+}
+
+export function createGitHubClients(options: GitHubClientOptions): GitHubClients {
+  const observer = new RateLimitObserver();
+  const newClient = clientMaker(options, observer);
+  if (options.auth.type === 'token') return tokenClients(options.auth.token, newClient, observer);
+  return new AppClients(options.auth, newClient, observer);
 }
