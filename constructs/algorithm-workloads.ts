@@ -128,6 +128,170 @@ const defaultResources = {
   limits: { cpu: '1', memory: '512Mi' },
 } as const;
 
+/** What every object of one Algorithm's rendering shares. */
+interface WorkloadContext {
+  algorithm: AlgorithmInput;
+  options: AlgorithmWorkloadOptions;
+  names: ReturnType<typeof algorithmObjectNames>;
+  port: number;
+  gpuCount: number;
+  gpuResource: string;
+  objectLabels: Record<string, string>;
+}
+
+function workloadContext(algorithm: AlgorithmInput, options: AlgorithmWorkloadOptions): WorkloadContext {
+  const { name } = algorithm.metadata;
+  return {
+    algorithm,
+    options,
+    names: algorithmObjectNames(name),
+    port: options.containerPort ?? 8080,
+    gpuCount: algorithm.spec.resources?.gpuCount ?? 0,
+    gpuResource: algorithm.spec.resources?.gpu ?? 'nvidia.com/gpu',
+    objectLabels: {
+      ...options.labels,
+      'app.kubernetes.io/name': name,
+      'app.kubernetes.io/component': 'algorithm',
+      'app.kubernetes.io/managed-by': 'preview-operator',
+      [algorithmLabel]: name,
+    },
+  };
+}
+
+function meta(ctx: WorkloadContext, objectName: string, extra: Record<string, string> = {}) {
+  return { name: objectName, namespace: ctx.algorithm.metadata.namespace, labels: { ...ctx.objectLabels, ...extra } };
+}
+
+function quantities(values: Readonly<Record<string, string>>): Record<string, k8s.Quantity> {
+  const out: Record<string, k8s.Quantity> = {};
+  for (const [key, value] of Object.entries(values)) out[key] = k8s.Quantity.fromString(value);
+  return out;
+}
+
+function containerResources(ctx: WorkloadContext): k8s.ResourceRequirements {
+  const limits = quantities(ctx.options.resources?.limits ?? defaultResources.limits);
+  if (ctx.gpuCount > 0) limits[ctx.gpuResource] = k8s.Quantity.fromString(String(ctx.gpuCount));
+  return { requests: quantities(ctx.options.resources?.requests ?? defaultResources.requests), limits };
+}
+
+function readinessProbe(options: AlgorithmWorkloadOptions): k8s.Probe {
+  const port = k8s.IntOrString.fromString('http');
+  return options.readinessPath
+    ? { httpGet: { path: options.readinessPath, port }, periodSeconds: 5, failureThreshold: 3 }
+    : { tcpSocket: { port }, periodSeconds: 5, failureThreshold: 3 };
+}
+
+function algorithmContainer(ctx: WorkloadContext, track: AlgorithmTrack, image: string): k8s.Container {
+  return {
+    name: 'algorithm',
+    image,
+    imagePullPolicy: 'IfNotPresent',
+    ports: [{ name: 'http', containerPort: ctx.port, protocol: 'TCP' }],
+    // The user's env first: the operator's ALGORITHM_* values win on a clash.
+    envFrom: [{ configMapRef: { name: ctx.names.env, optional: true } }, { configMapRef: { name: ctx.names.config } }],
+    env: [{ name: 'ALGORITHM_TRACK', value: track }],
+    resources: containerResources(ctx),
+    readinessProbe: readinessProbe(ctx.options),
+    securityContext: restrictedContainerSecurityContext(ctx.options.readOnlyRootFilesystem ?? true),
+    volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
+  };
+}
+
+function podTemplate(ctx: WorkloadContext, selector: Record<string, string>, track: AlgorithmTrack, image: string): k8s.PodTemplateSpec {
+  const envChecksum = ctx.algorithm.metadata.annotations?.[envChecksumAnnotation];
+  return {
+    metadata: {
+      labels: { ...ctx.objectLabels, ...selector },
+      annotations: {
+        'kubectl.kubernetes.io/default-container': 'algorithm',
+        ...(envChecksum ? { [envChecksumAnnotation]: envChecksum } : {}),
+      },
+    },
+    spec: {
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
+      securityContext: restrictedPodSecurityContext(ctx.options.runAsUser ?? 65532),
+      tolerations: ctx.gpuCount > 0 ? [{ key: ctx.gpuResource, operator: 'Exists', effect: 'NoSchedule' }] : undefined,
+      containers: [algorithmContainer(ctx, track, image)],
+      volumes: [{ name: 'tmp', emptyDir: {} }],
+    },
+  };
+}
+
+function addDeployment(chart: Chart, ctx: WorkloadContext, track: AlgorithmTrack, image: string, replicas: number | undefined): void {
+  const selector = { [algorithmLabel]: ctx.algorithm.metadata.name, [algorithmTrackLabel]: track };
+  new k8s.KubeDeployment(chart, track, {
+    metadata: meta(ctx, track === 'stable' ? ctx.names.stable : ctx.names.canary, { [algorithmTrackLabel]: track }),
+    spec: {
+      replicas,
+      selector: { matchLabels: selector },
+      revisionHistoryLimit: 3,
+      // Surge instead of dropping a replica: a preview keeps serving during a rollout.
+      strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: k8s.IntOrString.fromNumber(1), maxUnavailable: k8s.IntOrString.fromNumber(0) } },
+      template: podTemplate(ctx, selector, track, image),
+    },
+  });
+}
+
+function addConfigAndService(chart: Chart, ctx: WorkloadContext): void {
+  const { name } = ctx.algorithm.metadata;
+  const spec = ctx.algorithm.spec;
+  const config: Record<string, string> = { ALGORITHM_NAME: name, ALGORITHM_PORT: String(ctx.port) };
+  if (spec.scaling?.targetLatencyMs !== undefined) config.ALGORITHM_TARGET_LATENCY_MS = String(spec.scaling.targetLatencyMs);
+  if (spec.lifecycle?.successThreshold !== undefined) config.ALGORITHM_SUCCESS_THRESHOLD = String(spec.lifecycle.successThreshold);
+  new k8s.KubeConfigMap(chart, 'config', { metadata: meta(ctx, ctx.names.config), data: config });
+  new k8s.KubeService(chart, 'service', {
+    metadata: meta(ctx, ctx.names.service),
+    spec: {
+      type: 'ClusterIP',
+      // Both tracks: with no mesh the canary's share of traffic is its share of replicas.
+      selector: { [algorithmLabel]: name },
+      ports: [{ name: 'http', port: algorithmServicePort, targetPort: k8s.IntOrString.fromString('http'), protocol: 'TCP' }],
+    },
+  });
+}
+
+function scalingMetric(ctx: WorkloadContext, targetLatencyMs: number | undefined): k8s.MetricSpecV2 {
+  if (targetLatencyMs !== undefined && ctx.options.latencyMetric !== null) {
+    return {
+      type: 'Pods',
+      pods: {
+        metric: { name: ctx.options.latencyMetric ?? defaultLatencyMetric },
+        target: { type: 'AverageValue', averageValue: k8s.Quantity.fromString(String(targetLatencyMs)) },
+      },
+    };
+  }
+  return { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: ctx.options.cpuTargetUtilization ?? 80 } } };
+}
+
+function addAutoscaler(chart: Chart, ctx: WorkloadContext): void {
+  const scaling = ctx.algorithm.spec.scaling;
+  if (!scaling) return;
+  new k8s.KubeHorizontalPodAutoscalerV2(chart, 'autoscaler', {
+    metadata: meta(ctx, ctx.names.autoscaler),
+    spec: {
+      // The stable track only: a canary has fixed replicas, so one HPA never averages across both.
+      scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: ctx.names.stable },
+      minReplicas: scaling.minReplicas ?? 1,
+      maxReplicas: scaling.maxReplicas,
+      metrics: [scalingMetric(ctx, scaling.targetLatencyMs)],
+    },
+  });
+}
+
+/**
+ * maxUnavailable 1 over a single pod allows what no budget allows (its eviction): a budget only
+ * where two pods can run, so a one-replica preview costs no object or status writes.
+ */
+function addDisruptionBudget(chart: Chart, ctx: WorkloadContext, stableReplicas: number | undefined): void {
+  const mostStablePods = Math.max(stableReplicas ?? 1, ctx.algorithm.spec.scaling?.maxReplicas ?? 1);
+  if (mostStablePods + (ctx.options.canary?.replicas ?? 0) <= 1) return;
+  new k8s.KubePodDisruptionBudget(chart, 'disruption-budget', {
+    metadata: meta(ctx, ctx.names.disruptionBudget),
+    spec: { maxUnavailable: k8s.IntOrString.fromNumber(1), selector: { matchLabels: { [algorithmLabel]: ctx.algorithm.metadata.name } } },
+  });
+}
+
 /**
  * Renders the workloads of an Algorithm: ConfigMap `<name>-config`, Service `<name>` (both
  * tracks), stable Deployment `<name>`, canary Deployment `<name>-canary` when asked,
@@ -136,134 +300,13 @@ const defaultResources = {
  * every pod passes Pod Security `restricted`.
  */
 export function renderAlgorithmWorkloads(algorithm: AlgorithmInput, options: AlgorithmWorkloadOptions = {}): Manifest[] {
-  const { name, namespace } = algorithm.metadata;
-  const spec = algorithm.spec;
-  const names = algorithmObjectNames(name);
-  const port = options.containerPort ?? 8080;
-  const gpuCount = spec.resources?.gpuCount ?? 0;
-  const gpuResource = spec.resources?.gpu ?? 'nvidia.com/gpu';
-  const objectLabels = {
-    ...options.labels,
-    'app.kubernetes.io/name': name,
-    'app.kubernetes.io/component': 'algorithm',
-    'app.kubernetes.io/managed-by': 'preview-operator',
-    [algorithmLabel]: name,
-  };
-  const meta = (objectName: string, extra: Record<string, string> = {}) => ({
-    name: objectName,
-    namespace,
-    labels: { ...objectLabels, ...extra },
-  });
-  const envChecksum = algorithm.metadata.annotations?.[envChecksumAnnotation];
-
-  const deployment = (chart: Chart, track: AlgorithmTrack, image: string, replicas: number | undefined) => {
-    const selector = { [algorithmLabel]: name, [algorithmTrackLabel]: track };
-    const limits: Record<string, k8s.Quantity> = {};
-    for (const [key, value] of Object.entries(options.resources?.limits ?? defaultResources.limits)) limits[key] = k8s.Quantity.fromString(value);
-    if (gpuCount > 0) limits[gpuResource] = k8s.Quantity.fromString(String(gpuCount));
-    const requests: Record<string, k8s.Quantity> = {};
-    for (const [key, value] of Object.entries(options.resources?.requests ?? defaultResources.requests)) requests[key] = k8s.Quantity.fromString(value);
-    const readinessProbe: k8s.Probe = options.readinessPath
-      ? { httpGet: { path: options.readinessPath, port: k8s.IntOrString.fromString('http') }, periodSeconds: 5, failureThreshold: 3 }
-      : { tcpSocket: { port: k8s.IntOrString.fromString('http') }, periodSeconds: 5, failureThreshold: 3 };
-    new k8s.KubeDeployment(chart, track, {
-      metadata: meta(track === 'stable' ? names.stable : names.canary, { [algorithmTrackLabel]: track }),
-      spec: {
-        replicas,
-        selector: { matchLabels: selector },
-        revisionHistoryLimit: 3,
-        // Surge instead of dropping a replica: a preview keeps serving during a rollout.
-        strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: k8s.IntOrString.fromNumber(1), maxUnavailable: k8s.IntOrString.fromNumber(0) } },
-        template: {
-          metadata: {
-            labels: { ...objectLabels, ...selector },
-            annotations: {
-              'kubectl.kubernetes.io/default-container': 'algorithm',
-              ...(envChecksum ? { [envChecksumAnnotation]: envChecksum } : {}),
-            },
-          },
-          spec: {
-            automountServiceAccountToken: false,
-            enableServiceLinks: false,
-            securityContext: restrictedPodSecurityContext(options.runAsUser ?? 65532),
-            tolerations: gpuCount > 0 ? [{ key: gpuResource, operator: 'Exists', effect: 'NoSchedule' }] : undefined,
-            containers: [{
-              name: 'algorithm',
-              image,
-              imagePullPolicy: 'IfNotPresent',
-              ports: [{ name: 'http', containerPort: port, protocol: 'TCP' }],
-              // The user's env first: the operator's ALGORITHM_* values win on a clash.
-              envFrom: [
-                { configMapRef: { name: names.env, optional: true } },
-                { configMapRef: { name: names.config } },
-              ],
-              env: [{ name: 'ALGORITHM_TRACK', value: track }],
-              resources: { requests, limits },
-              readinessProbe,
-              securityContext: restrictedContainerSecurityContext(options.readOnlyRootFilesystem ?? true),
-              volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
-            }],
-            volumes: [{ name: 'tmp', emptyDir: {} }],
-          },
-        },
-      },
-    });
-  };
-
+  const ctx = workloadContext(algorithm, options);
   return renderObjects((chart) => {
-    const config: Record<string, string> = { ALGORITHM_NAME: name, ALGORITHM_PORT: String(port) };
-    if (spec.scaling?.targetLatencyMs !== undefined) config.ALGORITHM_TARGET_LATENCY_MS = String(spec.scaling.targetLatencyMs);
-    if (spec.lifecycle?.successThreshold !== undefined) config.ALGORITHM_SUCCESS_THRESHOLD = String(spec.lifecycle.successThreshold);
-    new k8s.KubeConfigMap(chart, 'config', { metadata: meta(names.config), data: config });
-
-    new k8s.KubeService(chart, 'service', {
-      metadata: meta(names.service),
-      spec: {
-        type: 'ClusterIP',
-        // Both tracks: with no mesh the canary's share of traffic is its share of replicas.
-        selector: { [algorithmLabel]: name },
-        ports: [{ name: 'http', port: algorithmServicePort, targetPort: k8s.IntOrString.fromString('http'), protocol: 'TCP' }],
-      },
-    });
-
-    const stableReplicas = options.stableReplicas === null ? undefined : (options.stableReplicas ?? spec.replicas ?? 1);
-    deployment(chart, 'stable', options.stableImage ?? spec.image, stableReplicas);
-    if (options.canary) deployment(chart, 'canary', options.canary.image, options.canary.replicas);
-
-    if (spec.scaling) {
-      const latency = spec.scaling.targetLatencyMs !== undefined && options.latencyMetric !== null;
-      const metric: k8s.MetricSpecV2 = latency
-        ? {
-          type: 'Pods',
-          pods: {
-            metric: { name: options.latencyMetric ?? defaultLatencyMetric },
-            target: { type: 'AverageValue', averageValue: k8s.Quantity.fromString(String(spec.scaling.targetLatencyMs)) },
-          },
-        }
-        : {
-          type: 'Resource',
-          resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: options.cpuTargetUtilization ?? 80 } },
-        };
-      new k8s.KubeHorizontalPodAutoscalerV2(chart, 'autoscaler', {
-        metadata: meta(names.autoscaler),
-        spec: {
-          // The stable track only: a canary has fixed replicas, so one HPA never averages across both.
-          scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: names.stable },
-          minReplicas: spec.scaling.minReplicas ?? 1,
-          maxReplicas: spec.scaling.maxReplicas,
-          metrics: [metric],
-        },
-      });
-    }
-
-    // maxUnavailable 1 over a single pod allows what no budget allows (its eviction): a budget
-    // only where two pods can run, so a one-replica preview costs no object or status writes.
-    const mostStablePods = Math.max(stableReplicas ?? 1, spec.scaling?.maxReplicas ?? 1);
-    if (mostStablePods + (options.canary?.replicas ?? 0) > 1) {
-      new k8s.KubePodDisruptionBudget(chart, 'disruption-budget', {
-        metadata: meta(names.disruptionBudget),
-        spec: { maxUnavailable: k8s.IntOrString.fromNumber(1), selector: { matchLabels: { [algorithmLabel]: name } } },
-      });
-    }
+    addConfigAndService(chart, ctx);
+    const stableReplicas = options.stableReplicas === null ? undefined : (options.stableReplicas ?? algorithm.spec.replicas ?? 1);
+    addDeployment(chart, ctx, 'stable', options.stableImage ?? algorithm.spec.image, stableReplicas);
+    if (options.canary) addDeployment(chart, ctx, 'canary', options.canary.image, options.canary.replicas);
+    addAutoscaler(chart, ctx);
+    addDisruptionBudget(chart, ctx, stableReplicas);
   }, options.ownerReferences);
 }
