@@ -10,12 +10,11 @@ import { bareBursts, bareClient, deleteNamespaces } from './bare-apply.js';
 import type { BenchEnvironment } from './bench-environment.js';
 import { benchPreviewYaml } from './bench-preview.js';
 import { flatness, type CostWindow } from './environment-cost.js';
-import type { Measured, ScenarioResult } from './figures.js';
+import { figure, type Measured, type ScenarioResult } from './figures.js';
 import { Observer } from './observer.js';
 import { startOperatorProcess, type OperatorProcess } from './operator-process.js';
-import { processUsage } from './process-usage.js';
 import { burst } from './scenario-burst.js';
-import { idle, teardown } from './scenario-idle-teardown.js';
+import { idle, settle, teardown } from './scenario-idle-teardown.js';
 import { onePullRequest } from './scenario-one-pr.js';
 import type { StepContext } from './scenario-plan.js';
 
@@ -36,7 +35,7 @@ async function bursts(e: EndToEnd, bareMs: ReadonlyMap<number, number>): Promise
   const result = (scenario: number, title: string): ScenarioResult => ({ scenario, title, figures: [], notes: [] });
   const [b, idled, down] = [result(4, 'Burst'), result(5, 'Idle'), result(8, 'Teardown')];
   const add = (to: ScenarioResult, part: Measured) => void (to.figures.push(...part.figures), to.notes.push(...part.notes));
-  const rssBefore = (await processUsage(e.operator.pid)).rssMb;
+  const rss: Array<{ standing: number; mb: number }> = []; // after each burst and a resync pass
   const costs: CostWindow[] = [];
   try {
     for (const size of ctx.bursts) {
@@ -45,7 +44,8 @@ async function bursts(e: EndToEnd, bareMs: ReadonlyMap<number, number>): Promise
       await profiling;
       costs.push(outcome.cost);
       add(b, outcome);
-      if (costs.length === 1 && ctx.scenarios.includes(5)) add(idled, await idle(e, ctx.counts.idleMs, e.observer.standing(), rssBefore));
+      if (ctx.scenarios.includes(5)) rss.push({ standing: e.observer.standing(), mb: await settle(e) });
+      if (costs.length === 1 && ctx.scenarios.includes(5)) add(idled, await idle(e, ctx.counts.idleMs, e.observer.standing()));
       if (costs.length === 1 && ctx.heapSnapshot) ctx.log(`heap snapshot: ${await e.operator.heapSnapshot()}`);
       add(down, await teardown(e, `burst ${size}`, outcome.timelines));
     }
@@ -54,6 +54,11 @@ async function bursts(e: EndToEnd, bareMs: ReadonlyMap<number, number>): Promise
     b.error = (err as Error).message; // the sizes measured before it keep their figures
   }
   b.figures.push(...flatness(costs));
+  const [few, many] = [rss[0], rss.at(-1)];
+  if (few && many && many !== few) {
+    const per100 = ((many.mb - few.mb) * 100) / (many.standing - few.standing);
+    idled.figures.push(figure(5, `operator RSS per 100 standing environments, ${few.standing} → ${many.standing}`, per100, 'MB'));
+  }
   return [b, idled, down].filter((r) => ctx.scenarios.includes(r.scenario));
 }
 

@@ -10,10 +10,15 @@ import { processUsage } from './process-usage.js';
 import type { EndToEnd } from './scenario-end-to-end.js';
 import { countBy, timed } from './stats.js';
 
-export async function idle(e: EndToEnd, ms: number, standing: number, rssBeforeMb: number): Promise<Measured> {
-  // Unmeasured first: one resync pass that lists the pull requests as they now stand (the last one saw the burst half-way).
+/** Waits one resync pass (it lists the PRs as they now stand; the last one saw a burst half-way); the RSS then, MB. */
+export async function settle(e: EndToEnd): Promise<number> {
   const settled = performance.now() + resyncIntervalMs + 5000;
   await e.observer.waitFor('a resync pass', resyncIntervalMs + 10_000, () => performance.now() >= settled);
+  return (await processUsage(e.operator.pid)).rssMb;
+}
+
+/** After `settle`: `ms` alone. */
+export async function idle(e: EndToEnd, ms: number, standing: number): Promise<Measured> {
   const [auditMark, ghMark, u0, t0] = [e.env.cluster.audit.mark(), e.env.gh.mark(), await processUsage(e.operator.pid), performance.now()];
   await e.observer.waitFor('the idle period', ms + 5000, () => performance.now() - t0 >= ms);
   const minutes = (performance.now() - t0) / 60_000;
@@ -28,7 +33,6 @@ export async function idle(e: EndToEnd, ms: number, standing: number, rssBeforeM
       figure(5, 'idle: non-304 GitHub requests per minute', non304 / minutes, '/min', atMost(0)),
       figure(5, 'idle: operator CPU seconds per minute', (u1.cpuSeconds - u0.cpuSeconds) / minutes, 's'),
       figure(5, 'idle: operator RSS at the end', u1.rssMb, 'MB'),
-      figure(5, 'operator RSS per 100 standing environments (above its RSS before any)', ((u1.rssMb - rssBeforeMb) * 100) / standing, 'MB'),
     ],
     notes: [
       `${standing} Ready environments left alone for ${(minutes * 60).toFixed(0)} s (resync every ${resyncIntervalMs / 1000} s).`,
