@@ -47,7 +47,10 @@ async function git(repo: string, ...args: string[]): Promise<string> {
   return stdout.trim();
 }
 
-async function repositoryName(repo: string, given: string | undefined): Promise<{ owner: string; name: string }> {
+/** Owner and name of the repository, as the pull request's payload would give them. */
+type RepositoryName = { owner: string; name: string };
+
+async function repositoryName(repo: string, given: string | undefined): Promise<RepositoryName> {
   const text = given ?? await git(repo, 'remote', 'get-url', 'origin').then(
     (url) => /github\.com[/:]([^/]+)\/([^/]+?)(\.git)?$/.exec(url)?.slice(1, 3).join('/'),
     () => undefined,
@@ -71,7 +74,16 @@ async function typeCheckMain(repo: string, sha: string): Promise<{ errors: strin
   return { errors: [`TypeError: ${mainPath} does not type-check (${count}); nothing was rendered:`, ...result.errors], notes: [] };
 }
 
-export async function synthesize(request: SynthRequest, config: OperatorConfig): Promise<SynthOutput> {
+/** The commit to render and what to tell about it first. */
+interface SynthCommit {
+  repo: string;
+  sha: string;
+  branch: string;
+  repository: RepositoryName;
+  messages: string[];
+}
+
+async function resolveCommit(request: SynthRequest): Promise<SynthCommit> {
   const repo = path.resolve(request.repo);
   const sha = await git(repo, 'rev-parse', '--verify', `${request.sha ?? 'HEAD'}^{commit}`).catch(() => {
     throw new Error(`${request.sha ?? 'HEAD'} is not a commit of the git repository ${repo}`);
@@ -82,37 +94,52 @@ export async function synthesize(request: SynthRequest, config: OperatorConfig):
   if (!request.sha && (await git(repo, 'status', '--porcelain', '--untracked-files=no').catch(() => ''))) {
     messages.push('note: uncommitted changes are not rendered; the operator, too, sees only commits');
   }
-  const typeCheck = await typeCheckMain(repo, sha);
-  if (typeCheck.errors.length > 0) return { ok: false, yaml: '', messages: [...messages, ...typeCheck.errors] };
-  messages.push(...typeCheck.notes);
-  const spec: PreviewEnvironmentSpec = {
+  return { repo, sha, branch, repository, messages };
+}
+
+/** The spec a pull request from the repository's own author would get: trusted, so `.preview/main.ts` runs in the sandbox. */
+function synthSpec(repo: string, repository: RepositoryName, pullRequest: number, sha: string, branch: string): PreviewEnvironmentSpec {
+  return {
     repository: { ...repository, cloneUrl: pathToFileURL(repo).href },
     pullRequest: {
-      number: request.pullRequest, headSha: sha, headRef: branch, baseRef: branch,
-      // The repository's own author: trusted, so `.preview/main.ts` runs (in the sandbox) as it would for a maintainer.
+      number: pullRequest, headSha: sha, headRef: branch, baseRef: branch,
       author: 'synth', authorAssociation: 'OWNER', labels: [], draft: false, fork: false,
     },
   };
+}
+
+function renderInputs(config: OperatorConfig, repository: RepositoryName, pullRequest: number, spec: PreviewEnvironmentSpec) {
+  return {
+    name: environmentName(repository, pullRequest),
+    spec,
+    settings: {
+      domain: config.previews.domain, ingressClassName: config.previews.ingressClass,
+      tls: config.previews.tls, podSecurity: config.previews.podSecurity,
+    },
+    trust: effectivePolicy(config.policy, repository).trust,
+    allowedKinds: new AllowedKinds(config.previews.allowedKinds),
+    renderPolicy: config.previews.renderPolicy,
+  };
+}
+
+export async function synthesize(request: SynthRequest, config: OperatorConfig): Promise<SynthOutput> {
+  const { repo, sha, branch, repository, messages } = await resolveCommit(request);
+  const typeCheck = await typeCheckMain(repo, sha);
+  if (typeCheck.errors.length > 0) return { ok: false, yaml: '', messages: [...messages, ...typeCheck.errors] };
+  messages.push(...typeCheck.notes);
+  const spec = synthSpec(repo, repository, request.pullRequest, sha, branch);
   const cacheDir = await mkdtemp(path.join(os.tmpdir(), 'preview-synth-'));
   try {
-    const outcome = await renderEnvironment({
-      name: environmentName(repository, request.pullRequest),
-      spec,
-      settings: {
-        domain: config.previews.domain, ingressClassName: config.previews.ingressClass,
-        tls: config.previews.tls, podSecurity: config.previews.podSecurity,
-      },
-      trust: effectivePolicy(config.policy, repository).trust,
-      allowedKinds: new AllowedKinds(config.previews.allowedKinds),
-      renderPolicy: config.previews.renderPolicy,
-    }, {
-      repositories: new RepositoryCache({ cacheDir, allowedProtocols: ['file:'], maxConcurrentGitProcesses: config.git.concurrency, gitTimeoutMs: config.git.timeoutMs }),
+    const git = { cacheDir, allowedProtocols: ['file:'], maxConcurrentGitProcesses: config.git.concurrency, gitTimeoutMs: config.git.timeoutMs };
+    const outcome = await renderEnvironment(renderInputs(config, repository, request.pullRequest, spec), {
+      repositories: new RepositoryCache(git),
       sandbox: sandboxRunnerFor(config.sandbox),
       sandboxRuns: new Semaphore(config.sandbox.concurrency),
     });
     if (!outcome.ok) return { ok: false, yaml: '', messages: [...messages, `${outcome.failure.kind}: ${outcome.failure.message}`] };
     const { rendered } = outcome;
-    messages.push(`rendered with ${rendered.renderer === 'sandbox' ? '.preview/main.ts in the sandbox' : 'the constructs'}; namespace ${rendered.identity.namespace}${rendered.url ? `, URL ${rendered.url}` : ''}`);
+    const renderer = rendered.renderer === 'sandbox' ? '.preview/main.ts in the sandbox' : 'the constructs';
+    messages.push(`rendered with ${renderer}; namespace ${rendered.identity.namespace}${rendered.url ? `, URL ${rendered.url}` : ''}`);
     messages.push(...rendered.notes);
     const yaml = [rendered.namespace, ...rendered.objects].map((m) => stringify(m, { lineWidth: 0 })).join('---\n');
     return { ok: true, yaml, messages };
