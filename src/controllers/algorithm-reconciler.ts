@@ -19,7 +19,7 @@ import { WorkloadWriter } from './algorithm-apply.js';
 import { algorithmStatus, rolloutEvents, stampReconciled, type Rollout, type TrafficSplit } from './algorithm-status.js';
 import { AlgorithmStatusMemo } from './algorithm-status-memo.js';
 import { httpRouteKind, renderTrafficRoute, type RouteParentRef } from './canary-traffic-route.js';
-import { namespaceTerminating } from './namespace-terminating.js';
+import { createsAny, ensureNamespaceActive, NamespaceTerminatingError, namespaceTerminating } from './namespace-terminating.js';
 import { canaryReplicas } from './rollout-plan.js';
 import { summarizeWorkload, type WorkloadSummary } from './rollout-workload-status.js';
 
@@ -209,9 +209,13 @@ export class AlgorithmReconciler implements Reconciler {
       ? { deployment: algorithmObjectNames(name).stable, live: observed.stableLive, initialReplicas: desired.initialReplicas }
       : undefined;
     try {
+      const { deployments, services, autoscalers, budgets, configMaps } = this.informers;
+      // A child to create: the API server says whether the namespace is going (the cache may lag).
+      const caches = [deployments, services, autoscalers, budgets, configMaps];
+      if (createsAny(caches, desired.objects)) await ensureNamespaceActive(this.client, namespace);
       return { wrote: await this.writer.write({ namespace, owner: uid, objects: desired.objects, handover }) };
     } catch (err) {
-      if (err instanceof ForbiddenError && err.namespaceTerminating) return 'namespace-terminating';
+      if (err instanceof NamespaceTerminatingError || (err instanceof ForbiddenError && err.namespaceTerminating)) return 'namespace-terminating';
       if (!(err instanceof InvalidError || err instanceof ForbiddenError)) throw err;
       await this.events.record(algorithm, 'Warning', 'ApplyFailed', err.message);
       return { wrote: false, failure: err.message };

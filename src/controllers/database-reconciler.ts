@@ -15,7 +15,7 @@ import {
   type Reconciler,
 } from '../kube/index.js';
 import { ensureCredentialsSecret } from './credentials-secret.js';
-import { namespaceTerminating } from './namespace-terminating.js';
+import { createsAny, ensureNamespaceActive, NamespaceTerminatingError, namespaceTerminating } from './namespace-terminating.js';
 import { databaseStatus, officialImage, type DatabaseSets } from './database-status.js';
 import { summarizeWorkload } from './rollout-workload-status.js';
 
@@ -107,7 +107,7 @@ export class DatabaseReconciler implements Reconciler {
       return await this.applyWorkloads(database);
     } catch (err) {
       // The namespace is being deleted, and this object with it: nothing left to converge or report.
-      if (err instanceof ForbiddenError && err.namespaceTerminating) return 'namespace-terminating';
+      if (err instanceof NamespaceTerminatingError || (err instanceof ForbiddenError && err.namespaceTerminating)) return 'namespace-terminating';
       if (!(err instanceof InvalidError || err instanceof ForbiddenError)) throw err;
       await this.events.record(database, 'Warning', 'ApplyFailed', err.message);
       return { failure: err.message };
@@ -118,6 +118,7 @@ export class DatabaseReconciler implements Reconciler {
   private async ensureCredentials(key: string, database: DatabaseResource): Promise<void> {
     const name = databaseObjectNames(database.metadata.name).credentialsSecret;
     const secret = this.informers.secrets.get(`${database.metadata.namespace}/${name}`);
+    if (!secret || secret.metadata.deletionTimestamp) await ensureNamespaceActive(this.client, database.metadata.namespace ?? '');
     if (!(await ensureCredentialsSecret(this.client, database, secret))) return;
     if (secret) this.logger.info({ controller: 'database', key }, 'credentials Secret was being deleted: created a new one');
     await this.events.record(database, 'Normal', 'CredentialsCreated', `created Secret ${name} with a new random password`);
@@ -133,6 +134,8 @@ export class DatabaseReconciler implements Reconciler {
       ...this.options.workload,
       ownerReferences: [controllerReference(database)],
     });
+    const { statefulSets, services, configMaps } = this.informers;
+    if (createsAny([statefulSets, services, configMaps], objects)) await ensureNamespaceActive(this.client, namespace ?? '');
     await this.applier.apply(objects);
     await this.deleteUnrendered(database, objects);
     if (!resized) return {};

@@ -1,11 +1,23 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { CacheReader, KubeObject } from '../kube/index.js';
-import { namespaceInformerOptions, namespaceKind, namespaceTerminating } from './namespace-terminating.js';
+import { NotFoundError, type CacheReader, type KubeObject, type ObjectClient } from '../kube/index.js';
+import {
+  createsAny, ensureNamespaceActive, NamespaceTerminatingError, namespaceInformerOptions, namespaceKind, namespaceTerminating,
+} from './namespace-terminating.js';
 
 function cache(...namespaces: KubeObject[]): CacheReader {
   const byName = new Map(namespaces.map((n) => [n.metadata.name!, n]));
   return { kind: namespaceKind, get: (key) => byName.get(key), lookup: (key) => byName.get(key) ?? 'absent', list: () => [...byName.values()] };
+}
+
+/** A client whose only answer is the namespace `live` (or a 404). */
+function liveNamespace(live: KubeObject | undefined): ObjectClient {
+  return {
+    get: async () => {
+      if (!live) throw new NotFoundError('namespaces "x" not found', 404, 'NotFound');
+      return live;
+    },
+  } as unknown as ObjectClient;
 }
 
 test('a namespace with a deletionTimestamp, or phase Terminating, is going; an active or unknown one is not', () => {
@@ -24,4 +36,24 @@ test('a namespace with a deletionTimestamp, or phase Terminating, is going; an a
 test('the namespace informer follows the controller\'s scope', () => {
   assert.deepEqual(namespaceInformerOptions(undefined), {});
   assert.deepEqual(namespaceInformerOptions('team-a'), { fieldSelector: 'metadata.name=team-a' });
+});
+
+test('before a create the API server is asked: a namespace being deleted throws, an active or missing one does not', async () => {
+  const going = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'pr-1', deletionTimestamp: '2026-03-01T10:00:00Z' } };
+  await assert.rejects(ensureNamespaceActive(liveNamespace(going), 'pr-1'), NamespaceTerminatingError);
+  await ensureNamespaceActive(liveNamespace({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'pr-1' } }), 'pr-1');
+  await ensureNamespaceActive(liveNamespace(undefined), 'pr-1');
+});
+
+test('a create is one of an object a cache of its kind does not hold', () => {
+  const deployments: CacheReader = {
+    kind: { apiVersion: 'apps/v1', kind: 'Deployment' },
+    get: () => undefined,
+    lookup: (key) => (key === 'ns/kept' ? { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'kept', namespace: 'ns' } } : 'absent'),
+    list: () => [],
+  };
+  const deployment = (name: string) => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace: 'ns' } });
+  assert.equal(createsAny([deployments], [deployment('kept')]), false);
+  assert.equal(createsAny([deployments], [deployment('kept'), deployment('gone')]), true);
+  assert.equal(createsAny([deployments], [{ apiVersion: 'v1', kind: 'Service', metadata: { name: 'x', namespace: 'ns' } }]), false, 'no cache: not judged');
 });

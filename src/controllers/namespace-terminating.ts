@@ -2,8 +2,10 @@
 // API server refuses every create in it (403 "being terminated"): a controller that re-applies a
 // child the namespace controller just removed only collects refusals. So the Algorithm and Database
 // controllers look at the namespace first and leave its objects alone once it is going; the objects
-// go with it. The 403 stays handled for the moment the cache has not seen the deletion yet.
-import type { CacheReader, KindRef, KubeObject } from '../kube/index.js';
+// go with it. The cache may lag (its watch is not the one that saw the children go, and an API
+// server restart re-lists them in any order), so before a create — a child missing from the cache
+// — the API server itself is asked. The 403 stays handled for a deletion that starts in between.
+import { NotFoundError, type CacheReader, type KindRef, type KubeObject, type ObjectClient } from '../kube/index.js';
 
 export const namespaceKind: KindRef = { apiVersion: 'v1', kind: 'Namespace' };
 
@@ -17,4 +19,37 @@ export function namespaceTerminating(namespaces: CacheReader | undefined, name: 
 /** The namespace informer's options for a controller watching `namespace` (one), or every namespace. */
 export function namespaceInformerOptions(namespace: string | undefined): { fieldSelector?: string } {
   return namespace ? { fieldSelector: `metadata.name=${namespace}` } : {};
+}
+
+/** The namespace is being deleted (or is gone): nothing is to be created in it. */
+export class NamespaceTerminatingError extends Error {
+  constructor(readonly namespace: string) {
+    super(`namespace ${namespace} is being deleted`);
+    this.name = 'NamespaceTerminatingError';
+  }
+}
+
+/**
+ * Before a create: throws NamespaceTerminatingError when the API server (a read from etcd, not a
+ * cache) says the namespace is going. One that is not there at all is left to the create to find.
+ */
+export async function ensureNamespaceActive(client: ObjectClient, name: string): Promise<void> {
+  let namespace: KubeObject & { status?: { phase?: string } };
+  try {
+    namespace = await client.get({ ...namespaceKind, name });
+  } catch (err) {
+    if (err instanceof NotFoundError) return;
+    throw err;
+  }
+  if (namespace.metadata.deletionTimestamp || namespace.status?.phase === 'Terminating') throw new NamespaceTerminatingError(name);
+}
+
+/** Whether applying `objects` would create one: a kind one of `caches` holds, and the cache has no such object. */
+export function createsAny(caches: readonly CacheReader[], objects: readonly KubeObject[]): boolean {
+  return objects.some((o) => {
+    const cache = caches.find((c) => c.kind.kind === o.kind && c.kind.apiVersion === o.apiVersion);
+    if (!cache) return false;
+    const found = cache.lookup(`${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`);
+    return found === undefined || found === 'absent';
+  });
 }
