@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { stringify } from 'yaml';
-import {
-  controllerReference, renderAlgorithmWorkloads, type AlgorithmInput, type Manifest,
-} from './index.js';
+import { controllerReference, renderAlgorithmWorkloads, type AlgorithmInput, type Manifest } from './index.js';
 
 // The seed `recommendation-engine-v2`, as the API server hands it to the controller.
 const seed: AlgorithmInput = {
@@ -26,27 +24,36 @@ function find(objects: Manifest[], kind: string, name: string): any {
 describe('renderAlgorithmWorkloads', () => {
   const objects = renderAlgorithmWorkloads(seed);
 
-  it('renders ConfigMap, Service, stable Deployment, HPA and PDB, in apply order, in the algorithm\'s namespace', () => {
-    assert.deepEqual(objects.map((o) => `${o.apiVersion} ${o.kind} ${o.metadata.name}`), [
-      'v1 ConfigMap recommendation-engine-v2-config',
-      'v1 Service recommendation-engine-v2',
-      'apps/v1 Deployment recommendation-engine-v2',
-      'autoscaling/v2 HorizontalPodAutoscaler recommendation-engine-v2',
-      'policy/v1 PodDisruptionBudget recommendation-engine-v2',
-    ]);
+  it("renders ConfigMap, Service, stable Deployment, HPA and PDB, in apply order, in the algorithm's namespace", () => {
+    assert.deepEqual(
+      objects.map((o) => `${o.apiVersion} ${o.kind} ${o.metadata.name}`),
+      [
+        'v1 ConfigMap recommendation-engine-v2-config',
+        'v1 Service recommendation-engine-v2',
+        'apps/v1 Deployment recommendation-engine-v2',
+        'autoscaling/v2 HorizontalPodAutoscaler recommendation-engine-v2',
+        'policy/v1 PodDisruptionBudget recommendation-engine-v2',
+      ],
+    );
     for (const object of objects) {
       assert.equal(object.metadata.namespace, 'team-a');
       assert.equal(object.metadata.labels?.['ai.alien6.io/algorithm'], 'recommendation-engine-v2');
       assert.equal(object.metadata.labels?.['app.kubernetes.io/managed-by'], 'preview-operator');
-      assert.equal(object.metadata.labels?.['preview.alien6.io/environment'], undefined, 'workloads must never look like preview-owned objects');
-      assert.equal(object.metadata.ownerReferences, undefined, 'owner references are the controller\'s call');
+      assert.equal(
+        object.metadata.labels?.['preview.alien6.io/environment'],
+        undefined,
+        'workloads must never look like preview-owned objects',
+      );
+      assert.equal(object.metadata.ownerReferences, undefined, "owner references are the controller's call");
     }
   });
 
   it('runs the stable Deployment with 3 replicas, the image, and nvidia.com/gpu: 2 in the limits', () => {
     const deployment = find(objects, 'Deployment', 'recommendation-engine-v2');
     assert.equal(deployment.spec.replicas, 3);
-    assert.deepEqual(deployment.spec.selector, { matchLabels: { 'ai.alien6.io/algorithm': 'recommendation-engine-v2', 'ai.alien6.io/track': 'stable' } });
+    assert.deepEqual(deployment.spec.selector, {
+      matchLabels: { 'ai.alien6.io/algorithm': 'recommendation-engine-v2', 'ai.alien6.io/track': 'stable' },
+    });
     assert.deepEqual(deployment.spec.strategy, { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } });
     const pod = deployment.spec.template;
     assert.equal(pod.metadata.labels['ai.alien6.io/track'], 'stable');
@@ -72,11 +79,18 @@ describe('renderAlgorithmWorkloads', () => {
   it('meets Pod Security restricted: non-root, RuntimeDefault seccomp, no escalation, no capabilities', () => {
     const pod = find(objects, 'Deployment', 'recommendation-engine-v2').spec.template.spec;
     assert.deepEqual(pod.securityContext, {
-      runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, fsGroup: 65532, fsGroupChangePolicy: 'OnRootMismatch',
+      runAsNonRoot: true,
+      runAsUser: 65532,
+      runAsGroup: 65532,
+      fsGroup: 65532,
+      fsGroupChangePolicy: 'OnRootMismatch',
       seccompProfile: { type: 'RuntimeDefault' },
     });
     assert.deepEqual(pod.containers[0].securityContext, {
-      allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, readOnlyRootFilesystem: true, runAsNonRoot: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+      readOnlyRootFilesystem: true,
+      runAsNonRoot: true,
     });
     assert.deepEqual(pod.containers[0].volumeMounts, [{ name: 'tmp', mountPath: '/tmp' }]);
     assert.deepEqual(pod.volumes, [{ name: 'tmp', emptyDir: {} }]);
@@ -98,15 +112,23 @@ describe('renderAlgorithmWorkloads', () => {
       scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'recommendation-engine-v2' },
       minReplicas: 1,
       maxReplicas: 10,
-      metrics: [{ type: 'Pods', pods: { metric: { name: 'request_latency_milliseconds' }, target: { type: 'AverageValue', averageValue: '50' } } }],
+      metrics: [
+        { type: 'Pods', pods: { metric: { name: 'request_latency_milliseconds' }, target: { type: 'AverageValue', averageValue: '50' } } },
+      ],
     });
     const custom = renderAlgorithmWorkloads(seed, { latencyMetric: 'p95_latency_ms' });
     assert.equal(find(custom, 'HorizontalPodAutoscaler', 'recommendation-engine-v2').spec.metrics[0].pods.metric.name, 'p95_latency_ms');
   });
 
   it('falls back to CPU when the custom metrics API is unavailable (latencyMetric: null)', () => {
-    const hpa = find(renderAlgorithmWorkloads(seed, { latencyMetric: null, cpuTargetUtilization: 70 }), 'HorizontalPodAutoscaler', 'recommendation-engine-v2');
-    assert.deepEqual(hpa.spec.metrics, [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } }]);
+    const hpa = find(
+      renderAlgorithmWorkloads(seed, { latencyMetric: null, cpuTargetUtilization: 70 }),
+      'HorizontalPodAutoscaler',
+      'recommendation-engine-v2',
+    );
+    assert.deepEqual(hpa.spec.metrics, [
+      { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } },
+    ]);
   });
 
   it('protects the algorithm with a PDB over both tracks and configures it through a ConfigMap', () => {
@@ -132,12 +154,17 @@ describe('renderAlgorithmWorkloads', () => {
     assert.equal(stable.spec.template.spec.containers[0].image, 'registry.alien6.io/algo/reco:2.1.3');
     assert.equal(canary.spec.template.spec.containers[0].image, 'registry.alien6.io/algo/reco:2.1.4');
     assert.equal(canary.spec.replicas, 1);
-    assert.deepEqual(canary.spec.selector.matchLabels, { 'ai.alien6.io/algorithm': 'recommendation-engine-v2', 'ai.alien6.io/track': 'canary' });
+    assert.deepEqual(canary.spec.selector.matchLabels, {
+      'ai.alien6.io/algorithm': 'recommendation-engine-v2',
+      'ai.alien6.io/track': 'canary',
+    });
     assert.equal(canary.metadata.labels['ai.alien6.io/track'], 'canary');
     assert.deepEqual(canary.spec.template.spec.containers[0].env, [{ name: 'ALGORITHM_TRACK', value: 'canary' }]);
     assert.equal(find(rollout, 'HorizontalPodAutoscaler', 'recommendation-engine-v2').spec.scaleTargetRef.name, 'recommendation-engine-v2');
     // The Service selects both tracks, so the canary's share of replicas is its share of traffic.
-    assert.deepEqual(find(rollout, 'Service', 'recommendation-engine-v2').spec.selector, { 'ai.alien6.io/algorithm': 'recommendation-engine-v2' });
+    assert.deepEqual(find(rollout, 'Service', 'recommendation-engine-v2').spec.selector, {
+      'ai.alien6.io/algorithm': 'recommendation-engine-v2',
+    });
   });
 
   it('leaves stable replicas to the HPA when asked (stableReplicas: null)', () => {
@@ -148,20 +175,34 @@ describe('renderAlgorithmWorkloads', () => {
 
   it('renders no HPA, GPU, tolerations or PDB for one replica without scaling or GPUs', () => {
     const plain = renderAlgorithmWorkloads({ metadata: { name: 'api', namespace: 'team-a' }, spec: { image: 'api:1' } });
-    assert.deepEqual(plain.map((o) => o.kind), ['ConfigMap', 'Service', 'Deployment']);
+    assert.deepEqual(
+      plain.map((o) => o.kind),
+      ['ConfigMap', 'Service', 'Deployment'],
+    );
     const pod = find(plain, 'Deployment', 'api').spec.template.spec;
     assert.equal(find(plain, 'Deployment', 'api').spec.replicas, 1);
     assert.equal(pod.tolerations, undefined);
     assert.deepEqual(pod.containers[0].resources.limits, { cpu: '1', memory: '512Mi' });
   });
 
-  it('renders the PDB only where more than one pod can run: replicas, the HPA\'s maximum or a canary beside one stable pod', () => {
+  it("renders the PDB only where more than one pod can run: replicas, the HPA's maximum or a canary beside one stable pod", () => {
     const one = { metadata: { name: 'api', namespace: 'team-a' }, spec: { image: 'api:1' } };
     const hasBudget = (objects: Manifest[]) => objects.some((o) => o.kind === 'PodDisruptionBudget');
     assert.equal(hasBudget(renderAlgorithmWorkloads(one)), false);
     assert.equal(hasBudget(renderAlgorithmWorkloads({ ...one, spec: { image: 'api:1', replicas: 2 } })), true);
-    assert.equal(hasBudget(renderAlgorithmWorkloads({ ...one, spec: { image: 'api:1', scaling: { minReplicas: 1, maxReplicas: 1 } } })), false);
-    assert.equal(hasBudget(renderAlgorithmWorkloads({ ...one, spec: { image: 'api:1', scaling: { minReplicas: 1, maxReplicas: 3 } } }, { stableReplicas: null })), true);
+    assert.equal(
+      hasBudget(renderAlgorithmWorkloads({ ...one, spec: { image: 'api:1', scaling: { minReplicas: 1, maxReplicas: 1 } } })),
+      false,
+    );
+    assert.equal(
+      hasBudget(
+        renderAlgorithmWorkloads(
+          { ...one, spec: { image: 'api:1', scaling: { minReplicas: 1, maxReplicas: 3 } } },
+          { stableReplicas: null },
+        ),
+      ),
+      true,
+    );
     assert.equal(hasBudget(renderAlgorithmWorkloads(one, { canary: { image: 'api:2', replicas: 1 } })), true);
   });
 
@@ -175,13 +216,23 @@ describe('renderAlgorithmWorkloads', () => {
   });
 
   it('sets the owner references it is given on every object', () => {
-    const owner = controllerReference({ apiVersion: 'ai.alien6.io/v1', kind: 'Algorithm', metadata: { name: seed.metadata.name, uid: seed.metadata.uid! } });
+    const owner = controllerReference({
+      apiVersion: 'ai.alien6.io/v1',
+      kind: 'Algorithm',
+      metadata: { name: seed.metadata.name, uid: seed.metadata.uid! },
+    });
     const owned = renderAlgorithmWorkloads(seed, { ownerReferences: [owner], canary: { image: 'x:2', replicas: 1 } });
     for (const object of owned) {
-      assert.deepEqual(object.metadata.ownerReferences, [{
-        apiVersion: 'ai.alien6.io/v1', kind: 'Algorithm', name: 'recommendation-engine-v2',
-        uid: '6f1c1e0a-0000-4000-8000-000000000001', controller: true, blockOwnerDeletion: true,
-      }]);
+      assert.deepEqual(object.metadata.ownerReferences, [
+        {
+          apiVersion: 'ai.alien6.io/v1',
+          kind: 'Algorithm',
+          name: 'recommendation-engine-v2',
+          uid: '6f1c1e0a-0000-4000-8000-000000000001',
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ]);
     }
   });
 
@@ -206,8 +257,12 @@ describe('renderAlgorithmWorkloads', () => {
   });
 
   it('is deterministic: rendering twice gives byte-identical YAML', () => {
-    const once = renderAlgorithmWorkloads(seed, { canary: { image: 'x:2', replicas: 1 } }).map((o) => stringify(o)).join('---\n');
-    const twice = renderAlgorithmWorkloads(structuredClone(seed), { canary: { image: 'x:2', replicas: 1 } }).map((o) => stringify(o)).join('---\n');
+    const once = renderAlgorithmWorkloads(seed, { canary: { image: 'x:2', replicas: 1 } })
+      .map((o) => stringify(o))
+      .join('---\n');
+    const twice = renderAlgorithmWorkloads(structuredClone(seed), { canary: { image: 'x:2', replicas: 1 } })
+      .map((o) => stringify(o))
+      .join('---\n');
     assert.equal(once, twice);
   });
 });

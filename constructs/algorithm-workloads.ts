@@ -227,7 +227,10 @@ function addDeployment(chart: Chart, ctx: WorkloadContext, track: AlgorithmTrack
       selector: { matchLabels: selector },
       revisionHistoryLimit: 3,
       // Surge instead of dropping a replica: a preview keeps serving during a rollout.
-      strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: k8s.IntOrString.fromNumber(1), maxUnavailable: k8s.IntOrString.fromNumber(0) } },
+      strategy: {
+        type: 'RollingUpdate',
+        rollingUpdate: { maxSurge: k8s.IntOrString.fromNumber(1), maxUnavailable: k8s.IntOrString.fromNumber(0) },
+      },
       template: podTemplate(ctx, selector, track, image),
     },
   });
@@ -261,7 +264,10 @@ function scalingMetric(ctx: WorkloadContext, targetLatencyMs: number | undefined
       },
     };
   }
-  return { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: ctx.options.cpuTargetUtilization ?? 80 } } };
+  return {
+    type: 'Resource',
+    resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: ctx.options.cpuTargetUtilization ?? 80 } },
+  };
 }
 
 function addAutoscaler(chart: Chart, ctx: WorkloadContext): void {

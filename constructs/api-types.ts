@@ -23,8 +23,7 @@ export const certificateKind = { apiVersion: certificateApiVersion, kind: 'Certi
 
 export type AlgorithmSpec = ai.AlgorithmSpec;
 
-export type AlgorithmPhase =
-  | 'Pending' | 'Progressing' | 'Running' | 'Canary' | 'RolledBack' | 'Inconclusive' | 'Degraded' | 'Failed';
+export type AlgorithmPhase = 'Pending' | 'Progressing' | 'Running' | 'Canary' | 'RolledBack' | 'Inconclusive' | 'Degraded' | 'Failed';
 
 export interface AlgorithmAnalysis {
   /** Success rate 0..1; absent when the query returned no samples. */

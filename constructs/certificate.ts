@@ -51,7 +51,11 @@ export class Certificate extends Construct {
         duration: props.duration ?? '720h',
         renewBefore: props.renewBefore ?? '240h',
         issuerRef: { name: props.issuer.name, kind: props.issuer.kind ?? 'ClusterIssuer', group: 'cert-manager.io' },
-        privateKey: { algorithm: certManager.CertificateSpecPrivateKeyAlgorithm.ECDSA, size: 256, rotationPolicy: certManager.CertificateSpecPrivateKeyRotationPolicy.ALWAYS },
+        privateKey: {
+          algorithm: certManager.CertificateSpecPrivateKeyAlgorithm.ECDSA,
+          size: 256,
+          rotationPolicy: certManager.CertificateSpecPrivateKeyRotationPolicy.ALWAYS,
+        },
       },
     });
     this.name = this.apiObject.name;

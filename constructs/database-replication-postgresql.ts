@@ -4,7 +4,11 @@
 // PostgreSQL: a primary, a replica initialised by the replica script, a row written on one and
 // read on the other.
 import {
-  majorVersion, replicationConfigPath, replicationEnv, type EngineReplication, type ReplicationInput,
+  majorVersion,
+  replicationConfigPath,
+  replicationEnv,
+  type EngineReplication,
+  type ReplicationInput,
 } from './database-replication.js';
 
 /** The ConfigMap keys of PostgreSQL's replication files. */

@@ -38,9 +38,10 @@ export function replicationObjectNames(name: string) {
   const replicaStatefulSet = `${name}-replica`;
   return {
     /** The StatefulSet of the replicas; the primary's is `<name>`. Bounded, so a name the CRD admits always fits. */
-    replicaStatefulSet: replicaStatefulSet.length <= maxStatefulSetName
-      ? replicaStatefulSet
-      : `${name.slice(0, maxStatefulSetName - '-replica'.length - 7)}-${stableHash(name).slice(-6)}-replica`,
+    replicaStatefulSet:
+      replicaStatefulSet.length <= maxStatefulSetName
+        ? replicaStatefulSet
+        : `${name.slice(0, maxStatefulSetName - '-replica'.length - 7)}-${stableHash(name).slice(-6)}-replica`,
     /** The read-only Service: the replicas that are streaming (ready). */
     readOnlyService: `${name}-ro`,
     /** The settings and scripts the pods mount at `replicationConfigPath`. */

@@ -3,8 +3,13 @@ import type { DatabaseEngine, DatabaseSpec } from './api-types.js';
 import type { ContainerResources } from './algorithm-workloads.js';
 import type { Manifest, OwnerReference } from './kube-object.js';
 import {
-  databaseRoleLabel, primaryHost, replicationConfigPath, replicationObjectNames,
-  type DatabaseRole, type EngineReplication, type ReplicationInput,
+  databaseRoleLabel,
+  primaryHost,
+  replicationConfigPath,
+  replicationObjectNames,
+  type DatabaseRole,
+  type EngineReplication,
+  type ReplicationInput,
 } from './database-replication.js';
 import { mysqlReplication } from './database-replication-mysql.js';
 import { postgresqlReplication } from './database-replication-postgresql.js';
@@ -49,7 +54,10 @@ const engines: Record<DatabaseEngine, EngineFacts> = {
     // One mount at /var/lib/postgresql with PGDATA in a subdirectory: the volume root may hold
     // lost+found, and images 18+ refuse a mount at .../data unless PGDATA is set explicitly.
     dataMountPath: '/var/lib/postgresql',
-    scratchDirs: [{ name: 'run', path: '/var/run/postgresql' }, { name: 'tmp', path: '/tmp' }],
+    scratchDirs: [
+      { name: 'run', path: '/var/run/postgresql' },
+      { name: 'tmp', path: '/tmp' },
+    ],
     // The application's user is the image's administrator: a replica keeps it.
     env: (secret) => [
       { name: 'POSTGRES_USER', valueFrom: fromSecret(secret, 'username') },
@@ -68,13 +76,18 @@ const engines: Record<DatabaseEngine, EngineFacts> = {
     port: 3306,
     image: (version) => `mysql:${version}`,
     dataMountPath: '/var/lib/mysql',
-    scratchDirs: [{ name: 'run', path: '/var/run/mysqld' }, { name: 'tmp', path: '/tmp' }],
+    scratchDirs: [
+      { name: 'run', path: '/var/run/mysqld' },
+      { name: 'tmp', path: '/tmp' },
+    ],
     env: (secret, applicationCredentials) => [
-      ...(applicationCredentials ? [
-        { name: 'MYSQL_USER', valueFrom: fromSecret(secret, 'username') },
-        { name: 'MYSQL_PASSWORD', valueFrom: fromSecret(secret, 'password') },
-        { name: 'MYSQL_DATABASE', valueFrom: fromSecret(secret, 'database') },
-      ] : []),
+      ...(applicationCredentials
+        ? [
+            { name: 'MYSQL_USER', valueFrom: fromSecret(secret, 'username') },
+            { name: 'MYSQL_PASSWORD', valueFrom: fromSecret(secret, 'password') },
+            { name: 'MYSQL_DATABASE', valueFrom: fromSecret(secret, 'database') },
+          ]
+        : []),
       // The image insists on a root password; the credentials' password keeps it known to
       // whoever may read the Secret, and to nobody else.
       { name: 'MYSQL_ROOT_PASSWORD', valueFrom: fromSecret(secret, 'password') },
@@ -230,8 +243,11 @@ function databasePlan(database: DatabaseInput, options: DatabaseWorkloadOptions)
     ...selector,
   };
   const replication = engine.replication({
-    engine: spec.engine, version: spec.version, credentialsSecret: names.credentialsSecret,
-    primaryHost: primaryHost(name, names.headlessService), port: engine.port,
+    engine: spec.engine,
+    version: spec.version,
+    credentialsSecret: names.credentialsSecret,
+    primaryHost: primaryHost(name, names.headlessService),
+    port: engine.port,
   });
   return { name, namespace, spec, engine, names, selector, labels, replication, options };
 }
@@ -256,7 +272,12 @@ function serverStatefulSet(plan: DatabasePlan, role: DatabaseRole): k8s.Stateful
     persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Delete', whenScaled: 'Delete' },
     template: {
       metadata: {
-        labels: { ...selector, [databaseRoleLabel]: role, 'app.kubernetes.io/name': engine.portName, 'app.kubernetes.io/instance': plan.name },
+        labels: {
+          ...selector,
+          [databaseRoleLabel]: role,
+          'app.kubernetes.io/name': engine.portName,
+          'app.kubernetes.io/instance': plan.name,
+        },
         annotations: {
           'kubectl.kubernetes.io/default-container': 'database',
           [replicationConfigAnnotation]: stableHashOfMap(plan.replication.files),
@@ -264,14 +285,16 @@ function serverStatefulSet(plan: DatabasePlan, role: DatabaseRole): k8s.Stateful
       },
       spec: serverPod(plan, role),
     },
-    volumeClaimTemplates: [{
-      metadata: { name: 'data', labels: selector },
-      spec: {
-        accessModes: ['ReadWriteOnce'],
-        storageClassName: plan.options.storageClassName,
-        resources: { requests: { storage: k8s.Quantity.fromString(spec.storage) } },
+    volumeClaimTemplates: [
+      {
+        metadata: { name: 'data', labels: selector },
+        spec: {
+          accessModes: ['ReadWriteOnce'],
+          storageClassName: plan.options.storageClassName,
+          resources: { requests: { storage: k8s.Quantity.fromString(spec.storage) } },
+        },
       },
-    }],
+    ],
   };
 }
 
@@ -301,25 +324,29 @@ function serverPod(plan: DatabasePlan, role: DatabaseRole): k8s.PodSpec {
     initContainers: replication.initCommand
       ? [{ name: 'base-backup', ...common, command: [...replication.initCommand], volumeMounts: mounts }]
       : undefined,
-    containers: [{
-      name: 'database',
-      ...common,
-      args: args.length > 0 ? args : undefined,
-      ports: [{ name: engine.portName, containerPort: engine.port, protocol: 'TCP' }],
-      readinessProbe: {
-        exec: { command: [...(replication.readinessCommand ?? engine.readinessCommand)] },
-        initialDelaySeconds: 5,
-        periodSeconds: 5,
-        timeoutSeconds: 3,
-        failureThreshold: 6,
+    containers: [
+      {
+        name: 'database',
+        ...common,
+        args: args.length > 0 ? args : undefined,
+        ports: [{ name: engine.portName, containerPort: engine.port, protocol: 'TCP' }],
+        readinessProbe: {
+          exec: { command: [...(replication.readinessCommand ?? engine.readinessCommand)] },
+          initialDelaySeconds: 5,
+          periodSeconds: 5,
+          timeoutSeconds: 3,
+          failureThreshold: 6,
+        },
+        volumeMounts: initdb ? [...mounts, { name: 'initdb', mountPath: '/docker-entrypoint-initdb.d', readOnly: true }] : mounts,
       },
-      volumeMounts: initdb ? [...mounts, { name: 'initdb', mountPath: '/docker-entrypoint-initdb.d', readOnly: true }] : mounts,
-    }],
+    ],
     volumes: [
       ...engine.scratchDirs.map((dir) => ({ name: dir.name, emptyDir: {} })),
       { name: 'replication', configMap: { name: names.configMap } },
       // Only the role's scripts: the entrypoint runs every *.sh it finds there.
-      ...(initdb ? [{ name: 'initdb', configMap: { name: names.configMap, items: replication.initdbScripts.map((key) => ({ key, path: key })) } }] : []),
+      ...(initdb
+        ? [{ name: 'initdb', configMap: { name: names.configMap, items: replication.initdbScripts.map((key) => ({ key, path: key })) } }]
+        : []),
     ],
   };
 }

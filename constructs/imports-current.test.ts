@@ -32,7 +32,7 @@ describe('constructs/imports', () => {
     }
   });
 
-  it('keeps the CRDs\' field names in the operator\'s own APIs (so the spec types are the JSON shape)', () => {
+  it("keeps the CRDs' field names in the operator's own APIs (so the spec types are the JSON shape)", () => {
     // cdk8s renames fields like `cloneURL` to `cloneUrl` in its props; constructs/api-types.ts
     // uses the generated spec types as plain JSON, which is only right without such renames.
     let checked = 0;

@@ -24,9 +24,7 @@ export {
   type PreviewNamespaceProps,
   type PreviewQuota,
 } from './preview-namespace.js';
-export {
-  PreviewIngress, type PreviewIngressProps, type PreviewRoute, type Routable, type RouteBackend,
-} from './preview-ingress.js';
+export { PreviewIngress, type PreviewIngressProps, type PreviewRoute, type Routable, type RouteBackend } from './preview-ingress.js';
 
 // The repository configuration and naming
 export {
@@ -38,9 +36,7 @@ export {
 } from './preview-config.js';
 export { previewHostname } from './preview-hostname.js';
 export { previewTlsModes, wildcardTlsSecretName, type PreviewTlsMode } from './preview-tls.js';
-export {
-  ownershipAnnotationKeys, ownershipAnnotations, ownershipLabelKeys, ownershipLabels, type PreviewIdentity,
-} from './ownership.js';
+export { ownershipAnnotationKeys, ownershipAnnotations, ownershipLabelKeys, ownershipLabels, type PreviewIdentity } from './ownership.js';
 
 // Workload renderers (plain JSON for server-side apply)
 export {
@@ -67,14 +63,27 @@ export {
   type DatabaseWorkloadOptions,
 } from './database-workloads.js';
 export {
-  databaseRoleLabel, primaryPodName, replicationConfigPath, replicationObjectNames, replicationSecretKeys, replicationUsername,
+  databaseRoleLabel,
+  primaryPodName,
+  replicationConfigPath,
+  replicationObjectNames,
+  replicationSecretKeys,
+  replicationUsername,
   type DatabaseRole,
 } from './database-replication.js';
 
 // The one object type: rendered objects, custom resources and the controller runtime's
 export {
-  controllerReference, isControlledBy, isKindObject,
-  type Condition, type KindObject, type KindRef, type KubeObject, type ManagedFieldsEntry, type Manifest, type ObjectMeta,
+  controllerReference,
+  isControlledBy,
+  isKindObject,
+  type Condition,
+  type KindObject,
+  type KindRef,
+  type KubeObject,
+  type ManagedFieldsEntry,
+  type Manifest,
+  type ObjectMeta,
   type OwnerReference,
 } from './kube-object.js';
 

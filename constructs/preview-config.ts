@@ -113,7 +113,11 @@ const quantity = {
 } as const;
 const envMap = {
   type: 'object',
-  propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$', maxLength: 128, description: 'an environment variable name: letters, digits and "_", not starting with a digit' },
+  propertyNames: {
+    pattern: '^[A-Za-z_][A-Za-z0-9_]*$',
+    maxLength: 128,
+    description: 'an environment variable name: letters, digits and "_", not starting with a digit',
+  },
   additionalProperties: { type: 'string', maxLength: 32768 },
 } as const;
 
@@ -197,7 +201,7 @@ export const previewConfigSchema = {
           expose: { type: 'boolean' },
           path: {
             type: 'string',
-            pattern: '^/[A-Za-z0-9._~!$&\'()*+,;=:@%/-]*$',
+            pattern: "^/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$",
             maxLength: 256,
             description: 'a URL path starting with /',
           },

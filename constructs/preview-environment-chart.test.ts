@@ -4,8 +4,13 @@ import { App } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-33';
 import { stringify } from 'yaml';
 import {
-  Algorithm, PreviewEnvironmentChart, previewHostname, type Manifest, type PreviewConfig,
-  type PreviewEnvironmentChartProps, type PreviewIdentity,
+  Algorithm,
+  PreviewEnvironmentChart,
+  previewHostname,
+  type Manifest,
+  type PreviewConfig,
+  type PreviewEnvironmentChartProps,
+  type PreviewIdentity,
 } from './index.js';
 
 const identity: PreviewIdentity = {
@@ -53,22 +58,25 @@ describe('PreviewEnvironmentChart', () => {
   const objects = render();
 
   it('renders the namespace first, then the algorithms, databases, certificate and ingress', () => {
-    assert.deepEqual(objects.map((o) => `${o.kind}/${o.metadata.name}`), [
-      'Namespace/pr-42-reco-5f1d2c',
-      'ResourceQuota/preview-quota',
-      'LimitRange/preview-defaults',
-      'NetworkPolicy/preview-isolation',
-      'ServiceAccount/default',
-      'Algorithm/recommendation-engine',
-      'ConfigMap/recommendation-engine-env',
-      'Algorithm/ranking-api',
-      'ConfigMap/ranking-api-env',
-      'Algorithm/batch',
-      'ConfigMap/batch-env',
-      'Database/myapp-db',
-      'Certificate/preview-tls',
-      'Ingress/preview',
-    ]);
+    assert.deepEqual(
+      objects.map((o) => `${o.kind}/${o.metadata.name}`),
+      [
+        'Namespace/pr-42-reco-5f1d2c',
+        'ResourceQuota/preview-quota',
+        'LimitRange/preview-defaults',
+        'NetworkPolicy/preview-isolation',
+        'ServiceAccount/default',
+        'Algorithm/recommendation-engine',
+        'ConfigMap/recommendation-engine-env',
+        'Algorithm/ranking-api',
+        'ConfigMap/ranking-api-env',
+        'Algorithm/batch',
+        'ConfigMap/batch-env',
+        'Database/myapp-db',
+        'Certificate/preview-tls',
+        'Ingress/preview',
+      ],
+    );
   });
 
   it('puts the ownership labels and the repository annotation on every object, all in the namespace', () => {
@@ -93,7 +101,7 @@ describe('PreviewEnvironmentChart', () => {
     assert.equal(baseline.metadata.labels['pod-security.kubernetes.io/enforce'], 'baseline');
   });
 
-  it('budgets the namespace from the configuration\'s resources, with container defaults', () => {
+  it("budgets the namespace from the configuration's resources, with container defaults", () => {
     assert.deepEqual(find(objects, 'ResourceQuota', 'preview-quota').spec.hard, {
       'limits.cpu': '16',
       'limits.memory': '32Gi',
@@ -106,15 +114,24 @@ describe('PreviewEnvironmentChart', () => {
     });
     const defaults = render({ config: { algorithms: [] } });
     assert.deepEqual(find(defaults, 'ResourceQuota', 'preview-quota').spec.hard, {
-      'limits.cpu': '8', 'limits.memory': '16Gi', 'requests.storage': '100Gi', persistentvolumeclaims: '10', pods: '50',
-      'services.loadbalancers': '0', 'services.nodeports': '0',
+      'limits.cpu': '8',
+      'limits.memory': '16Gi',
+      'requests.storage': '100Gi',
+      persistentvolumeclaims: '10',
+      pods: '50',
+      'services.loadbalancers': '0',
+      'services.nodeports': '0',
     });
-    assert.deepEqual(find(objects, 'LimitRange', 'preview-defaults').spec.limits, [{
-      type: 'Container', defaultRequest: { cpu: '100m', memory: '128Mi' }, default: { cpu: '500m', memory: '512Mi' },
-    }]);
+    assert.deepEqual(find(objects, 'LimitRange', 'preview-defaults').spec.limits, [
+      {
+        type: 'Container',
+        defaultRequest: { cpu: '100m', memory: '128Mi' },
+        default: { cpu: '500m', memory: '512Mi' },
+      },
+    ]);
   });
 
-  it('renders the namespace\'s default ServiceAccount without token automount (pods that mention none run as it)', () => {
+  it("renders the namespace's default ServiceAccount without token automount (pods that mention none run as it)", () => {
     const account = find(objects, 'ServiceAccount', 'default');
     assert.equal(account.automountServiceAccountToken, false);
     assert.equal(account.metadata.namespace, 'pr-42-reco-5f1d2c');
@@ -131,22 +148,36 @@ describe('PreviewEnvironmentChart', () => {
       egress: [
         { to: [{ podSelector: {} }] },
         {
-          to: [{
-            namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } },
-            podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } },
-          }],
-          ports: [{ protocol: 'UDP', port: 53 }, { protocol: 'TCP', port: 53 }],
+          to: [
+            {
+              namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } },
+              podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } },
+            },
+          ],
+          ports: [
+            { protocol: 'UDP', port: 53 },
+            { protocol: 'TCP', port: 53 },
+          ],
         },
       ],
     });
-    const traefik = find(render({
-      ingressController: { namespaceLabels: { 'kubernetes.io/metadata.name': 'traefik' }, podLabels: { 'app.kubernetes.io/name': 'traefik' } },
-    }), 'NetworkPolicy', 'preview-isolation');
+    const traefik = find(
+      render({
+        ingressController: {
+          namespaceLabels: { 'kubernetes.io/metadata.name': 'traefik' },
+          podLabels: { 'app.kubernetes.io/name': 'traefik' },
+        },
+      }),
+      'NetworkPolicy',
+      'preview-isolation',
+    );
     assert.deepEqual(traefik.spec.ingress[1], {
-      from: [{
-        namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'traefik' } },
-        podSelector: { matchLabels: { 'app.kubernetes.io/name': 'traefik' } },
-      }],
+      from: [
+        {
+          namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'traefik' } },
+          podSelector: { matchLabels: { 'app.kubernetes.io/name': 'traefik' } },
+        },
+      ],
     });
   });
 
@@ -161,7 +192,11 @@ describe('PreviewEnvironmentChart', () => {
       lifecycle: { canaryWeight: 20, successThreshold: 0.99, rollbackOnDrift: true },
     });
     // The configuration's env, then the algorithm's (it wins).
-    assert.deepEqual(find(objects, 'ConfigMap', 'recommendation-engine-env').data, { LOG_LEVEL: 'debug', SHARED: 'from-algorithm', MODEL: 'v2' });
+    assert.deepEqual(find(objects, 'ConfigMap', 'recommendation-engine-env').data, {
+      LOG_LEVEL: 'debug',
+      SHARED: 'from-algorithm',
+      MODEL: 'v2',
+    });
     assert.match(algorithm.metadata.annotations['ai.alien6.io/env-checksum'], /^[0-9a-f]{14}$/);
     assert.deepEqual(find(objects, 'Algorithm', 'ranking-api').spec, { image: 'registry.alien6.io/algo/ranking-api:1.8.0', replicas: 2 });
   });
@@ -175,7 +210,9 @@ describe('PreviewEnvironmentChart', () => {
   });
 
   it('applies overrides: images per algorithm, env over everything', () => {
-    const overridden = render({ overrides: { images: { 'ranking-api': 'registry.alien6.io/algo/ranking-api:pr-42' }, env: { SHARED: 'from-override' } } });
+    const overridden = render({
+      overrides: { images: { 'ranking-api': 'registry.alien6.io/algo/ranking-api:pr-42' }, env: { SHARED: 'from-override' } },
+    });
     assert.equal(find(overridden, 'Algorithm', 'ranking-api').spec.image, 'registry.alien6.io/algo/ranking-api:pr-42');
     assert.equal(find(overridden, 'Algorithm', 'recommendation-engine').spec.image, 'registry.alien6.io/algo/reco:2.1.4');
     assert.equal(find(overridden, 'ConfigMap', 'recommendation-engine-env').data.SHARED, 'from-override');
@@ -187,7 +224,7 @@ describe('PreviewEnvironmentChart', () => {
     assert.deepEqual(database.spec, { engine: 'postgresql', version: '16', storage: '5Gi', replicas: 1 });
   });
 
-  it('serves the host over TLS from the Certificate\'s Secret, routing exposed algorithms', () => {
+  it("serves the host over TLS from the Certificate's Secret, routing exposed algorithms", () => {
     const certificate = find(objects, 'Certificate', 'preview-tls');
     assert.deepEqual(certificate.spec, {
       secretName: 'preview-tls',
@@ -201,25 +238,34 @@ describe('PreviewEnvironmentChart', () => {
     assert.deepEqual(find(objects, 'Ingress', 'preview').spec, {
       ingressClassName: 'nginx',
       tls: [{ hosts: ['reco-pr-42.preview.alien6.io'], secretName: 'preview-tls' }],
-      rules: [{
-        host: 'reco-pr-42.preview.alien6.io',
-        http: {
-          paths: [
-            { path: '/', pathType: 'Prefix', backend: { service: { name: 'recommendation-engine', port: { number: 80 } } } },
-            { path: '/api', pathType: 'Prefix', backend: { service: { name: 'ranking-api', port: { number: 80 } } } },
-          ],
+      rules: [
+        {
+          host: 'reco-pr-42.preview.alien6.io',
+          http: {
+            paths: [
+              { path: '/', pathType: 'Prefix', backend: { service: { name: 'recommendation-engine', port: { number: 80 } } } },
+              { path: '/api', pathType: 'Prefix', backend: { service: { name: 'ranking-api', port: { number: 80 } } } },
+            ],
+          },
         },
-      }],
+      ],
     });
   });
 
   it('takes the issuer and ingress class from its options, or serves plain HTTP without a Certificate', () => {
     const custom = render({ ingressClassName: 'traefik', tls: { issuer: { name: 'letsencrypt-staging', kind: 'Issuer' } } });
-    assert.deepEqual(find(custom, 'Certificate', 'preview-tls').spec.issuerRef, { name: 'letsencrypt-staging', kind: 'Issuer', group: 'cert-manager.io' });
+    assert.deepEqual(find(custom, 'Certificate', 'preview-tls').spec.issuerRef, {
+      name: 'letsencrypt-staging',
+      kind: 'Issuer',
+      group: 'cert-manager.io',
+    });
     assert.equal(find(custom, 'Ingress', 'preview').spec.ingressClassName, 'traefik');
     const chart = new PreviewEnvironmentChart(new App(), 'preview', { config, identity, tls: false });
     const plain = chart.toJson();
-    assert.equal(plain.some((o) => o.kind === 'Certificate'), false);
+    assert.equal(
+      plain.some((o) => o.kind === 'Certificate'),
+      false,
+    );
     assert.equal(find(plain, 'Ingress', 'preview').spec.tls, undefined);
     assert.equal(chart.url, 'http://reco-pr-42.preview.alien6.io');
     assert.equal(new PreviewEnvironmentChart(new App(), 'preview', { config, identity }).url, 'https://reco-pr-42.preview.alien6.io');
@@ -227,10 +273,13 @@ describe('PreviewEnvironmentChart', () => {
 
   it('renders no Ingress or Certificate when nothing is exposed', () => {
     const quiet = render({ config: { algorithms: [{ name: 'batch', image: 'batch:1', expose: false }] } });
-    assert.deepEqual(quiet.map((o) => o.kind), ['Namespace', 'ResourceQuota', 'LimitRange', 'NetworkPolicy', 'ServiceAccount', 'Algorithm']);
+    assert.deepEqual(
+      quiet.map((o) => o.kind),
+      ['Namespace', 'ResourceQuota', 'LimitRange', 'NetworkPolicy', 'ServiceAccount', 'Algorithm'],
+    );
   });
 
-  it('labels what a repository\'s main.ts adds, routes it, and keeps ownership labels authoritative', () => {
+  it("labels what a repository's main.ts adds, routes it, and keeps ownership labels authoritative", () => {
     const extended = render({}, (chart) => {
       const worker = new Algorithm(chart, 'worker', { name: 'worker', image: 'worker:1', env: { ROLE: 'worker' } });
       chart.addRoute('/worker', worker);
@@ -244,7 +293,10 @@ describe('PreviewEnvironmentChart', () => {
     assert.equal(fixtures.metadata.labels['preview.alien6.io/environment'], 'pr-42-reco-5f1d2c');
     assert.equal(fixtures.metadata.labels.team, 'ranking');
     assert.equal(find(extended, 'Algorithm', 'worker').metadata.labels['preview.alien6.io/pull-request'], '42');
-    assert.deepEqual(find(extended, 'Ingress', 'preview').spec.rules[0].http.paths.map((p: { path: string }) => p.path), ['/', '/api', '/worker']);
+    assert.deepEqual(
+      find(extended, 'Ingress', 'preview').spec.rules[0].http.paths.map((p: { path: string }) => p.path),
+      ['/', '/api', '/worker'],
+    );
   });
 
   it('refuses to route one path twice', () => {
@@ -266,14 +318,20 @@ describe('PreviewEnvironmentChart', () => {
   });
 
   it('is deterministic: the same props give byte-identical YAML', () => {
-    const yaml = () => render().map((o) => stringify(o)).join('---\n');
+    const yaml = () =>
+      render()
+        .map((o) => stringify(o))
+        .join('---\n');
     assert.equal(yaml(), yaml());
   });
 });
 
 describe('previewHostname', () => {
   it('is <prefix>-pr-<n>.<domain>, the prefix defaulting to a DNS-safe repository name', () => {
-    assert.equal(previewHostname({ hostPrefix: 'reco', repositoryName: 'reco', pullRequest: 42, domain: 'preview.alien6.io' }), 'reco-pr-42.preview.alien6.io');
+    assert.equal(
+      previewHostname({ hostPrefix: 'reco', repositoryName: 'reco', pullRequest: 42, domain: 'preview.alien6.io' }),
+      'reco-pr-42.preview.alien6.io',
+    );
     assert.equal(previewHostname({ repositoryName: 'My_Repo.js', pullRequest: 7, domain: 'p.example' }), 'my-repo-js-pr-7.p.example');
   });
 

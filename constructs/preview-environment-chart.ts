@@ -4,14 +4,16 @@ import { Algorithm } from './algorithm.js';
 import { Certificate, type CertificateIssuer } from './certificate.js';
 import { Database } from './database.js';
 import type { Manifest } from './kube-object.js';
-import {
-  ownershipAnnotationKeys, ownershipAnnotations, ownershipLabels, type PreviewIdentity,
-} from './ownership.js';
+import { ownershipAnnotationKeys, ownershipAnnotations, ownershipLabels, type PreviewIdentity } from './ownership.js';
 import type { PreviewConfig } from './preview-config.js';
 import { wildcardTlsSecretName, type PreviewTlsMode } from './preview-tls.js';
 import { PreviewIngress, type RouteBackend, type Routable } from './preview-ingress.js';
 import {
-  PreviewNamespace, type DnsPeer, type IngressControllerPeer, type PodSecurityLevel, type PreviewQuota,
+  PreviewNamespace,
+  type DnsPeer,
+  type IngressControllerPeer,
+  type PodSecurityLevel,
+  type PreviewQuota,
 } from './preview-namespace.js';
 
 /** What `.preview/main.ts` receives besides the chart. */
@@ -114,27 +116,33 @@ export class PreviewEnvironmentChart extends Chart {
 
     const algorithms = new Map<string, Algorithm>();
     for (const algorithm of config.algorithms ?? []) {
-      algorithms.set(algorithm.name, new Algorithm(this, `algorithm-${algorithm.name}`, {
-        name: algorithm.name,
-        image: props.overrides?.images?.[algorithm.name] ?? algorithm.image,
-        replicas: algorithm.replicas,
-        resources: algorithm.resources,
-        scaling: algorithm.scaling,
-        lifecycle: algorithm.lifecycle,
-        env: { ...config.env, ...algorithm.env, ...props.overrides?.env },
-      }));
+      algorithms.set(
+        algorithm.name,
+        new Algorithm(this, `algorithm-${algorithm.name}`, {
+          name: algorithm.name,
+          image: props.overrides?.images?.[algorithm.name] ?? algorithm.image,
+          replicas: algorithm.replicas,
+          resources: algorithm.resources,
+          scaling: algorithm.scaling,
+          lifecycle: algorithm.lifecycle,
+          env: { ...config.env, ...algorithm.env, ...props.overrides?.env },
+        }),
+      );
     }
     this.algorithms = algorithms;
 
     const databases = new Map<string, Database>();
     for (const database of config.databases ?? []) {
-      databases.set(database.name, new Database(this, `database-${database.name}`, {
-        name: database.name,
-        engine: database.engine,
-        version: database.version,
-        storage: database.storage,
-        replicas: database.replicas,
-      }));
+      databases.set(
+        database.name,
+        new Database(this, `database-${database.name}`, {
+          name: database.name,
+          engine: database.engine,
+          version: database.version,
+          storage: database.storage,
+          replicas: database.replicas,
+        }),
+      );
     }
     this.databases = databases;
 

@@ -68,16 +68,18 @@ export class PreviewIngress extends Construct {
         tls: tlsOf(props),
         // Lazy: routes added after construction (e.g. by a repository's main.ts) are included.
         rules: Lazy.any({
-          produce: (): k8s.IngressRule[] => [{
-            host: this.host,
-            http: {
-              paths: this.routeList.map((route) => ({
-                path: route.path,
-                pathType: 'Prefix',
-                backend: { service: { name: route.backend.name, port: { number: route.backend.port } } },
-              })),
+          produce: (): k8s.IngressRule[] => [
+            {
+              host: this.host,
+              http: {
+                paths: this.routeList.map((route) => ({
+                  path: route.path,
+                  pathType: 'Prefix',
+                  backend: { service: { name: route.backend.name, port: { number: route.backend.port } } },
+                })),
+              },
             },
-          }],
+          ],
         }),
       },
     });

@@ -6,10 +6,7 @@ import type { Manifest, OwnerReference } from './kube-object.js';
  * renderers get cdk8s' typed Kubernetes props without their callers holding a construct tree.
  * Creating an App writes nothing; only `synth()` would.
  */
-export function renderObjects(
-  build: (chart: Chart) => void,
-  ownerReferences: readonly OwnerReference[] = [],
-): Manifest[] {
+export function renderObjects(build: (chart: Chart) => void, ownerReferences: readonly OwnerReference[] = []): Manifest[] {
   // Explicit props: the environment (CDK8S_OUTDIR, ...) must not influence a pure renderer.
   const app = new App({ outdir: 'unused', recordConstructMetadata: false });
   const chart = new Chart(app, 'render', { disableResourceNameHashes: true });

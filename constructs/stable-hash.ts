@@ -19,6 +19,8 @@ export function stableHash(text: string): string {
 
 /** The hash of a string map, independent of key order. */
 export function stableHashOfMap(map: Readonly<Record<string, string>>): string {
-  const canonical = Object.keys(map).sort().map((key) => [key, map[key]]);
+  const canonical = Object.keys(map)
+    .sort()
+    .map((key) => [key, map[key]]);
   return stableHash(JSON.stringify(canonical));
 }

@@ -4,7 +4,11 @@
 import { readFileSync } from 'node:fs';
 import { App } from 'cdk8s';
 import {
-  PreviewEnvironmentChart, previewHostname, type Manifest, type PreviewEnvironmentChartProps, type PreviewIdentity,
+  PreviewEnvironmentChart,
+  previewHostname,
+  type Manifest,
+  type PreviewEnvironmentChartProps,
+  type PreviewIdentity,
 } from 'preview-operator/constructs';
 import { formatPreviewConfigErrors, validatePreviewConfig } from '../src/synth/preview-config-validation.js';
 import main from './repository/.preview/main.js';

@@ -26,10 +26,15 @@ describe('preview-operator help', () => {
     }
   });
 
-  it('<command> --help, <command> -h and help <command>: that command\'s text, exit 0, nothing started', async () => {
+  it("<command> --help, <command> -h and help <command>: that command's text, exit 0, nothing started", async () => {
     for (const command of commands) {
       const texts = new Set<string>();
-      for (const argv of [[command, '--help'], [command, '-h'], ['help', command], [command, '--tls-issuer-kind=Vault', '--help']]) {
+      for (const argv of [
+        [command, '--help'],
+        [command, '-h'],
+        ['help', command],
+        [command, '--tls-issuer-kind=Vault', '--help'],
+      ]) {
         const result = await cli(...argv);
         assert.equal(result.code, 0, `${argv.join(' ')}: ${result.stderr}`);
         assert.equal(result.stderr, '', argv.join(' '));
@@ -41,9 +46,12 @@ describe('preview-operator help', () => {
     }
   });
 
-  it('each command\'s own flags are in its text; run lists every setting', async () => {
+  it("each command's own flags are in its text; run lists every setting", async () => {
     assert.match((await cli('synth', '--help')).stdout, /--repo <path>[\s\S]*--pr <n>[\s\S]*--sha <sha>[\s\S]*--repository owner\/name/);
-    assert.match((await cli('renderer', '--help')).stdout, /--checkout-root <dir>[\s\S]*--client-gid <gid>[\s\S]*--sandbox-renderer-socket/);
+    assert.match(
+      (await cli('renderer', '--help')).stdout,
+      /--checkout-root <dir>[\s\S]*--client-gid <gid>[\s\S]*--sandbox-renderer-socket/,
+    );
     const run = (await cli('run', '--help')).stdout;
     assert.match(run, /--controllers=/);
     assert.match(run, /\| `--webhook-port` \| `[A-Z_]+` \|/);

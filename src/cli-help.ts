@@ -51,7 +51,8 @@ Exit codes: 0 rendered, 1 the repository's configuration or code failed (every r
 stderr), 2 bad usage.
 
 ${settingsNote}`,
-  renderer: () => `Usage: preview-operator renderer --checkout-root <dir> --client-gid <gid> --sandbox-renderer-socket <path> [--setting=value ...]
+  renderer:
+    () => `Usage: preview-operator renderer --checkout-root <dir> --client-gid <gid> --sandbox-renderer-socket <path> [--setting=value ...]
 
 Serves the sandbox that runs repositories' .preview/main.ts on a Unix socket, for the operator
 container of the same pod (the chart's renderer container), until SIGTERM or SIGINT. Refuses to

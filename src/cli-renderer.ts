@@ -7,7 +7,11 @@ import { Sandbox } from './synth/sandbox.js';
 import { isolationSupport } from './synth/sandbox-isolation.js';
 import { serveSandbox } from './synth/sandbox-remote.js';
 
-export async function runRenderer(config: OperatorConfig, options: { checkoutRoot: string; clientGid: number }, io: CliIo): Promise<number> {
+export async function runRenderer(
+  config: OperatorConfig,
+  options: { checkoutRoot: string; clientGid: number },
+  io: CliIo,
+): Promise<number> {
   const support = isolationSupport();
   if (!support.ok) {
     io.stderr(`preview-operator renderer: cannot isolate repository code here: ${support.reason}\n`);
@@ -15,7 +19,9 @@ export async function runRenderer(config: OperatorConfig, options: { checkoutRoo
   }
   const { timeoutMs, maxHeapMb, maxRssMb, rendererSocket } = config.sandbox;
   const server = await serveSandbox(new Sandbox<unknown>({ timeoutMs, maxHeapMb, maxRssMb }), {
-    socketPath: rendererSocket!, checkoutRoot: options.checkoutRoot, clientGid: options.clientGid,
+    socketPath: rendererSocket!,
+    checkoutRoot: options.checkoutRoot,
+    clientGid: options.clientGid,
   });
   io.stderr(`preview-operator renderer: serving the sandbox on ${rendererSocket}\n`);
   await new Promise<void>((resolve) => {

@@ -30,9 +30,10 @@ export function createIntake(parts: OperatorParts, options: StartOperatorOptions
   const writer = (enabled.has('webhook') || enabled.has('resync')) && github ? createWriter(parts) : undefined;
   // The PreviewEnvironment cache: the resync's view, the receiver's (a delivery older than what an
   // environment records is stale), and the environment gauges.
-  const environments = enabled.has('preview-environment') || enabled.has('webhook') || enabled.has('resync')
-    ? manager.informer(previewEnvironmentKind)
-    : undefined;
+  const environments =
+    enabled.has('preview-environment') || enabled.has('webhook') || enabled.has('resync')
+      ? manager.informer(previewEnvironmentKind)
+      : undefined;
   if (environments) {
     metrics.trackEnvironments(() => environments.list());
     if (enabled.has('resync') && github && writer) addResync(parts, github, writer, environments, options);
@@ -52,30 +53,40 @@ function createWriter({ config, client, metrics, logger }: OperatorParts): Envir
 }
 
 function addResync(
-  { config, manager, metrics, logger }: OperatorParts, github: GitHubClients, writer: EnvironmentWriter,
-  environments: Informer, options: StartOperatorOptions,
+  { config, manager, metrics, logger }: OperatorParts,
+  github: GitHubClients,
+  writer: EnvironmentWriter,
+  environments: Informer,
+  options: StartOperatorOptions,
 ): void {
-  manager.addRunnable(createResyncRunnable({
-    clients: github,
-    writer,
-    environments,
-    policy: () => config.policy,
-    ...(options.cloneUrl ? { cloneUrl: options.cloneUrl } : {}),
-    intervalMs: config.resync.intervalMs,
-    maxDeletionsPerPass: config.resync.maxDeletionsPerPass,
-    logger: logger.child({ component: 'resync' }),
-    onPass: metrics.resyncPass,
-  }));
+  manager.addRunnable(
+    createResyncRunnable({
+      clients: github,
+      writer,
+      environments,
+      policy: () => config.policy,
+      ...(options.cloneUrl ? { cloneUrl: options.cloneUrl } : {}),
+      intervalMs: config.resync.intervalMs,
+      maxDeletionsPerPass: config.resync.maxDeletionsPerPass,
+      logger: logger.child({ component: 'resync' }),
+      onPass: metrics.resyncPass,
+    }),
+  );
 }
 
 function createReceiver(
-  { config, client, manager, metrics, logger, previewFiles }: OperatorParts, github: GitHubClients, writer: EnvironmentWriter,
-  environments: Informer | undefined, options: StartOperatorOptions,
+  { config, client, manager, metrics, logger, previewFiles }: OperatorParts,
+  github: GitHubClients,
+  writer: EnvironmentWriter,
+  environments: Informer | undefined,
+  options: StartOperatorOptions,
 ): WebhookReceiver {
   // The leader renders: it reads `.preview/` while the environment is being written.
-  const onUpsert = previewFiles && ((spec: PreviewEnvironmentSpec) => {
-    if (manager.isLeader()) void readAhead(previewFiles, spec);
-  });
+  const onUpsert =
+    previewFiles &&
+    ((spec: PreviewEnvironmentSpec) => {
+      if (manager.isLeader()) void readAhead(previewFiles, spec);
+    });
   return new WebhookReceiver({
     secret: config.webhook.secrets,
     writer,

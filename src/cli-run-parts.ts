@@ -37,13 +37,18 @@ export interface OperatorParts {
 export async function buildParts(config: OperatorConfig, options: StartOperatorOptions): Promise<OperatorParts> {
   const { logger } = options;
   // The kubeconfig setting is KUBECONFIG's value when no flag is given: one file, or a list merged as kubectl merges it.
-  const kubeConfig = options.kubeConfig ?? await loadKubeConfig({ path: config.kube.kubeconfig, context: config.kube.context });
+  const kubeConfig = options.kubeConfig ?? (await loadKubeConfig({ path: config.kube.kubeconfig, context: config.kube.context }));
   const client = new KubeClient(kubeConfig);
   const metrics = new OperatorMetrics();
   const manager = createManager(config, client, metrics, logger);
   const github = createGitHub(config, metrics, logger);
   return {
-    config, manager, client, logger, metrics, github,
+    config,
+    manager,
+    client,
+    logger,
+    metrics,
+    github,
     reporter: github ? new GitHubReporter({ clients: github, log: logger.child({ component: 'reporter' }) }) : undefined,
     // git checks out only for `.preview/main.ts`.
     previewFiles: config.controllers.includes('preview-environment') && github ? new GitHubPreviewFiles({ clients: github }) : undefined,
@@ -70,9 +75,13 @@ function createManager(config: OperatorConfig, client: KubeClient, metrics: Oper
     client,
     leaderElection: le.enabled
       ? {
-        namespace: le.namespace, name: le.leaseName, identity: le.identity,
-        leaseDurationMs: le.leaseDurationMs, renewDeadlineMs: le.renewDeadlineMs, retryPeriodMs: le.retryPeriodMs,
-      }
+          namespace: le.namespace,
+          name: le.leaseName,
+          identity: le.identity,
+          leaseDurationMs: le.leaseDurationMs,
+          renewDeadlineMs: le.renewDeadlineMs,
+          retryPeriodMs: le.retryPeriodMs,
+        }
       : false,
     drainDeadlineMs: config.drainTimeoutMs,
     logger: logger.child({ component: 'manager' }),

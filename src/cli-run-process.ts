@@ -23,7 +23,10 @@ export async function runUntilStopped(config: OperatorConfig, logger: OperatorLo
       process.exit(1);
     }
     signalled = true;
-    logger.info({ signal, drainTimeoutMs: config.drainTimeoutMs }, 'stopping: no new webhooks, draining in-flight work, releasing the lease');
+    logger.info(
+      { signal, drainTimeoutMs: config.drainTimeoutMs },
+      'stopping: no new webhooks, draining in-flight work, releasing the lease',
+    );
     setTimeout(() => {
       logger.error({ drainTimeoutMs: config.drainTimeoutMs }, 'in-flight work did not finish before the deadline; exiting');
       process.exit(1);

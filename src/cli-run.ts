@@ -69,9 +69,7 @@ interface Servers {
 /** The webhook server (with /healthz and /readyz) and the metrics server, listening but not yet ready. */
 async function startServers({ config, manager, metrics, logger }: OperatorParts, webhook: WebhookReceiver | undefined): Promise<Servers> {
   let listening = false;
-  const readiness = new Readiness()
-    .add('informers-synced', () => manager.hasSynced())
-    .add('webhook-server', () => listening);
+  const readiness = new Readiness().add('informers-synced', () => manager.hasSynced()).add('webhook-server', () => listening);
   const setListening = (value: boolean) => void (listening = value);
   const sharedPort = config.metrics.port === config.webhook.port;
   const app = createServer({
@@ -98,8 +96,12 @@ async function serveDashboard({ config, manager, logger }: OperatorParts, server
   const selector = config.previews.environmentSelector;
   try {
     return await startDashboard({
-      manager, host: config.webhook.host, port: config.dashboard.port, githubApiUrl: config.github.baseUrl,
-      ...(selector ? { environmentSelector: selector } : {}), logger: logger.child({ component: 'dashboard' }),
+      manager,
+      host: config.webhook.host,
+      port: config.dashboard.port,
+      githubApiUrl: config.github.baseUrl,
+      ...(selector ? { environmentSelector: selector } : {}),
+      logger: logger.child({ component: 'dashboard' }),
     });
   } catch (err) {
     await Promise.all([servers.server.close(), servers.metricsServer?.close()]);
@@ -113,11 +115,16 @@ function run({ config, manager, metrics, logger }: OperatorParts, { writer }: In
   const le = config.leaderElection;
   servers.setListening(true);
   manager.start();
-  logger.info({
-    controllers: config.controllers, webhook: `${server.url}${config.webhook.path}`, metrics: `${(metricsServer ?? server).url}/metrics`,
-    dashboard: dashboard ? `${dashboard.url}/` : 'off',
-    leaderElection: le.enabled ? `${le.namespace}/${le.leaseName} as ${manager.identity}` : 'off',
-  }, 'operator started');
+  logger.info(
+    {
+      controllers: config.controllers,
+      webhook: `${server.url}${config.webhook.path}`,
+      metrics: `${(metricsServer ?? server).url}/metrics`,
+      dashboard: dashboard ? `${dashboard.url}/` : 'off',
+      leaderElection: le.enabled ? `${le.namespace}/${le.leaseName} as ${manager.identity}` : 'off',
+    },
+    'operator started',
+  );
 
   const shutdown = async (exitCode: number): Promise<number> => {
     // Unready first, so the Service stops routing deliveries here while the rest drains.
@@ -139,7 +146,9 @@ function run({ config, manager, metrics, logger }: OperatorParts, { writer }: In
     webhookUrl: `${server.url}${config.webhook.path}`,
     metricsUrl: `${(metricsServer ?? server).url}/metrics`,
     ...(dashboard ? { dashboardUrl: `${dashboard.url}/` } : {}),
-    manager, metrics, readiness,
+    manager,
+    metrics,
+    readiness,
     done,
     stop: () => stop(0),
   };

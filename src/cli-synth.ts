@@ -51,10 +51,13 @@ async function git(repo: string, ...args: string[]): Promise<string> {
 type RepositoryName = { owner: string; name: string };
 
 async function repositoryName(repo: string, given: string | undefined): Promise<RepositoryName> {
-  const text = given ?? await git(repo, 'remote', 'get-url', 'origin').then(
-    (url) => /github\.com[/:]([^/]+)\/([^/]+?)(\.git)?$/.exec(url)?.slice(1, 3).join('/'),
-    () => undefined,
-  ) ?? `local/${path.basename(path.resolve(repo)).replace(/\.git$/, '')}`;
+  const text =
+    given ??
+    (await git(repo, 'remote', 'get-url', 'origin').then(
+      (url) => /github\.com[/:]([^/]+)\/([^/]+?)(\.git)?$/.exec(url)?.slice(1, 3).join('/'),
+      () => undefined,
+    )) ??
+    `local/${path.basename(path.resolve(repo)).replace(/\.git$/, '')}`;
   const [owner, name, ...rest] = text.split('/');
   if (!owner || !name || rest.length > 0) throw new Error(`--repository must be owner/name, not "${text}"`);
   return { owner, name };
@@ -102,8 +105,15 @@ function synthSpec(repo: string, repository: RepositoryName, pullRequest: number
   return {
     repository: { ...repository, cloneUrl: pathToFileURL(repo).href },
     pullRequest: {
-      number: pullRequest, headSha: sha, headRef: branch, baseRef: branch,
-      author: 'synth', authorAssociation: 'OWNER', labels: [], draft: false, fork: false,
+      number: pullRequest,
+      headSha: sha,
+      headRef: branch,
+      baseRef: branch,
+      author: 'synth',
+      authorAssociation: 'OWNER',
+      labels: [],
+      draft: false,
+      fork: false,
     },
   };
 }
@@ -113,8 +123,10 @@ function renderInputs(config: OperatorConfig, repository: RepositoryName, pullRe
     name: environmentName(repository, pullRequest),
     spec,
     settings: {
-      domain: config.previews.domain, ingressClassName: config.previews.ingressClass,
-      tls: config.previews.tls, podSecurity: config.previews.podSecurity,
+      domain: config.previews.domain,
+      ingressClassName: config.previews.ingressClass,
+      tls: config.previews.tls,
+      podSecurity: config.previews.podSecurity,
     },
     trust: effectivePolicy(config.policy, repository).trust,
     allowedKinds: new AllowedKinds(config.previews.allowedKinds),
@@ -130,7 +142,12 @@ export async function synthesize(request: SynthRequest, config: OperatorConfig):
   const spec = synthSpec(repo, repository, request.pullRequest, sha, branch);
   const cacheDir = await mkdtemp(path.join(os.tmpdir(), 'preview-synth-'));
   try {
-    const git = { cacheDir, allowedProtocols: ['file:'], maxConcurrentGitProcesses: config.git.concurrency, gitTimeoutMs: config.git.timeoutMs };
+    const git = {
+      cacheDir,
+      allowedProtocols: ['file:'],
+      maxConcurrentGitProcesses: config.git.concurrency,
+      gitTimeoutMs: config.git.timeoutMs,
+    };
     const outcome = await renderEnvironment(renderInputs(config, repository, request.pullRequest, spec), {
       repositories: new RepositoryCache(git),
       sandbox: sandboxRunnerFor(config.sandbox),

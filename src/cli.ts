@@ -17,7 +17,6 @@ const processIo: CliIo = {
   stderr: (text) => void process.stderr.write(text),
 };
 
-
 /** Takes a command's own flags (e.g. synth's --repo) out of the arguments; the rest are settings. */
 export function takeFlags(
   args: readonly string[],

@@ -48,9 +48,15 @@ test('a setting that needs a value never takes "true" or the next flag as one', 
 });
 
 test('a boolean setting written otherwise than true or false is named', () => {
-  assert.throws(() => loadConfig({ args: ['--controllers=algorithm', '--leader-elect=yes'], env: {}, purpose: 'run' }), (err) => {
-    assert.ok(err instanceof ConfigError);
-    assert.deepEqual(err.issues.map((i) => i.setting), ['--leader-elect (PREVIEW_OPERATOR_LEADER_ELECT)']);
-    return true;
-  });
+  assert.throws(
+    () => loadConfig({ args: ['--controllers=algorithm', '--leader-elect=yes'], env: {}, purpose: 'run' }),
+    (err) => {
+      assert.ok(err instanceof ConfigError);
+      assert.deepEqual(
+        err.issues.map((i) => i.setting),
+        ['--leader-elect (PREVIEW_OPERATOR_LEADER_ELECT)'],
+      );
+      return true;
+    },
+  );
 });

@@ -28,14 +28,24 @@ function webhookSecrets(read: SettingReader, required: boolean): string[] {
   const fileSet = read.has('webhook-secret-file');
   let secrets: string[] = [];
   if (inline && fileSet) read.problem('webhook-secret', 'give either --webhook-secret or --webhook-secret-file, not both');
-  else if (inline) secrets = inline.value.split(',').map((s) => s.trim()).filter(Boolean);
+  else if (inline)
+    secrets = inline.value
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
   else if (file !== undefined) {
-    secrets = file.split(/\r?\n/).map((s) => s.trim()).filter(Boolean);
+    secrets = file
+      .split(/\r?\n/)
+      .map((s) => s.trim())
+      .filter(Boolean);
     if (secrets.length === 0) read.problem('webhook-secret-file', 'the file is empty');
   }
   if (required && !inline && !fileSet) {
-    read.problem('webhook-secret', 'required by the webhook controller: set --webhook-secret-file (or --webhook-secret); '
-      + 'without it forged deliveries could not be told apart');
+    read.problem(
+      'webhook-secret',
+      'required by the webhook controller: set --webhook-secret-file (or --webhook-secret); ' +
+        'without it forged deliveries could not be told apart',
+    );
   }
   return secrets;
 }
@@ -58,8 +68,11 @@ function gitHubAuth(read: SettingReader, needs: ControllerNeeds): GitHubAuth | u
   if (app.given) return app.auth();
   if (token.given) return token.auth();
   if (needs.gitHub.length > 0) {
-    read.problem('github-app-id', `required by the ${needs.gitHub.join(', ')} controller(s): `
-      + 'a GitHub App (--github-app-id and --github-app-private-key-file) or a token (--github-token-file)');
+    read.problem(
+      'github-app-id',
+      `required by the ${needs.gitHub.join(', ')} controller(s): ` +
+        'a GitHub App (--github-app-id and --github-app-private-key-file) or a token (--github-token-file)',
+    );
   }
   return undefined;
 }

@@ -28,11 +28,16 @@ export function sandboxSettings(read: SettingReader): OperatorConfig['sandbox'] 
   const maxRssMb = read.int('sandbox-max-rss-mb', 64, 32768);
   const concurrency = read.int('sandbox-concurrency', 1, 64);
   if (maxHeapMb !== undefined && maxRssMb !== undefined && maxRssMb <= maxHeapMb) {
-    read.problem('sandbox-max-rss-mb',
-      `must be larger than --sandbox-max-heap-mb (${maxRssMb} ≤ ${maxHeapMb}): the heap lives inside the resident memory`);
+    read.problem(
+      'sandbox-max-rss-mb',
+      `must be larger than --sandbox-max-heap-mb (${maxRssMb} ≤ ${maxHeapMb}): the heap lives inside the resident memory`,
+    );
   }
   return {
-    timeoutMs: timeoutMs!, maxHeapMb: maxHeapMb!, maxRssMb: maxRssMb!, concurrency: concurrency!,
+    timeoutMs: timeoutMs!,
+    maxHeapMb: maxHeapMb!,
+    maxRssMb: maxRssMb!,
+    concurrency: concurrency!,
     rendererSocket: read.str('sandbox-renderer-socket'),
   };
 }
@@ -61,10 +66,14 @@ export function previewSettings(read: SettingReader, needs: ControllerNeeds): Op
     read.problem('allowed-kinds', (err as Error).message);
   }
   return {
-    domain: domain ?? 'preview.localhost', ingressClass, tls, podSecurity: podSecurity!,
+    domain: domain ?? 'preview.localhost',
+    ingressClass,
+    tls,
+    podSecurity: podSecurity!,
     ...(tlsWildcardSecret ? { tlsWildcardSecret } : {}),
     ...(environmentSelector ? { environmentSelector } : {}),
-    allowedKinds, renderPolicy: renderPolicySettings(read),
+    allowedKinds,
+    renderPolicy: renderPolicySettings(read),
   };
 }
 
@@ -82,7 +91,10 @@ function tlsSettings(read: SettingReader): OperatorConfig['previews']['tls'] {
 }
 
 /** `<namespace>/<name>` of the wildcard certificate's Secret: wanted by the wildcard modes, and only by them. */
-function wildcardSecretSetting(read: SettingReader, tls: OperatorConfig['previews']['tls']): { namespace: string; name: string } | undefined {
+function wildcardSecretSetting(
+  read: SettingReader,
+  tls: OperatorConfig['previews']['tls'],
+): { namespace: string; name: string } | undefined {
   const value = read.str('tls-wildcard-secret');
   const wildcard = tls !== false && tls.mode !== 'per-preview';
   if (value === undefined) {
@@ -120,11 +132,17 @@ function renderPolicySettings(read: SettingReader): RenderPolicySettings {
   }
   // Depth at most 1000: past the check, objects are cloned and serialised recursively.
   const limits = {
-    maxObjects: read.int('max-rendered-objects', 1)!, maxBytes: read.int('max-rendered-bytes', 1024)!,
-    maxObjectBytes: read.int('max-rendered-object-bytes', 1024)!, maxDepth: read.int('max-rendered-depth', 16, 1000)!,
+    maxObjects: read.int('max-rendered-objects', 1)!,
+    maxBytes: read.int('max-rendered-bytes', 1024)!,
+    maxObjectBytes: read.int('max-rendered-object-bytes', 1024)!,
+    maxDepth: read.int('max-rendered-depth', 16, 1000)!,
   };
   return {
-    allowedServiceTypes: serviceTypes as OptionalServiceType[], ingressAnnotations, allowTokenAutomount: allowTokenAutomount!,
-    priorityClasses, tolerationKeys, limits,
+    allowedServiceTypes: serviceTypes as OptionalServiceType[],
+    ingressAnnotations,
+    allowTokenAutomount: allowTokenAutomount!,
+    priorityClasses,
+    tolerationKeys,
+    limits,
   };
 }

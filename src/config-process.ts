@@ -70,12 +70,17 @@ export function leaderElectionSettings(read: SettingReader): OperatorConfig['lea
   const renewDeadlineMs = read.duration('leader-election-renew-deadline', 1000);
   const retryPeriodMs = read.duration('leader-election-retry-period', 100);
   if (leaseDurationMs !== undefined && renewDeadlineMs !== undefined && leaseDurationMs <= renewDeadlineMs) {
-    read.problem('leader-election-lease-duration', 'must be longer than --leader-election-renew-deadline '
-      + `(${leaseDurationMs / 1000}s is not longer than ${renewDeadlineMs / 1000}s)`);
+    read.problem(
+      'leader-election-lease-duration',
+      'must be longer than --leader-election-renew-deadline ' +
+        `(${leaseDurationMs / 1000}s is not longer than ${renewDeadlineMs / 1000}s)`,
+    );
   }
   if (renewDeadlineMs !== undefined && retryPeriodMs !== undefined && renewDeadlineMs <= retryPeriodMs) {
-    read.problem('leader-election-renew-deadline', 'must be longer than --leader-election-retry-period '
-      + `(${renewDeadlineMs / 1000}s is not longer than ${retryPeriodMs / 1000}s)`);
+    read.problem(
+      'leader-election-renew-deadline',
+      'must be longer than --leader-election-retry-period ' + `(${renewDeadlineMs / 1000}s is not longer than ${retryPeriodMs / 1000}s)`,
+    );
   }
   const leaseName = read.str('leader-election-lease')!;
   if (!names.dnsSubdomain.test(leaseName)) {
@@ -84,8 +89,13 @@ export function leaderElectionSettings(read: SettingReader): OperatorConfig['lea
   const namespace = read.str('leader-election-namespace') ?? podNamespace(read) ?? 'default';
   if (!names.dnsLabel.test(namespace)) read.problem('leader-election-namespace', `"${namespace}" is not a valid namespace name`);
   return {
-    enabled: enabled!, namespace, leaseName, identity: read.str('leader-election-identity') ?? os.hostname(),
-    leaseDurationMs: leaseDurationMs!, renewDeadlineMs: renewDeadlineMs!, retryPeriodMs: retryPeriodMs!,
+    enabled: enabled!,
+    namespace,
+    leaseName,
+    identity: read.str('leader-election-identity') ?? os.hostname(),
+    leaseDurationMs: leaseDurationMs!,
+    renewDeadlineMs: renewDeadlineMs!,
+    retryPeriodMs: retryPeriodMs!,
   };
 }
 
@@ -108,7 +118,10 @@ export function canarySettings(read: SettingReader): OperatorConfig['canary'] {
   return {
     ...(prometheusUrl ? { prometheusUrl } : {}),
     ...(query ? { query } : {}),
-    analysisIntervalMs: analysisIntervalMs!, successChecks: successChecks!, failureThreshold: failureThreshold!, traffic: traffic!,
+    analysisIntervalMs: analysisIntervalMs!,
+    successChecks: successChecks!,
+    failureThreshold: failureThreshold!,
+    traffic: traffic!,
     ...(latencyMetric ? { latencyMetric } : {}),
   };
 }

@@ -89,7 +89,10 @@ export class SettingReader {
 
   /** Comma-separated, blanks dropped. */
   list(flag: string): string[] {
-    return (this.raw(flag)?.value ?? '').split(',').map((x) => x.trim()).filter(Boolean);
+    return (this.raw(flag)?.value ?? '')
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean);
   }
 
   /** An absolute http(s) URL, without a trailing slash. */

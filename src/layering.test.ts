@@ -57,7 +57,13 @@ describe('the product imports nothing under test/', () => {
       `const url = 'https://example.test/x'; // import y from '../test/commented.js'`,
     ].join('\n');
     assert.deepEqual(specifiersOf(sample), [
-      '../test/a.js', '../../test/b.js', '../test/c.js', '../test/d.js', '../test/e.js', '../test/f.js', '../test/g.json',
+      '../test/a.js',
+      '../../test/b.js',
+      '../test/c.js',
+      '../test/d.js',
+      '../test/e.js',
+      '../test/f.js',
+      '../test/g.json',
     ]);
   });
 
@@ -71,8 +77,13 @@ describe('the product imports nothing under test/', () => {
   });
 
   it('no file under src/ or constructs/ (tests aside) names a file under test/', () => {
-    const offenders = ['src', 'constructs'].flatMap((dir) => productFiles(path.join(root, dir))).flatMap((file) =>
-      specifiersOf(readFileSync(file, 'utf8')).filter((s) => reachesTest(file, s)).map((s) => `${path.relative(root, file)} → ${s}`));
+    const offenders = ['src', 'constructs']
+      .flatMap((dir) => productFiles(path.join(root, dir)))
+      .flatMap((file) =>
+        specifiersOf(readFileSync(file, 'utf8'))
+          .filter((s) => reachesTest(file, s))
+          .map((s) => `${path.relative(root, file)} → ${s}`),
+      );
     assert.deepEqual(offenders, []);
   });
 });

@@ -5,7 +5,9 @@ import { createLogger } from './logger.js';
 test('JSON lines with level names, context fields from child loggers, errors with stacks, secrets redacted', () => {
   const lines: Record<string, unknown>[] = [];
   const logger = createLogger({ level: 'info', destination: { write: (s: string) => void lines.push(JSON.parse(s)) } });
-  const child = logger.child({ controller: 'preview-environment' }).child({ repository: 'acme/shop', pr: 42, environment: 'pr-42-shop-1a2b3c', component: undefined });
+  const child = logger
+    .child({ controller: 'preview-environment' })
+    .child({ repository: 'acme/shop', pr: 42, environment: 'pr-42-shop-1a2b3c', component: undefined });
   child.info({ token: 'ghs_secret' }, 'applied');
   child.debug({}, 'hidden at info');
   child.error({ err: new Error('boom') }, 'failed');

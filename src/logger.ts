@@ -45,7 +45,10 @@ export function createLogger(options: LoggerOptions = {}): OperatorLogger {
       // The runtime logs errors under `err` (and sometimes `error`): both get stack and type.
       serializers: { err: pino.stdSerializers.err, error: pino.stdSerializers.err },
       // Belt and braces: a token or secret passed in fields by mistake never reaches the log.
-      redact: { paths: ['token', 'secret', 'privateKey', 'password', '*.token', '*.secret', '*.privateKey', '*.password', 'headers.authorization'], censor: '[redacted]' },
+      redact: {
+        paths: ['token', 'secret', 'privateKey', 'password', '*.token', '*.secret', '*.privateKey', '*.password', 'headers.authorization'],
+        censor: '[redacted]',
+      },
     },
     options.destination ?? pino.destination({ dest: 1, sync: true }),
   );

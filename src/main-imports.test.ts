@@ -26,9 +26,9 @@ interface Import {
 function importsOf(text: string): Import[] {
   // Comments may quote import statements; strip them first.
   const code = text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`])\/\/.*$/gm, '$1');
-  return [...code.matchAll(importPattern)].map((m) => (m[3]
-    ? { specifier: m[3], kind: 'dynamic' }
-    : { specifier: m[2]!, kind: m[1] ? 'type' : 'static' }));
+  return [...code.matchAll(importPattern)].map((m) =>
+    m[3] ? { specifier: m[3], kind: 'dynamic' } : { specifier: m[2]!, kind: m[1] ? 'type' : 'static' },
+  );
 }
 
 const isClientNode = (i: Import) => i.specifier === clientNode || i.specifier.startsWith(`${clientNode}/`);
@@ -53,18 +53,25 @@ function resolveRelative(from: string, specifier: string): string | undefined {
 describe('@kubernetes/client-node only lazily, only for the laptop cases', () => {
   it('tells the forms of import apart (the check can fail)', () => {
     const sample = [
-      `import { KubeConfig } from '${clientNode}';`, `import type { V1Pod } from "${clientNode}";`, `export * from '${clientNode}';`,
-      `import '${clientNode}';`, `const k = await import('${clientNode}');`, `// import x from 'commented-out';`,
+      `import { KubeConfig } from '${clientNode}';`,
+      `import type { V1Pod } from "${clientNode}";`,
+      `export * from '${clientNode}';`,
+      `import '${clientNode}';`,
+      `const k = await import('${clientNode}');`,
+      `// import x from 'commented-out';`,
     ].join('\n');
-    assert.deepEqual(importsOf(sample).map((i) => `${i.kind} ${i.specifier}`), [
-      `static ${clientNode}`, `type ${clientNode}`, `static ${clientNode}`, `static ${clientNode}`, `dynamic ${clientNode}`,
-    ]);
+    assert.deepEqual(
+      importsOf(sample).map((i) => `${i.kind} ${i.specifier}`),
+      [`static ${clientNode}`, `type ${clientNode}`, `static ${clientNode}`, `static ${clientNode}`, `dynamic ${clientNode}`],
+    );
   });
 
   it('no file under src/ (tests aside) loads it, but the kubeconfig adapter, with a dynamic import()', () => {
-    const loads = sourceFiles(src).flatMap((file) => importsOf(readFileSync(file, 'utf8'))
-      .filter((i) => isClientNode(i) && i.kind !== 'type')
-      .map((i) => `${path.relative(root, file)}: ${i.kind}`));
+    const loads = sourceFiles(src).flatMap((file) =>
+      importsOf(readFileSync(file, 'utf8'))
+        .filter((i) => isClientNode(i) && i.kind !== 'type')
+        .map((i) => `${path.relative(root, file)}: ${i.kind}`),
+    );
     assert.deepEqual(loads, [`${path.relative(root, lazyLoader)}: dynamic`]);
   });
 

@@ -58,7 +58,7 @@ describe('docs/configuration.md: the policy file', () => {
   const text = section(doc('configuration.md'), 'The policy file');
   const fields = policyFields();
 
-  it('finds the validator\'s fields (the probe works)', () => {
+  it("finds the validator's fields (the probe works)", () => {
     for (const field of ['enabled', 'filters.labels.anyOf', 'trust.approvalLabel', 'budgets.maxTtl', 'checks.require', 'repositories']) {
       assert.ok(fields.includes(field), `${field} in ${fields.join(', ')}`);
     }

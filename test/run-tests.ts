@@ -34,8 +34,11 @@ if (files.length === 0) {
 // With cert-manager (and its test CA): it issues the certificates of every test's previews.
 const cluster = await startCluster({ certManager: true });
 const handle: ClusterHandle = {
-  server: cluster.server, token: cluster.token, kubeconfigPath: cluster.kubeconfigPath,
-  auditLogPath: cluster.auditLogPath, dataDir: cluster.dataDir,
+  server: cluster.server,
+  token: cluster.token,
+  kubeconfigPath: cluster.kubeconfigPath,
+  auditLogPath: cluster.auditLogPath,
+  dataDir: cluster.dataDir,
 };
 const concurrency = process.env.TEST_CONCURRENCY ?? '2';
 const child = spawn(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...files], {

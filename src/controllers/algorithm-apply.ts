@@ -3,8 +3,15 @@
 // stable Deployment's replicas handed to a field manager of their own when the HPA takes
 // over, and a prune of what the Algorithm controls but no longer renders.
 import {
-  Applier, NotFoundError, isControlledBy, refOf, toKubeError,
-  type CacheReader, type KubeObject, type ObjectClient, type ObjectRef,
+  Applier,
+  NotFoundError,
+  isControlledBy,
+  refOf,
+  toKubeError,
+  type CacheReader,
+  type KubeObject,
+  type ObjectClient,
+  type ObjectRef,
 } from '../kube/index.js';
 import { httpRouteKind } from './canary-traffic-route.js';
 
@@ -26,7 +33,10 @@ export class WorkloadWriter {
   /** Live objects of kinds no informer watches (the HTTPRoute), read for the apply in progress. */
   private readonly fetched = new Map<string, KubeObject | 'absent'>();
 
-  constructor(private readonly client: ObjectClient, private readonly owned: readonly CacheReader[]) {
+  constructor(
+    private readonly client: ObjectClient,
+    private readonly owned: readonly CacheReader[],
+  ) {
     this.applier = new Applier(client, { lookup: (ref) => this.cached(ref) });
   }
 

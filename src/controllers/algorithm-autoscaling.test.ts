@@ -5,11 +5,17 @@ import { decideAutoscaling, type CustomMetricsProbe, type MetricAvailability } f
 
 const probe = (answer: MetricAvailability): CustomMetricsProbe => ({ check: async () => answer }) as unknown as CustomMetricsProbe;
 const served = probe({ available: true });
-const absent = probe({ available: false, reason: 'CustomMetricsAPIUnavailable', message: 'the custom metrics API (custom.metrics.k8s.io/v1beta1) is not served' });
+const absent = probe({
+  available: false,
+  reason: 'CustomMetricsAPIUnavailable',
+  message: 'the custom metrics API (custom.metrics.k8s.io/v1beta1) is not served',
+});
 const spec: AlgorithmSpec = { image: 'i', replicas: 3, scaling: { minReplicas: 1, maxReplicas: 10, targetLatencyMs: 50 } };
 
 const hpaMetrics = (latencyMetric: string | null) => {
-  const hpa = renderAlgorithmWorkloads({ metadata: { name: 'a', namespace: 'n' }, spec }, { latencyMetric }).find((o) => o.kind === 'HorizontalPodAutoscaler')!;
+  const hpa = renderAlgorithmWorkloads({ metadata: { name: 'a', namespace: 'n' }, spec }, { latencyMetric }).find(
+    (o) => o.kind === 'HorizontalPodAutoscaler',
+  )!;
   return (hpa as unknown as { spec: { metrics: { type: string }[] } }).spec.metrics.map((m) => m.type);
 };
 
@@ -17,7 +23,10 @@ describe('autoscaling decision', () => {
   it('targets the per-pod latency metric when the custom metrics API serves it', async () => {
     const decision = await decideAutoscaling(spec, 4, served, 'request_latency_milliseconds');
     assert.equal(decision.latencyMetric, 'request_latency_milliseconds');
-    assert.deepEqual({ ...decision.condition, message: undefined }, { type: 'AutoscalingDegraded', status: 'False', reason: 'LatencyTarget', observedGeneration: 4, message: undefined });
+    assert.deepEqual(
+      { ...decision.condition, message: undefined },
+      { type: 'AutoscalingDegraded', status: 'False', reason: 'LatencyTarget', observedGeneration: 4, message: undefined },
+    );
     assert.deepEqual(hpaMetrics(decision.latencyMetric), ['Pods']);
   });
 

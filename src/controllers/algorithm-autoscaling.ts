@@ -15,7 +15,11 @@ export class CustomMetricsProbe {
   private pending: Promise<void> | undefined;
 
   /** @param ttlMs how long an answer is reused (default 60 s). */
-  constructor(private readonly client: ObjectClient, private readonly ttlMs = 60_000, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly client: ObjectClient,
+    private readonly ttlMs = 60_000,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** Whether `pods/<metric>` is served by the custom metrics API. */
   async check(metric: string): Promise<MetricAvailability> {
@@ -32,7 +36,11 @@ export class CustomMetricsProbe {
       };
     }
     if (!resources.has(`pods/${metric}`)) {
-      return { available: false, reason: 'LatencyMetricNotServed', message: `the custom metrics API does not serve the pod metric ${metric}` };
+      return {
+        available: false,
+        reason: 'LatencyMetricNotServed',
+        message: `the custom metrics API does not serve the pod metric ${metric}`,
+      };
     }
     return { available: true };
   }
@@ -42,9 +50,10 @@ export class CustomMetricsProbe {
       const list = await this.client.request<{ resources?: { name: string }[] }>({ path: customMetricsApiPath });
       this.cached = { at: this.now(), resources: new Set((list?.resources ?? []).map((r) => r.name)) };
     } catch (err) {
-      const message = err instanceof NotFoundError
-        ? `the custom metrics API (${customMetricsApiPath.slice(6)}) is not served`
-        : `the custom metrics API could not be read: ${toKubeError(err).message}`;
+      const message =
+        err instanceof NotFoundError
+          ? `the custom metrics API (${customMetricsApiPath.slice(6)}) is not served`
+          : `the custom metrics API could not be read: ${toKubeError(err).message}`;
       this.cached = { at: this.now(), resources: undefined, error: message };
     }
   }
@@ -67,13 +76,21 @@ export async function decideAutoscaling(
   if (!spec.scaling) return { latencyMetric: null, condition: undefined };
   const base = { type: 'AutoscalingDegraded', observedGeneration: generation };
   if (spec.scaling.targetLatencyMs === undefined) {
-    return { latencyMetric: null, condition: { ...base, status: 'False', reason: 'CPUTarget', message: 'no latency target: the autoscaler targets CPU utilisation' } };
+    return {
+      latencyMetric: null,
+      condition: { ...base, status: 'False', reason: 'CPUTarget', message: 'no latency target: the autoscaler targets CPU utilisation' },
+    };
   }
   const availability = await probe.check(latencyMetric);
   if (availability.available) {
     return {
       latencyMetric,
-      condition: { ...base, status: 'False', reason: 'LatencyTarget', message: `the autoscaler targets ${latencyMetric} at ${spec.scaling.targetLatencyMs} ms per pod` },
+      condition: {
+        ...base,
+        status: 'False',
+        reason: 'LatencyTarget',
+        message: `the autoscaler targets ${latencyMetric} at ${spec.scaling.targetLatencyMs} ms per pod`,
+      },
     };
   }
   return {

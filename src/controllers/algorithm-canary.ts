@@ -4,7 +4,13 @@
 // pure ones of rollout-plan.ts and canary-analysis.ts; this adds the clock and the query.
 import type { AlgorithmResource, AlgorithmStatus } from '../../constructs/index.js';
 import {
-  defaultSuccessRateQuery, promDuration, recordObservation, renderQuery, verdictOf, type AnalysisPolicy, type Observation,
+  defaultSuccessRateQuery,
+  promDuration,
+  recordObservation,
+  renderQuery,
+  verdictOf,
+  type AnalysisPolicy,
+  type Observation,
 } from './canary-analysis.js';
 import type { AnalysisReport, Rollout } from './algorithm-status.js';
 import { PrometheusUnavailableError, queryPrometheus } from './prometheus-query.js';
@@ -60,7 +66,11 @@ export class CanaryAnalysis {
 
   /** The rollout for this reconcile: planned from spec and status, analysed when due, concluded. */
   async decide(
-    algorithm: AlgorithmResource, status: AlgorithmStatus, tracks: ObservedTracks, now: Date, signal: AbortSignal,
+    algorithm: AlgorithmResource,
+    status: AlgorithmStatus,
+    tracks: ObservedTracks,
+    now: Date,
+    signal: AbortSignal,
   ): Promise<Rollout> {
     const { spec } = algorithm;
     const nowIso = now.toISOString();

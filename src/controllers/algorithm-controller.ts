@@ -11,10 +11,10 @@ export type { AlgorithmAnalysisOptions } from './algorithm-canary.js';
 
 /** Algorithm events that warrant a reconcile: spec changes, the env checksum (rolls pods), deletion. */
 export const algorithmChanged: EventFilter<KubeObject> = (e) =>
-  e.type !== 'update'
-  || e.old?.metadata.generation !== e.object.metadata.generation
-  || e.old?.metadata.annotations?.[envChecksumAnnotation] !== e.object.metadata.annotations?.[envChecksumAnnotation]
-  || (!e.old?.metadata.deletionTimestamp && !!e.object.metadata.deletionTimestamp);
+  e.type !== 'update' ||
+  e.old?.metadata.generation !== e.object.metadata.generation ||
+  e.old?.metadata.annotations?.[envChecksumAnnotation] !== e.object.metadata.annotations?.[envChecksumAnnotation] ||
+  (!e.old?.metadata.deletionTimestamp && !!e.object.metadata.deletionTimestamp);
 
 /**
  * Registers the Algorithm controller with `manager` (call before `manager.start()`). It

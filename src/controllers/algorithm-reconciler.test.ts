@@ -4,9 +4,7 @@
 // real API server: admission, quotas, the garbage collector, field ownership as it really is.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  algorithmKind, algorithmLabel, envChecksumAnnotation, type AlgorithmSpec, type AlgorithmStatus,
-} from '../../constructs/index.js';
+import { algorithmKind, algorithmLabel, envChecksumAnnotation, type AlgorithmSpec, type AlgorithmStatus } from '../../constructs/index.js';
 import type { KubeObject, ObjectRef } from '../kube/index.js';
 import { FakeCluster, fail } from '../../test/support/fake-cluster.js';
 import { algorithmChanged } from './algorithm-controller.js';
@@ -35,7 +33,10 @@ function setup(options: AlgorithmControllerOptions = {}, rates: (number | 'empty
   const reconciler = new AlgorithmReconciler(cluster.client(), informers, {
     now: () => now,
     analysis: {
-      intervalMs: interval, successChecks: 3, failureThreshold: 2, prometheusUrl: prometheus,
+      intervalMs: interval,
+      successChecks: 3,
+      failureThreshold: 2,
+      prometheusUrl: prometheus,
       queryPrometheus: async (_url, query) => {
         queries.push(query);
         const rate = rates.shift();
@@ -49,10 +50,16 @@ function setup(options: AlgorithmControllerOptions = {}, rates: (number | 'empty
   });
   const admin = cluster.client('test-admin');
   const ref = (kind: string, name: string): ObjectRef => ({
-    apiVersion: kind === 'Algorithm' ? algorithmKind.apiVersion : 'apps/v1', kind, namespace: ns, name,
+    apiVersion: kind === 'Algorithm' ? algorithmKind.apiVersion : 'apps/v1',
+    kind,
+    namespace: ns,
+    name,
   });
   return {
-    cluster, admin, informers, queries,
+    cluster,
+    admin,
+    informers,
+    queries,
     reconcile: (name: string, retries = 0) => reconciler.reconcile(`${ns}/${name}`, { signal: new AbortController().signal, retries }),
     create: (name: string, spec: AlgorithmSpec) => admin.create({ ...algorithmKind, metadata: { name, namespace: ns }, spec }),
     edit: (name: string, spec: Partial<AlgorithmSpec> | Record<string, unknown>) => admin.patch(ref('Algorithm', name), 'merge', { spec }),
@@ -73,9 +80,15 @@ describe('the Algorithm reconciler', () => {
     const t = setup();
     await t.create('reco', { image: 'reco:1', replicas: 2 });
     assert.equal(await t.reconcile('reco'), undefined);
-    const kinds = t.cluster.writesSince(0).filter((w) => w.startsWith('apply')).sort();
+    const kinds = t.cluster
+      .writesSince(0)
+      .filter((w) => w.startsWith('apply'))
+      .sort();
     assert.deepEqual(kinds, [
-      'apply ConfigMap reco-config', 'apply Deployment reco', 'apply PodDisruptionBudget reco', 'apply Service reco',
+      'apply ConfigMap reco-config',
+      'apply Deployment reco',
+      'apply PodDisruptionBudget reco',
+      'apply Service reco',
     ]);
     const algorithm = t.cluster.get({ ...algorithmKind, namespace: ns, name: 'reco' })!;
     assert.equal(t.deployment('reco')?.metadata.ownerReferences?.[0]?.uid, algorithm.metadata.uid);
@@ -128,8 +141,9 @@ describe('the Algorithm reconciler', () => {
     assert.deepEqual([image(t.deployment('reco')), image(canary), replicas(canary)], ['reco:1', 'reco:2', 1]);
     assert.deepEqual([t.status('reco').phase, t.status('reco').canaryImage, t.status('reco').desiredWeight], ['Canary', 'reco:2', 25]);
     // 1 canary beside 4 stable replicas: 20 % in effect, not the 25 % asked.
-    const started = 'Normal CanaryStarted: canary reco:2 started beside reco:1 with 20% of traffic by replica ratio '
-      + '(1 canary beside 4 stable replicas; canaryWeight 25%)';
+    const started =
+      'Normal CanaryStarted: canary reco:2 started beside reco:1 with 20% of traffic by replica ratio ' +
+      '(1 canary beside 4 stable replicas; canaryWeight 25%)';
     assert.ok(t.cluster.events().includes(started), t.cluster.events().join('\n'));
 
     t.rollOut('reco-canary');
@@ -240,9 +254,11 @@ describe('the Algorithm reconciler', () => {
 
   it('reports a refusal a user can fix as Failed with an Event, retries in a minute, and recovers', async () => {
     const t = setup();
-    const lift = t.cluster.refuse((w) => (w.kind === 'Deployment' && w.verb === 'apply'
-      ? fail(403, 'Forbidden', 'deployments.apps "reco" is forbidden: exceeded quota: one-deployment')
-      : undefined));
+    const lift = t.cluster.refuse((w) =>
+      w.kind === 'Deployment' && w.verb === 'apply'
+        ? fail(403, 'Forbidden', 'deployments.apps "reco" is forbidden: exceeded quota: one-deployment')
+        : undefined,
+    );
     await t.create('reco', { image: 'reco:1' });
     assert.deepEqual(await t.reconcile('reco'), { requeueAfter: 60_000 });
     assert.equal(t.status('reco').phase, 'Failed');
@@ -275,7 +291,10 @@ describe('the Algorithm reconciler', () => {
     const mark = t.cluster.writes.length;
     assert.equal(await t.reconcile('reco'), undefined);
     const writes = t.cluster.writesSince(mark);
-    assert.ok(writes.some((w) => w.startsWith('apply Deployment')), 'it ran on (into a namespace that still exists)');
+    assert.ok(
+      writes.some((w) => w.startsWith('apply Deployment')),
+      'it ran on (into a namespace that still exists)',
+    );
     assert.ok(!writes.some((w) => w.includes('/status')), 'no retry count, no status');
   });
 
@@ -296,14 +315,18 @@ describe('the Algorithm reconciler', () => {
     await t.reconcile('reco');
     await t.edit('reco', { image: 'reco:2' });
     await t.reconcile('reco');
-    const started = 'Normal CanaryStarted: canary reco:2 started beside reco:1 with 25% of traffic by replica ratio '
-      + '(1 canary beside 3 stable replicas; canaryWeight 20%)';
+    const started =
+      'Normal CanaryStarted: canary reco:2 started beside reco:1 with 25% of traffic by replica ratio ' +
+      '(1 canary beside 3 stable replicas; canaryWeight 20%)';
     assert.ok(t.cluster.events().includes(started), t.cluster.events().join('\n'));
     t.rollOut('reco-canary');
     await t.reconcile('reco');
     const status = t.status('reco');
     assert.deepEqual([status.desiredWeight, status.actualWeight], [20, 25]);
-    assert.match(condition(status, 'Progressing')?.message ?? '', /^canary reco:2 at 25% of traffic by replica ratio \(1 canary beside 3 stable replicas; canaryWeight 20%\)/);
+    assert.match(
+      condition(status, 'Progressing')?.message ?? '',
+      /^canary reco:2 at 25% of traffic by replica ratio \(1 canary beside 3 stable replicas; canaryWeight 20%\)/,
+    );
   });
 
   it('kstatus: Reconciling while it rolls out, Ready alone once running, Stalled when the apply is refused', async () => {
@@ -323,7 +346,9 @@ describe('the Algorithm reconciler', () => {
     await t.reconcile('reco');
     assert.deepEqual(kstatus(), ['Ready=True Available', 'Reconciling=False Reconciled', 'Stalled=False Reconciled']);
 
-    t.cluster.refuse((w) => (w.kind === 'Deployment' && w.verb === 'apply' ? fail(403, 'Forbidden', 'exceeded quota: one-deployment') : undefined));
+    t.cluster.refuse((w) =>
+      w.kind === 'Deployment' && w.verb === 'apply' ? fail(403, 'Forbidden', 'exceeded quota: one-deployment') : undefined,
+    );
     await t.edit('reco', { image: 'reco:2' });
     await t.reconcile('reco');
     assert.deepEqual(kstatus(), ['Ready=False RollingOut', 'Reconciling=False Stalled', 'Stalled=True ApplyFailed']);
@@ -333,7 +358,8 @@ describe('the Algorithm reconciler', () => {
 
 describe('which Algorithm events wake the controller', () => {
   const algorithm = (generation: number, annotations: Record<string, string> = {}, deletionTimestamp?: string): KubeObject => ({
-    ...algorithmKind, metadata: { name: 'a', namespace: ns, generation, annotations, ...(deletionTimestamp ? { deletionTimestamp } : {}) },
+    ...algorithmKind,
+    metadata: { name: 'a', namespace: ns, generation, annotations, ...(deletionTimestamp ? { deletionTimestamp } : {}) },
   });
 
   it('spec changes, the env checksum and deletion; not its own status writes', () => {

@@ -5,13 +5,34 @@
 // (algorithm-status.ts). Every decision is taken from the Algorithm and its status, so a
 // restarted operator picks a canary up where it was. Wiring: algorithm-controller.ts.
 import {
-  algorithmObjectNames, defaultLatencyMetric, isAlgorithm, renderAlgorithmWorkloads,
-  type AlgorithmResource, type AlgorithmStatus, type AlgorithmWorkloadOptions,
+  algorithmObjectNames,
+  defaultLatencyMetric,
+  isAlgorithm,
+  renderAlgorithmWorkloads,
+  type AlgorithmResource,
+  type AlgorithmStatus,
+  type AlgorithmWorkloadOptions,
 } from '../../constructs/index.js';
 import {
-  EventRecorder, ForbiddenError, InvalidError, NotFoundError, controllerReference, isControlledBy, isDeleted, objectKey, refOf,
-  silentLogger, toKubeError, updateStatus,
-  type CacheReader, type KubeObject, type Logger, type ObjectClient, type ReconcileContext, type ReconcileResult, type Reconciler,
+  EventRecorder,
+  ForbiddenError,
+  InvalidError,
+  NotFoundError,
+  controllerReference,
+  isControlledBy,
+  isDeleted,
+  objectKey,
+  refOf,
+  silentLogger,
+  toKubeError,
+  updateStatus,
+  type CacheReader,
+  type KubeObject,
+  type Logger,
+  type ObjectClient,
+  type ReconcileContext,
+  type ReconcileResult,
+  type Reconciler,
 } from '../kube/index.js';
 import { CustomMetricsProbe, decideAutoscaling, type AutoscalingDecision } from './algorithm-autoscaling.js';
 import { CanaryAnalysis, type AlgorithmAnalysisOptions } from './algorithm-canary.js';
@@ -170,7 +191,10 @@ export class AlgorithmReconciler implements Reconciler {
 
   /** The workloads the constructs render for this rollout, and the traffic route when the Gateway API splits it. */
   private async build(algorithm: AlgorithmResource, observed: Observed, rollout: Rollout): Promise<Desired> {
-    const { spec, metadata: { name, namespace = '' } } = algorithm;
+    const {
+      spec,
+      metadata: { name, namespace = '' },
+    } = algorithm;
     const latencyMetric = this.options.latencyMetric ?? defaultLatencyMetric;
     const autoscaling = await decideAutoscaling(spec, algorithm.metadata.generation, this.probe, latencyMetric);
     const weight = spec.lifecycle?.canaryWeight ?? 0;
@@ -215,7 +239,8 @@ export class AlgorithmReconciler implements Reconciler {
       if (createsAny(caches, desired.objects)) await ensureNamespaceActive(this.client, namespace);
       return { wrote: await this.writer.write({ namespace, owner: uid, objects: desired.objects, handover }) };
     } catch (err) {
-      if (err instanceof NamespaceTerminatingError || (err instanceof ForbiddenError && err.namespaceTerminating)) return 'namespace-terminating';
+      if (err instanceof NamespaceTerminatingError || (err instanceof ForbiddenError && err.namespaceTerminating))
+        return 'namespace-terminating';
       if (!(err instanceof InvalidError || err instanceof ForbiddenError)) throw err;
       await this.events.record(algorithm, 'Warning', 'ApplyFailed', err.message);
       return { wrote: false, failure: err.message };
@@ -225,10 +250,22 @@ export class AlgorithmReconciler implements Reconciler {
   /** The status, written only where it differs; our own write is remembered until the cache has it. */
   private async finalizeStatus(key: string, algorithm: AlgorithmResource, step: Outcome): Promise<{ phase?: string; written: boolean }> {
     const { observed, rollout, desired, applied, now } = step;
-    const computed = algorithmStatus({
-      algorithm, previous: observed.status, rollout, stable: observed.stable, canary: observed.canary, routed: desired.routed,
-      weight: desired.weight, split: desired.split, autoscaling: desired.autoscaling.condition, applyFailure: applied.failure, now,
-    }, this.analysis.policy);
+    const computed = algorithmStatus(
+      {
+        algorithm,
+        previous: observed.status,
+        rollout,
+        stable: observed.stable,
+        canary: observed.canary,
+        routed: desired.routed,
+        weight: desired.weight,
+        split: desired.split,
+        autoscaling: desired.autoscaling.condition,
+        applyFailure: applied.failure,
+        now,
+      },
+      this.analysis.policy,
+    );
     const next = stampReconciled(observed.status, computed, applied.wrote, now);
     const written = await updateStatus(this.client, algorithm, next);
     if (written.written) this.memo.remember(key, written.object);

@@ -4,7 +4,11 @@ import type { AlgorithmResource } from '../../constructs/index.js';
 import { AlgorithmStatusMemo } from './algorithm-status-memo.js';
 
 const algo = (resourceVersion: string, uid = 'u', stableImage = 'a'): AlgorithmResource => ({
-  apiVersion: 'ai.alien6.io/v1', kind: 'Algorithm', metadata: { name: 'x', uid, resourceVersion }, spec: { image: 'b' }, status: { stableImage },
+  apiVersion: 'ai.alien6.io/v1',
+  kind: 'Algorithm',
+  metadata: { name: 'x', uid, resourceVersion },
+  spec: { image: 'b' },
+  status: { stableImage },
 });
 
 describe('status memo', () => {

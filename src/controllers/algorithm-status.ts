@@ -3,8 +3,14 @@
 // what one reconcile decided and observed. The reconciler (algorithm-reconciler.ts) writes them.
 import type { AlgorithmResource, AlgorithmStatus } from '../../constructs/index.js';
 import {
-  createMergePatch, formatTime, setCondition, setKstatusConditions,
-  type Condition, type ConditionInput, type EventType, type KstatusSituation,
+  createMergePatch,
+  formatTime,
+  setCondition,
+  setKstatusConditions,
+  type Condition,
+  type ConditionInput,
+  type EventType,
+  type KstatusSituation,
 } from '../kube/index.js';
 import type { AnalysisPolicy } from './canary-analysis.js';
 import { replicaWeight, type RolloutOutcome, type RolloutPlan, type RolloutState } from './rollout-plan.js';
@@ -81,7 +87,11 @@ export function describeSplit(split: TrafficSplit): string {
 
 /** The status the controller writes (without `lastReconciled`, which `stampReconciled` sets). */
 export function algorithmStatus(input: AlgorithmStatusInput, policy: AnalysisPolicy): AlgorithmStatus {
-  const { rollout: { plan }, stable, previous } = input;
+  const {
+    rollout: { plan },
+    stable,
+    previous,
+  } = input;
   const canaryRuns = plan.mode === 'canary';
   const readyStable = stable?.ready ?? 0;
   const readyCanary = canaryRuns && input.canary && input.canary.image === plan.state.canaryImage ? input.canary.ready : 0;
@@ -183,10 +193,20 @@ function readyCondition({ rollout: { plan }, stable }: AlgorithmStatusInput): St
 
 /** Progressing: a rollout (rolling update or canary) is under way. */
 function progressingCondition(input: AlgorithmStatusInput): Stated {
-  const { algorithm, rollout: { plan, outcome, report }, stable, routed, weight, split } = input;
+  const {
+    algorithm,
+    rollout: { plan, outcome, report },
+    stable,
+    routed,
+    weight,
+    split,
+  } = input;
   const { canaryImage, stableImage } = plan.state;
   const progressing = (status: 'True' | 'False', reason: string, message: string): Stated => ({
-    type: 'Progressing', status, reason, message,
+    type: 'Progressing',
+    status,
+    reason,
+    message,
   });
   if (report.error) {
     return progressing('True', 'AnalysisUnavailable', `${report.error}; canary ${canaryImage} is not promoted while it cannot be analysed`);
@@ -210,7 +230,13 @@ function progressingCondition(input: AlgorithmStatusInput): Stated {
 
 /** Degraded: something needs attention. */
 function degradedCondition(input: AlgorithmStatusInput, policy: AnalysisPolicy): Stated {
-  const { algorithm, rollout: { plan, outcome, report }, stable, applyFailure, previous } = input;
+  const {
+    algorithm,
+    rollout: { plan, outcome, report },
+    stable,
+    applyFailure,
+    previous,
+  } = input;
   const threshold = successThreshold(algorithm);
   const degraded = (reason: string, message: string): Stated => ({ type: 'Degraded', status: 'True', reason, message });
   if (applyFailure) return degraded('ApplyFailed', applyFailure);
@@ -225,7 +251,11 @@ function degradedCondition(input: AlgorithmStatusInput, policy: AnalysisPolicy):
 
 /** The Events this reconcile's rollout step is worth (none when nothing happened). */
 export function rolloutEvents(
-  algorithm: AlgorithmResource, rollout: Rollout, previous: AlgorithmStatus, policy: AnalysisPolicy, split?: TrafficSplit,
+  algorithm: AlgorithmResource,
+  rollout: Rollout,
+  previous: AlgorithmStatus,
+  policy: AnalysisPolicy,
+  split?: TrafficSplit,
 ): AlgorithmEvent[] {
   const { plan, outcome, report } = rollout;
   const threshold = successThreshold(algorithm);
@@ -269,8 +299,9 @@ function withoutTimestamp(status: AlgorithmStatus): Omit<AlgorithmStatus, 'lastR
 function describeAnalysis(analysis: RolloutState['lastAnalysis'], threshold: number): string {
   if (!analysis) return 'waiting for the first analysis';
   const value = analysis.value === undefined ? 'no samples' : `success rate ${analysis.value.toFixed(4)}`;
-  const streaks = `${analysis.consecutiveSuccesses ?? 0} successes, ${analysis.consecutiveFailures ?? 0} failures, `
-    + `${analysis.consecutiveNoData ?? 0} empty in a row`;
+  const streaks =
+    `${analysis.consecutiveSuccesses ?? 0} successes, ${analysis.consecutiveFailures ?? 0} failures, ` +
+    `${analysis.consecutiveNoData ?? 0} empty in a row`;
   return `last analysis ${analysis.result}: ${value} (threshold ${threshold}); ${streaks}`;
 }
 
@@ -279,8 +310,10 @@ function rollbackMessage(plan: RolloutPlan, report: AnalysisReport, threshold: n
   if (report.canaryFailure) return `${report.canaryFailure}; rolled back to ${plan.state.stableImage}`;
   const value = plan.state.lastAnalysis?.value;
   const failures = plan.state.lastAnalysis?.consecutiveFailures ?? policy.failureThreshold;
-  return `canary ${image} success rate ${value === undefined ? 'unknown' : value.toFixed(4)} below successThreshold ${threshold} `
-    + `for ${failures} consecutive checks (failureThreshold ${policy.failureThreshold}); rolled back to ${plan.state.stableImage}`;
+  return (
+    `canary ${image} success rate ${value === undefined ? 'unknown' : value.toFixed(4)} below successThreshold ${threshold} ` +
+    `for ${failures} consecutive checks (failureThreshold ${policy.failureThreshold}); rolled back to ${plan.state.stableImage}`
+  );
 }
 
 function failingMessage(plan: RolloutPlan, report: AnalysisReport, threshold: number, policy: AnalysisPolicy): string {
@@ -288,8 +321,10 @@ function failingMessage(plan: RolloutPlan, report: AnalysisReport, threshold: nu
   const value = plan.state.lastAnalysis?.value;
   const rate = value === undefined ? 'unknown' : value.toFixed(4);
   const failures = plan.state.lastAnalysis?.consecutiveFailures ?? 0;
-  return `canary ${plan.state.canaryImage} success rate ${rate} below successThreshold ${threshold} `
-    + `for ${failures} consecutive checks (failureThreshold ${policy.failureThreshold}); kept because rollbackOnDrift is false`;
+  return (
+    `canary ${plan.state.canaryImage} success rate ${rate} below successThreshold ${threshold} ` +
+    `for ${failures} consecutive checks (failureThreshold ${policy.failureThreshold}); kept because rollbackOnDrift is false`
+  );
 }
 
 function findMessage(conditions: AlgorithmStatus['conditions'], type: string, reason: string): string | undefined {

@@ -1,6 +1,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { defaultSuccessRateQuery, promDuration, recordObservation, renderQuery, verdictOf, type AnalysisPolicy, type Observation } from './canary-analysis.js';
+import {
+  defaultSuccessRateQuery,
+  promDuration,
+  recordObservation,
+  renderQuery,
+  verdictOf,
+  type AnalysisPolicy,
+  type Observation,
+} from './canary-analysis.js';
 import type { AlgorithmAnalysis } from '../../constructs/index.js';
 
 const policy: AnalysisPolicy = { successChecks: 3, failureThreshold: 5 };
@@ -64,7 +72,10 @@ describe('canary analysis', () => {
     const q = renderQuery(defaultSuccessRateQuery, { namespace: 'ns', name: 'reco', track: 'canary', window: '1m' });
     assert.match(q, /namespace="ns",algorithm="reco",track="canary",code!~"5\.\."\}\[1m\]/);
     assert.ok(!q.includes('{{'));
-    assert.throws(() => renderQuery('up{job="{{job}}"}', { namespace: 'n', name: 'a', track: 'stable', window: '1m' }), /unknown placeholder \{\{job\}\}/);
+    assert.throws(
+      () => renderQuery('up{job="{{job}}"}', { namespace: 'n', name: 'a', track: 'stable', window: '1m' }),
+      /unknown placeholder \{\{job\}\}/,
+    );
   });
 
   it('formats PromQL durations', () => {

@@ -12,10 +12,7 @@ export interface AnalysisPolicy {
 }
 
 /** What one query told us. */
-export type Observation =
-  | { kind: 'value'; value: number }
-  | { kind: 'empty' }
-  | { kind: 'error'; message: string };
+export type Observation = { kind: 'value'; value: number } | { kind: 'empty' } | { kind: 'error'; message: string };
 
 export type Verdict =
   /** Keep analysing. */
@@ -95,13 +92,14 @@ export interface QueryVariables {
  * algorithm, track, code}`. An empty vector when the track served nothing in the window.
  */
 export const defaultSuccessRateQuery =
-  'sum(rate(http_requests_total{namespace="{{namespace}}",algorithm="{{name}}",track="{{track}}",code!~"5.."}[{{window}}]))'
-  + ' / sum(rate(http_requests_total{namespace="{{namespace}}",algorithm="{{name}}",track="{{track}}"}[{{window}}]))';
+  'sum(rate(http_requests_total{namespace="{{namespace}}",algorithm="{{name}}",track="{{track}}",code!~"5.."}[{{window}}]))' +
+  ' / sum(rate(http_requests_total{namespace="{{namespace}}",algorithm="{{name}}",track="{{track}}"}[{{window}}]))';
 
 /** Fills `{{namespace}}`, `{{name}}`, `{{track}}` and `{{window}}`; any other placeholder is an error. */
 export function renderQuery(template: string, variables: QueryVariables): string {
   return template.replace(/\{\{\s*([a-zA-Z]+)\s*\}\}/g, (whole, key: string) => {
-    if (!(key in variables)) throw new Error(`analysis query template: unknown placeholder ${whole} (use {{namespace}}, {{name}}, {{track}}, {{window}})`);
+    if (!(key in variables))
+      throw new Error(`analysis query template: unknown placeholder ${whole} (use {{namespace}}, {{name}}, {{track}}, {{window}})`);
     return String(variables[key as keyof QueryVariables]);
   });
 }

@@ -12,14 +12,29 @@ describe('canary traffic route', () => {
     assert.equal(route!.kind, 'HTTPRoute');
     const spec = route!.spec as { parentRefs: object[]; rules: { backendRefs: { name: string; weight: number }[] }[] };
     assert.deepEqual(spec.parentRefs, [{ group: '', kind: 'Service', name: 'reco', port: 80 }]);
-    assert.deepEqual(spec.rules[0]!.backendRefs.map((b) => [b.name, b.weight]), [['reco-stable', 85], ['reco-canary', 15]]);
+    assert.deepEqual(
+      spec.rules[0]!.backendRefs.map((b) => [b.name, b.weight]),
+      [
+        ['reco-stable', 85],
+        ['reco-canary', 15],
+      ],
+    );
     for (const obj of [stable, canary, route]) assert.deepEqual(obj!.metadata.ownerReferences, [owner]);
   });
 
   it('uses configured parentRefs and clamps the weight', () => {
-    const route = renderTrafficRoute({ name: 'reco', namespace: 'ns', canaryWeight: 130, ownerReferences: [], parentRefs: [{ name: 'gw', namespace: 'infra' }] })[2]!;
+    const route = renderTrafficRoute({
+      name: 'reco',
+      namespace: 'ns',
+      canaryWeight: 130,
+      ownerReferences: [],
+      parentRefs: [{ name: 'gw', namespace: 'infra' }],
+    })[2]!;
     const spec = route.spec as { parentRefs: object[]; rules: { backendRefs: { weight: number }[] }[] };
     assert.deepEqual(spec.parentRefs, [{ name: 'gw', namespace: 'infra' }]);
-    assert.deepEqual(spec.rules[0]!.backendRefs.map((b) => b.weight), [0, 100]);
+    assert.deepEqual(
+      spec.rules[0]!.backendRefs.map((b) => b.weight),
+      [0, 100],
+    );
   });
 });

@@ -2,7 +2,13 @@
 // splits the algorithm's traffic between them. Without a parentRef configured, the route
 // attaches to the algorithm's own Service (GAMMA, the Gateway API's mesh binding), so a mesh
 // that implements it splits in-cluster traffic to `<name>` by the route's weights.
-import { algorithmLabel, algorithmObjectNames, algorithmServicePort, algorithmTrackLabel, type AlgorithmTrack } from '../../constructs/index.js';
+import {
+  algorithmLabel,
+  algorithmObjectNames,
+  algorithmServicePort,
+  algorithmTrackLabel,
+  type AlgorithmTrack,
+} from '../../constructs/index.js';
 import type { KubeObject, OwnerReference } from '../kube/index.js';
 
 export const httpRouteKind = { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute' } as const;
@@ -60,12 +66,14 @@ export function renderTrafficRoute(input: TrafficRouteInput): KubeObject[] {
     metadata: metadata(name),
     spec: {
       parentRefs,
-      rules: [{
-        backendRefs: [
-          { group: '', kind: 'Service', name: trackServiceName(name, 'stable'), port: algorithmServicePort, weight: 100 - weight },
-          { group: '', kind: 'Service', name: trackServiceName(name, 'canary'), port: algorithmServicePort, weight },
-        ],
-      }],
+      rules: [
+        {
+          backendRefs: [
+            { group: '', kind: 'Service', name: trackServiceName(name, 'stable'), port: algorithmServicePort, weight: 100 - weight },
+            { group: '', kind: 'Service', name: trackServiceName(name, 'canary'), port: algorithmServicePort, weight },
+          ],
+        },
+      ],
     },
   };
   return [trackService('stable'), trackService('canary'), route];

@@ -4,7 +4,8 @@ import type { DatabaseResource } from '../../constructs/index.js';
 import { databaseIdentifier, generatePassword, renderCredentialsSecret } from './credentials-secret.js';
 
 const database = (engine: 'postgresql' | 'mysql'): DatabaseResource => ({
-  apiVersion: 'mycompany.com/v1', kind: 'Database',
+  apiVersion: 'mycompany.com/v1',
+  kind: 'Database',
   metadata: { name: 'myapp-db', namespace: 'shop', uid: 'uid-1' },
   spec: { engine, version: '16', storage: '1Gi', replicas: 1 },
 });
@@ -25,12 +26,19 @@ describe('credentials', () => {
     const secret = renderCredentialsSecret(database('postgresql'), 'p'.repeat(40), 'r'.repeat(40));
     assert.equal(secret.metadata.name, 'myapp-db-credentials');
     assert.equal(secret.immutable, true);
-    assert.deepEqual(secret.metadata.ownerReferences, [{ apiVersion: 'mycompany.com/v1', kind: 'Database', name: 'myapp-db', uid: 'uid-1', controller: true, blockOwnerDeletion: true }]);
+    assert.deepEqual(secret.metadata.ownerReferences, [
+      { apiVersion: 'mycompany.com/v1', kind: 'Database', name: 'myapp-db', uid: 'uid-1', controller: true, blockOwnerDeletion: true },
+    ]);
     assert.equal(secret.metadata.labels?.['mycompany.com/database'], 'myapp-db');
     assert.deepEqual(secret.stringData, {
-      username: 'myapp_db', password: 'p'.repeat(40), database: 'myapp_db', host: 'myapp-db.shop.svc.cluster.local', port: '5432',
+      username: 'myapp_db',
+      password: 'p'.repeat(40),
+      database: 'myapp_db',
+      host: 'myapp-db.shop.svc.cluster.local',
+      port: '5432',
       uri: `postgresql://myapp_db:${'p'.repeat(40)}@myapp-db.shop.svc.cluster.local:5432/myapp_db`,
-      'replication-username': 'replicator', 'replication-password': 'r'.repeat(40),
+      'replication-username': 'replicator',
+      'replication-password': 'r'.repeat(40),
     });
     const mysql = renderCredentialsSecret(database('mysql'), 'q'.repeat(40), 'r'.repeat(40)).stringData as Record<string, string>;
     assert.equal(mysql.port, '3306');

@@ -4,7 +4,13 @@
 // goes with it. If it already exists, whoever made it wins; we never rewrite it.
 import { randomInt } from 'node:crypto';
 import {
-  databaseEndpoint, databaseLabel, databaseObjectNames, databasePort, replicationSecretKeys, replicationUsername, type DatabaseResource,
+  databaseEndpoint,
+  databaseLabel,
+  databaseObjectNames,
+  databasePort,
+  replicationSecretKeys,
+  replicationUsername,
+  type DatabaseResource,
 } from '../../constructs/index.js';
 import { ConflictError, controllerReference, type KubeObject, type ObjectClient } from '../kube/index.js';
 
@@ -79,7 +85,9 @@ export function renderCredentialsSecret(database: DatabaseResource, password: st
  * Returns true if this call created it.
  */
 export async function ensureCredentialsSecret(
-  client: ObjectClient, database: DatabaseResource, existing: KubeObject | undefined,
+  client: ObjectClient,
+  database: DatabaseResource,
+  existing: KubeObject | undefined,
 ): Promise<boolean> {
   if (existing && !existing.metadata.deletionTimestamp) return false;
   try {

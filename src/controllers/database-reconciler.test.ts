@@ -23,10 +23,16 @@ function setup() {
   const reconciler = new DatabaseReconciler(cluster.client(), informers, { now: () => new Date('2026-03-01T10:00:00Z') });
   const admin = cluster.client('test-admin');
   const ref = (kind: string, name: string): ObjectRef => ({
-    apiVersion: kind === 'Database' ? databaseKind.apiVersion : kind === 'StatefulSet' ? 'apps/v1' : 'v1', kind, namespace: ns, name,
+    apiVersion: kind === 'Database' ? databaseKind.apiVersion : kind === 'StatefulSet' ? 'apps/v1' : 'v1',
+    kind,
+    namespace: ns,
+    name,
   });
   return {
-    cluster, admin, informers, ref,
+    cluster,
+    admin,
+    informers,
+    ref,
     reconcile: (name: string) => reconciler.reconcile(`${ns}/${name}`, { signal: new AbortController().signal, retries: 0 }),
     create: (name: string, spec: DatabaseSpec) => admin.create({ ...databaseKind, metadata: { name, namespace: ns }, spec }),
     edit: (name: string, spec: Partial<DatabaseSpec>) => admin.patch(ref('Database', name), 'merge', { spec }),
@@ -54,9 +60,10 @@ describe('the Database reconciler', () => {
     t.cluster.rollOut(t.ref('StatefulSet', 'orders'));
     await t.reconcile('orders');
     const ready = t.status('orders');
-    assert.deepEqual([ready?.phase, ready?.endpoint, ready?.secretName, condition(ready, 'Ready')?.status], [
-      'Ready', 'orders.shop.svc.cluster.local', 'orders-credentials', 'True',
-    ]);
+    assert.deepEqual(
+      [ready?.phase, ready?.endpoint, ready?.secretName, condition(ready, 'Ready')?.status],
+      ['Ready', 'orders.shop.svc.cluster.local', 'orders-credentials', 'True'],
+    );
 
     const mark = t.cluster.writes.length;
     await t.reconcile('orders');
@@ -91,7 +98,7 @@ describe('the Database reconciler', () => {
     assert.deepEqual([replicas('orders'), t.status('orders')?.phase, t.status('orders')?.streamingReplicas], [1, 'Ready', 0]);
   });
 
-  it('keeps the volume claims\' size when spec.storage changes, and says so', async () => {
+  it("keeps the volume claims' size when spec.storage changes, and says so", async () => {
     const t = setup();
     await t.create('orders', { engine: 'postgresql', version: '16', storage: '1Gi' });
     await t.reconcile('orders');

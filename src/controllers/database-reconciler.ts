@@ -6,12 +6,32 @@
 // is owned by the Database, and the StatefulSet's claim retention policy takes the volume
 // claims with it. Wiring: database-controller.ts.
 import {
-  databaseObjectNames, isDatabase, renderDatabaseWorkloads, type DatabaseResource, type DatabaseWorkloadOptions,
+  databaseObjectNames,
+  isDatabase,
+  renderDatabaseWorkloads,
+  type DatabaseResource,
+  type DatabaseWorkloadOptions,
 } from '../../constructs/index.js';
 import {
-  Applier, EventRecorder, ForbiddenError, InvalidError, NotFoundError, controllerReference, isControlledBy, isDeleted, refOf,
-  silentLogger, toKubeError, updateStatus,
-  type CacheReader, type KubeObject, type Logger, type ObjectClient, type ObjectRef, type ReconcileContext, type ReconcileResult,
+  Applier,
+  EventRecorder,
+  ForbiddenError,
+  InvalidError,
+  NotFoundError,
+  controllerReference,
+  isControlledBy,
+  isDeleted,
+  refOf,
+  silentLogger,
+  toKubeError,
+  updateStatus,
+  type CacheReader,
+  type KubeObject,
+  type Logger,
+  type ObjectClient,
+  type ObjectRef,
+  type ReconcileContext,
+  type ReconcileResult,
   type Reconciler,
 } from '../kube/index.js';
 import { ensureCredentialsSecret } from './credentials-secret.js';
@@ -107,7 +127,8 @@ export class DatabaseReconciler implements Reconciler {
       return await this.applyWorkloads(database);
     } catch (err) {
       // The namespace is being deleted, and this object with it: nothing left to converge or report.
-      if (err instanceof NamespaceTerminatingError || (err instanceof ForbiddenError && err.namespaceTerminating)) return 'namespace-terminating';
+      if (err instanceof NamespaceTerminatingError || (err instanceof ForbiddenError && err.namespaceTerminating))
+        return 'namespace-terminating';
       if (!(err instanceof InvalidError || err instanceof ForbiddenError)) throw err;
       await this.events.record(database, 'Warning', 'ApplyFailed', err.message);
       return { failure: err.message };
@@ -130,17 +151,21 @@ export class DatabaseReconciler implements Reconciler {
     const liveStorage = claimStorage(this.statefulSet(database));
     const resized = !!liveStorage && liveStorage !== database.spec.storage;
     const spec = resized ? { ...database.spec, storage: liveStorage } : database.spec;
-    const objects = renderDatabaseWorkloads({ metadata: { name, namespace, uid }, spec }, {
-      ...this.options.workload,
-      ownerReferences: [controllerReference(database)],
-    });
+    const objects = renderDatabaseWorkloads(
+      { metadata: { name, namespace, uid }, spec },
+      {
+        ...this.options.workload,
+        ownerReferences: [controllerReference(database)],
+      },
+    );
     const { statefulSets, services, configMaps } = this.informers;
     if (createsAny([statefulSets, services, configMaps], objects)) await ensureNamespaceActive(this.client, namespace ?? '');
     await this.applier.apply(objects);
     await this.deleteUnrendered(database, objects);
     if (!resized) return {};
-    const storageNote = `spec.storage ${database.spec.storage} is not applied: existing volume claims keep ${liveStorage} `
-      + '(claim templates of a StatefulSet are immutable)';
+    const storageNote =
+      `spec.storage ${database.spec.storage} is not applied: existing volume claims keep ${liveStorage} ` +
+      '(claim templates of a StatefulSet are immutable)';
     return { storageNote };
   }
 
@@ -151,7 +176,10 @@ export class DatabaseReconciler implements Reconciler {
   private async deleteUnrendered(database: DatabaseResource, rendered: readonly KubeObject[]): Promise<void> {
     const { name, namespace, uid } = database.metadata;
     const names = databaseObjectNames(name);
-    const candidates = [[this.informers.statefulSets, names.replicaStatefulSet], [this.informers.services, names.readOnlyService]] as const;
+    const candidates = [
+      [this.informers.statefulSets, names.replicaStatefulSet],
+      [this.informers.services, names.readOnlyService],
+    ] as const;
     for (const [informer, objectName] of candidates) {
       if (rendered.some((o) => o.kind === informer.kind.kind && o.metadata.name === objectName)) continue;
       const live = informer.get(`${namespace}/${objectName}`);

@@ -3,7 +3,11 @@
 // endpoint, which pod is the primary, how many replicas stream (a replica is ready only while it
 // streams from the primary) and the name of its credentials Secret.
 import {
-  databaseEndpoint, databaseObjectNames, primaryPodName, type DatabaseResource, type DatabaseStatus,
+  databaseEndpoint,
+  databaseObjectNames,
+  primaryPodName,
+  type DatabaseResource,
+  type DatabaseStatus,
 } from '../../constructs/index.js';
 import { setCondition, setKstatusConditions, type Condition, type ConditionInput, type KstatusSituation } from '../kube/index.js';
 import type { WorkloadSummary } from './rollout-workload-status.js';
@@ -57,14 +61,19 @@ export function databaseStatus(database: DatabaseResource, sets: DatabaseSets, e
 }
 
 function databaseConditions(
-  database: DatabaseResource, sets: DatabaseSets, set: WorkloadSummary | undefined, rolledOut: boolean, extra: DatabaseStatusExtra,
+  database: DatabaseResource,
+  sets: DatabaseSets,
+  set: WorkloadSummary | undefined,
+  rolledOut: boolean,
+  extra: DatabaseStatusExtra,
 ): Stated[] {
   const desired = desiredReplicas(database);
   const ready = set?.ready ?? 0;
   const { engine, version } = database.spec;
-  const servers = desired > 1
-    ? `primary ${sets.primary?.ready ? 'ready' : 'not ready'}, ${streaming(sets)} of ${desired - 1} replicas streaming`
-    : `${ready} of ${desired} replicas ready`;
+  const servers =
+    desired > 1
+      ? `primary ${sets.primary?.ready ? 'ready' : 'not ready'}, ${streaming(sets)} of ${desired - 1} replicas streaming`
+      : `${ready} of ${desired} replicas ready`;
   const stated: Stated[] = [];
   if (rolledOut) stated.push({ type: 'Ready', status: 'True', reason: 'Available', message: servers });
   else if (set) stated.push({ type: 'Ready', status: 'False', reason: 'Provisioning', message: servers });

@@ -2,12 +2,22 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { NotFoundError, type CacheReader, type KubeObject, type ObjectClient } from '../kube/index.js';
 import {
-  createsAny, ensureNamespaceActive, NamespaceTerminatingError, namespaceInformerOptions, namespaceKind, namespaceTerminating,
+  createsAny,
+  ensureNamespaceActive,
+  NamespaceTerminatingError,
+  namespaceInformerOptions,
+  namespaceKind,
+  namespaceTerminating,
 } from './namespace-terminating.js';
 
 function cache(...namespaces: KubeObject[]): CacheReader {
   const byName = new Map(namespaces.map((n) => [n.metadata.name!, n]));
-  return { kind: namespaceKind, get: (key) => byName.get(key), lookup: (key) => byName.get(key) ?? 'absent', list: () => [...byName.values()] };
+  return {
+    kind: namespaceKind,
+    get: (key) => byName.get(key),
+    lookup: (key) => byName.get(key) ?? 'absent',
+    list: () => [...byName.values()],
+  };
 }
 
 /** A client whose only answer is the namespace `live` (or a 404). */
@@ -33,7 +43,7 @@ test('a namespace with a deletionTimestamp, or phase Terminating, is going; an a
   assert.equal(namespaceTerminating(undefined, 'deleted'), false, 'no cache: as before');
 });
 
-test('the namespace informer follows the controller\'s scope', () => {
+test("the namespace informer follows the controller's scope", () => {
   assert.deepEqual(namespaceInformerOptions(undefined), {});
   assert.deepEqual(namespaceInformerOptions('team-a'), { fieldSelector: 'metadata.name=team-a' });
 });
@@ -49,11 +59,16 @@ test('a create is one of an object a cache of its kind does not hold', () => {
   const deployments: CacheReader = {
     kind: { apiVersion: 'apps/v1', kind: 'Deployment' },
     get: () => undefined,
-    lookup: (key) => (key === 'ns/kept' ? { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'kept', namespace: 'ns' } } : 'absent'),
+    lookup: (key) =>
+      key === 'ns/kept' ? { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'kept', namespace: 'ns' } } : 'absent',
     list: () => [],
   };
   const deployment = (name: string) => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace: 'ns' } });
   assert.equal(createsAny([deployments], [deployment('kept')]), false);
   assert.equal(createsAny([deployments], [deployment('kept'), deployment('gone')]), true);
-  assert.equal(createsAny([deployments], [{ apiVersion: 'v1', kind: 'Service', metadata: { name: 'x', namespace: 'ns' } }]), false, 'no cache: not judged');
+  assert.equal(
+    createsAny([deployments], [{ apiVersion: 'v1', kind: 'Service', metadata: { name: 'x', namespace: 'ns' } }]),
+    false,
+    'no cache: not judged',
+  );
 });

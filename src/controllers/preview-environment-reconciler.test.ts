@@ -215,7 +215,7 @@ describe('the PreviewEnvironment reconciler', () => {
     assert.equal(t.reporter.reports.length, reports, 'not even a report');
   });
 
-  it('TTL: the repository\'s `ttl` applies over the policy\'s default, cut to the policy\'s maxTtl; spec.ttl set by hand wins', async () => {
+  it("TTL: the repository's `ttl` applies over the policy's default, cut to the policy's maxTtl; spec.ttl set by hand wins", async () => {
     const expiry = async (ttl: string, budgets: { ttl: string; maxTtl: string | null }, specTtl?: string) => {
       const policy = { ...defaultPolicySettings, budgets: { ...budgets, maxEnvironmentsPerRepository: null }, repositories: {} };
       const t = setup({ policy });
@@ -228,7 +228,7 @@ describe('the PreviewEnvironment reconciler', () => {
     assert.equal(await expiry('2m', { ttl: '72h', maxTtl: null }), 2, 'the repository asks for less than the default');
     assert.equal(await expiry('240h', { ttl: '72h', maxTtl: null }), 240 * 60, 'and for more, without a cap');
     assert.equal(await expiry('240h', { ttl: '72h', maxTtl: '96h' }), 96 * 60, 'the policy caps it');
-    assert.equal(await expiry('2m', { ttl: '72h', maxTtl: '96h' }), 2, 'under the cap, the repository\'s');
+    assert.equal(await expiry('2m', { ttl: '72h', maxTtl: '96h' }), 2, "under the cap, the repository's");
     assert.equal(await expiry('2m', { ttl: '72h', maxTtl: null }, '5h'), 5 * 60, 'spec.ttl, set by hand');
   });
 
@@ -348,14 +348,19 @@ describe('the PreviewEnvironment reconciler', () => {
 
   it('kstatus: Reconciling while it deploys, Ready alone once ready, Stalled when it fails; each at the generation', async () => {
     const t = setup();
-    const kstatus = (env: EnvironmentObject) => ['Ready', 'Reconciling', 'Stalled'].map((type) => {
-      const c = condition(env, type);
-      return `${type}=${c?.status} ${c?.reason}${c?.observedGeneration === env.metadata.generation ? '' : ' (stale)'}`;
-    });
+    const kstatus = (env: EnvironmentObject) =>
+      ['Ready', 'Reconciling', 'Stalled'].map((type) => {
+        const c = condition(env, type);
+        return `${type}=${c?.status} ${c?.reason}${c?.observedGeneration === env.metadata.generation ? '' : ' (stale)'}`;
+      });
     const name = await t.create(1);
     await t.reconcile(name);
     const deploying = t.environment(name);
-    assert.deepEqual(kstatus(deploying), ['Ready=False WaitingForResources', 'Reconciling=True WaitingForResources', 'Stalled=False Progressing']);
+    assert.deepEqual(kstatus(deploying), [
+      'Ready=False WaitingForResources',
+      'Reconciling=True WaitingForResources',
+      'Stalled=False Progressing',
+    ]);
     assert.equal(deploying.status?.observedGeneration, deploying.metadata.generation);
     await t.workloadsReady(name);
     await t.reconcile(name);

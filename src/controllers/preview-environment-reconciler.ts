@@ -57,7 +57,11 @@ import { RenderingApplier } from './preview-environment-apply.js';
 import { EnvironmentCaches, type EnvironmentInformers } from './preview-environment-caches.js';
 import { EnvironmentMemory } from './preview-environment-memory.js';
 import {
-  renderSettings, servesTls, withDefaults, type PreviewEnvironmentControllerOptions, type Settings,
+  renderSettings,
+  servesTls,
+  withDefaults,
+  type PreviewEnvironmentControllerOptions,
+  type Settings,
 } from './preview-environment-options.js';
 import { certificateCondition, environmentReadiness } from './preview-environment-readiness.js';
 import { renderEnvironment, type RenderedEnvironment, type RenderFailure, type RenderOutcome } from './preview-environment-rendering.js';
@@ -376,11 +380,7 @@ export class PreviewEnvironmentReconciler implements Reconciler {
     const certificate =
       this.settings.tlsIssuer === false
         ? undefined
-        : certificateCondition(
-            run.tls,
-            certified,
-            wildcard ? [wildcard] : readiness.resources.filter((r) => r.kind === 'Certificate'),
-          );
+        : certificateCondition(run.tls, certified, wildcard ? [wildcard] : readiness.resources.filter((r) => r.kind === 'Certificate'));
     const gated = this.settings.checksGate !== undefined;
     return { rendered, readiness, certificate, gated, lastDeployedAt, expiresAt: expiryAfter(lastDeployedAt, ttl), redeployed };
   }

@@ -24,7 +24,10 @@ describe('prometheus query', () => {
   after(() => new Promise((r) => server.close(r)));
 
   it('reads the first value of a vector, and posts the query to /api/v1/query', async () => {
-    answer = { code: 200, body: JSON.stringify({ status: 'success', data: { resultType: 'vector', result: [{ metric: {}, value: [1, '0.995'] }] } }) };
+    answer = {
+      code: 200,
+      body: JSON.stringify({ status: 'success', data: { resultType: 'vector', result: [{ metric: {}, value: [1, '0.995'] }] } }),
+    };
     assert.deepEqual(await queryPrometheus(url, 'up'), { kind: 'value', value: 0.995 });
     assert.equal(queries.at(-1), 'POST /api/v1/query up');
   });
@@ -38,11 +41,17 @@ describe('prometheus query', () => {
 
   it('a refused query or an unreachable server is an error, never a value', async () => {
     answer = { code: 400, body: JSON.stringify({ status: 'error', errorType: 'bad_data', error: 'parse error' }) };
-    await assert.rejects(queryPrometheus(url, 'up{'), (err: Error) => err instanceof PrometheusUnavailableError && /bad_data: parse error/.test(err.message));
+    await assert.rejects(
+      queryPrometheus(url, 'up{'),
+      (err: Error) => err instanceof PrometheusUnavailableError && /bad_data: parse error/.test(err.message),
+    );
     const closed = createServer();
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
     const deadUrl = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
     await new Promise((r) => closed.close(r));
-    await assert.rejects(queryPrometheus(deadUrl, 'up'), (err: Error) => err instanceof PrometheusUnavailableError && /unreachable: ECONNREFUSED/.test(err.message));
+    await assert.rejects(
+      queryPrometheus(deadUrl, 'up'),
+      (err: Error) => err instanceof PrometheusUnavailableError && /unreachable: ECONNREFUSED/.test(err.message),
+    );
   });
 });

@@ -5,7 +5,11 @@ import { canaryReplicas, concludeRollout, planRollout, replicaWeight } from './r
 
 const v1 = 'reco:1';
 const v2 = 'reco:2';
-const spec = (image: string, canaryWeight = 20): AlgorithmSpec => ({ image, replicas: 3, lifecycle: { canaryWeight, successThreshold: 0.99, rollbackOnDrift: true } });
+const spec = (image: string, canaryWeight = 20): AlgorithmSpec => ({
+  image,
+  replicas: 3,
+  lifecycle: { canaryWeight, successThreshold: 0.99, rollbackOnDrift: true },
+});
 const now = '2026-01-01T00:00:00.000Z';
 
 describe('rollout plan', () => {
@@ -28,7 +32,12 @@ describe('rollout plan', () => {
   });
 
   it('restarts the analysis when the canary image changes mid-rollout', () => {
-    const plan = planRollout(spec('reco:3'), { stableImage: v1, canaryImage: v2, canaryStartTime: now, lastAnalysis: { consecutiveSuccesses: 2 } }, {}, 'later');
+    const plan = planRollout(
+      spec('reco:3'),
+      { stableImage: v1, canaryImage: v2, canaryStartTime: now, lastAnalysis: { consecutiveSuccesses: 2 } },
+      {},
+      'later',
+    );
     assert.equal(plan.started, true);
     assert.equal(plan.state.canaryImage, 'reco:3');
     assert.equal(plan.state.lastAnalysis, undefined);

@@ -37,7 +37,12 @@ export interface ObservedStable {
   image?: string;
 }
 
-export function planRollout(spec: AlgorithmSpec, previous: Partial<RolloutState> | undefined, observed: ObservedStable, now: string): RolloutPlan {
+export function planRollout(
+  spec: AlgorithmSpec,
+  previous: Partial<RolloutState> | undefined,
+  observed: ObservedStable,
+  now: string,
+): RolloutPlan {
   const stableImage = previous?.stableImage || observed.image || spec.image;
   const weight = spec.lifecycle?.canaryWeight ?? 0;
   const lastAnalysis = previous?.lastAnalysis;
@@ -49,7 +54,11 @@ export function planRollout(spec: AlgorithmSpec, previous: Partial<RolloutState>
     return { mode: 'rolledBack', state: keep({ stableImage, rolledBackImage: spec.image }), started: false };
   }
   if (previous?.canaryImage === spec.image && previous.canaryStartTime) {
-    return { mode: 'canary', state: keep({ stableImage, canaryImage: spec.image, canaryStartTime: previous.canaryStartTime }), started: false };
+    return {
+      mode: 'canary',
+      state: keep({ stableImage, canaryImage: spec.image, canaryStartTime: previous.canaryStartTime }),
+      started: false,
+    };
   }
   // A new canary (or a different image replacing the one under analysis): analysis starts over.
   return { mode: 'canary', state: { stableImage, canaryImage: spec.image, canaryStartTime: now }, started: true };
@@ -80,11 +89,18 @@ export function concludeRollout(plan: RolloutPlan, verdict: Verdict, rollbackOnD
   const { stableImage, canaryImage, lastAnalysis } = plan.state;
   switch (verdict) {
     case 'promote':
-      return { plan: { mode: 'steady', state: { stableImage: canaryImage!, ...(lastAnalysis ? { lastAnalysis } : {}) }, started: false }, outcome: 'promoted' };
+      return {
+        plan: { mode: 'steady', state: { stableImage: canaryImage!, ...(lastAnalysis ? { lastAnalysis } : {}) }, started: false },
+        outcome: 'promoted',
+      };
     case 'fail':
       if (!rollbackOnDrift) return { plan, outcome: 'failing' };
       return {
-        plan: { mode: 'rolledBack', state: { stableImage, rolledBackImage: canaryImage!, ...(lastAnalysis ? { lastAnalysis } : {}) }, started: false },
+        plan: {
+          mode: 'rolledBack',
+          state: { stableImage, rolledBackImage: canaryImage!, ...(lastAnalysis ? { lastAnalysis } : {}) },
+          started: false,
+        },
         outcome: 'rolledBack',
       };
     case 'inconclusive':

@@ -23,7 +23,8 @@ function gitEnv(): NodeJS.ProcessEnv {
 /** The regular files of `sha` in the git repository at `repo`. */
 export async function commitFiles(repo: string, sha: string): Promise<CommitFiles> {
   const { stdout } = await promisify(execFile)('git', ['-C', repo, 'ls-tree', '-r', '-z', '--full-tree', sha], {
-    env: gitEnv(), maxBuffer: 64 * 1024 * 1024,
+    env: gitEnv(),
+    maxBuffer: 64 * 1024 * 1024,
   });
   const files = new Set<string>();
   const directories = new Set<string>();

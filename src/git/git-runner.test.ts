@@ -20,7 +20,9 @@ async function withStandInGit<T>(name: string, script: string, use: (runner: Git
   const savedPath = process.env.PATH;
   process.env.PATH = `${bin}:${savedPath ?? ''}`;
   try {
-    return await use(new GitRunner({ maxConcurrentProcesses: 1, timeoutMs: 10_000, homeDir: path.join(scratch, 'home'), passEnvironment: [] }));
+    return await use(
+      new GitRunner({ maxConcurrentProcesses: 1, timeoutMs: 10_000, homeDir: path.join(scratch, 'home'), passEnvironment: [] }),
+    );
   } finally {
     process.env.PATH = savedPath;
   }
@@ -44,26 +46,28 @@ test('a git whose helper keeps its output open (as after a kill for silence) sti
   });
 });
 
-test('a token reaches git in its environment, scoped to the remote\'s origin, never on its command line', async () => {
+test("a token reaches git in its environment, scoped to the remote's origin, never on its command line", async () => {
   const token = 'ghs_0123456789abcdefSECRET';
   const basic = Buffer.from(`x-access-token:${token}`).toString('base64');
   const script = 'printf "argv:%s\\n" "$*"\nenv | grep -E "^GIT_CONFIG_(COUNT|KEY|VALUE)" | sort\n';
   await withStandInGit('credentials', script, async (runner) => {
-    const out = await runner.run(scratch, ['fetch', '--', 'https://github.com/o/r.git', 'main'], { remote: new URL('https://github.com/o/r.git'), token });
+    const out = await runner.run(scratch, ['fetch', '--', 'https://github.com/o/r.git', 'main'], {
+      remote: new URL('https://github.com/o/r.git'),
+      token,
+    });
     const argv = out.split('\n').find((line) => line.startsWith('argv:'))!;
     assert.equal(argv, 'argv:fetch -- https://github.com/o/r.git main');
     assert.ok(!argv.includes(token) && !argv.includes(basic));
-    assert.deepEqual(out.split('\n').filter((line) => /^GIT_CONFIG_(COUNT|KEY|VALUE)/.test(line)), [
-      'GIT_CONFIG_COUNT=1',
-      'GIT_CONFIG_KEY_0=http.https://github.com/.extraheader',
-      `GIT_CONFIG_VALUE_0=AUTHORIZATION: basic ${basic}`,
-    ]);
+    assert.deepEqual(
+      out.split('\n').filter((line) => /^GIT_CONFIG_(COUNT|KEY|VALUE)/.test(line)),
+      ['GIT_CONFIG_COUNT=1', 'GIT_CONFIG_KEY_0=http.https://github.com/.extraheader', `GIT_CONFIG_VALUE_0=AUTHORIZATION: basic ${basic}`],
+    );
     // Without a token, no credentials at all.
     assert.doesNotMatch(await runner.run(scratch, ['ls-remote']), /GIT_CONFIG_(COUNT|KEY|VALUE)/);
   });
 });
 
-test('with a token, simple-git\'s unsafe-option checks stay on', async () => {
+test("with a token, simple-git's unsafe-option checks stay on", async () => {
   await withStandInGit('unsafe', 'echo ran\n', async (runner) => {
     const token = { remote: new URL('https://github.com/o/r.git'), token: 'ghs_x' };
     await assert.rejects(runner.run(scratch, ['fetch'], { ...token, config: ['core.sshCommand=touch /tmp/pwned'] }), /not permitted/);

@@ -41,8 +41,18 @@ export interface GitCommandOptions {
 const exitGraceMs = 2000;
 
 export const defaultPassEnvironment = [
-  'HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NO_PROXY', 'no_proxy', 'ALL_PROXY', 'all_proxy',
-  'GIT_SSL_CAINFO', 'GIT_SSL_CAPATH', 'SSL_CERT_FILE', 'SSL_CERT_DIR',
+  'HTTPS_PROXY',
+  'https_proxy',
+  'HTTP_PROXY',
+  'http_proxy',
+  'NO_PROXY',
+  'no_proxy',
+  'ALL_PROXY',
+  'all_proxy',
+  'GIT_SSL_CAINFO',
+  'GIT_SSL_CAPATH',
+  'SSL_CERT_FILE',
+  'SSL_CERT_DIR',
 ] as const;
 
 export class GitRunner {
@@ -55,9 +65,7 @@ export class GitRunner {
   constructor(private readonly options: GitRunnerOptions) {
     this.processes = new Semaphore(options.maxConcurrentProcesses);
     mkdirSync(options.homeDir, { recursive: true, mode: 0o700 });
-    const passed = Object.fromEntries(
-      options.passEnvironment.flatMap((name) => (process.env[name] ? [[name, process.env[name]!]] : [])),
-    );
+    const passed = Object.fromEntries(options.passEnvironment.flatMap((name) => (process.env[name] ? [[name, process.env[name]!]] : [])));
     this.env = {
       PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
       HOME: options.homeDir,
@@ -146,8 +154,11 @@ function toOperationError(args: readonly string[], err: unknown, secrets: readon
 // git's wording, as printed by git 2.x for https:// (GitHub) and file:// remotes.
 function classify(stderr: string): GitFailureReason {
   if (/not our ref|no such remote ref|couldn't find remote ref|did not send all necessary objects/i.test(stderr)) return 'commit-not-found';
-  if (/Authentication failed|could not read Username|could not read Password|returned error: 40[13]|HTTP 40[13]/i.test(stderr)) return 'authentication';
-  if (/Repository not found|does not appear to be a git repository|returned error: 404|HTTP 404/i.test(stderr)) return 'repository-not-found';
-  if (/Could not resolve host|Failed to connect|Connection refused|Connection timed out|SSL|TLS|unable to access/i.test(stderr)) return 'unreachable';
+  if (/Authentication failed|could not read Username|could not read Password|returned error: 40[13]|HTTP 40[13]/i.test(stderr))
+    return 'authentication';
+  if (/Repository not found|does not appear to be a git repository|returned error: 404|HTTP 404/i.test(stderr))
+    return 'repository-not-found';
+  if (/Could not resolve host|Failed to connect|Connection refused|Connection timed out|SSL|TLS|unable to access/i.test(stderr))
+    return 'unreachable';
   return 'git-failed';
 }

@@ -26,7 +26,11 @@ export interface PreviewFileSource {
 }
 
 /** `readFile` for every source: the path checked, listed, then read. */
-export async function readOneFile(source: Pick<PreviewFileSource, 'listFiles' | 'readEntry'>, commit: CommitLocation, filePath: string): Promise<string | undefined> {
+export async function readOneFile(
+  source: Pick<PreviewFileSource, 'listFiles' | 'readEntry'>,
+  commit: CommitLocation,
+  filePath: string,
+): Promise<string | undefined> {
   const file = validateRepositoryPath(filePath);
   const entry = (await source.listFiles(commit, [file])).get(file);
   return entry && source.readEntry(commit, entry);

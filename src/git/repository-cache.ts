@@ -21,7 +21,12 @@ import { defaultPassEnvironment, GitRunner } from './git-runner.js';
 import { KeyedLock } from './keyed-lock.js';
 import { readOneFile, type PreviewFileSource } from './preview-files.js';
 import {
-  validateBranch, validateCloneUrl, validateOwner, validateRepo, validateRepositoryPath, validateSha,
+  validateBranch,
+  validateCloneUrl,
+  validateOwner,
+  validateRepo,
+  validateRepositoryPath,
+  validateSha,
 } from './repository-coordinates.js';
 
 export interface RepositoryCacheOptions {
@@ -183,7 +188,10 @@ export class RepositoryCache implements PreviewFileSource {
     // The tree gave the size: a shorter answer (of valid UTF-8) is a failed read, worth a retry, never the file.
     const bytes = Buffer.byteLength(content, 'utf8');
     if (bytes < entry.size && !content.includes('\uFFFD')) {
-      throw new GitOperationError('git-failed', `reading ${entry.path} at ${target.sha.slice(0, 12)} gave ${bytes} bytes, the commit says ${entry.size}`);
+      throw new GitOperationError(
+        'git-failed',
+        `reading ${entry.path} at ${target.sha.slice(0, 12)} gave ${bytes} bytes, the commit says ${entry.size}`,
+      );
     }
     return content;
   }
@@ -231,7 +239,16 @@ export class RepositoryCache implements PreviewFileSource {
       // --progress: the timeout counts silence, and a large healthy fetch is silent without it.
       await this.git.run(
         target.bareDir,
-        ['fetch', '--depth=1', '--no-tags', '--no-write-fetch-head', '--progress', '--', target.url.href, `${target.sha}:${pinPrefix}${target.sha}`],
+        [
+          'fetch',
+          '--depth=1',
+          '--no-tags',
+          '--no-write-fetch-head',
+          '--progress',
+          '--',
+          target.url.href,
+          `${target.sha}:${pinPrefix}${target.sha}`,
+        ],
         // Background gc would outlive the lock and the process limit: run it inline.
         { remote: target.url, token: target.token, config: ['gc.autoDetach=false', 'maintenance.autoDetach=false'] },
       );
@@ -263,7 +280,10 @@ export class RepositoryCache implements PreviewFileSource {
     if (existsSync(path.join(target.bareDir, 'HEAD'))) {
       await this.git.run(target.bareDir, ['worktree', 'prune']);
       const refs = await this.git.run(target.bareDir, ['for-each-ref', '--sort=committerdate', '--format=%(refname)', pinPrefix]);
-      pinned = refs.split('\n').filter((ref) => ref.startsWith(pinPrefix)).map((ref) => ref.slice(pinPrefix.length));
+      pinned = refs
+        .split('\n')
+        .filter((ref) => ref.startsWith(pinPrefix))
+        .map((ref) => ref.slice(pinPrefix.length));
     } else {
       // A directory without HEAD is an init that never finished.
       await rm(target.bareDir, { recursive: true, force: true });

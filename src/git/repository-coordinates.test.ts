@@ -2,7 +2,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { InvalidGitInputError } from './git-errors.js';
 import {
-  validateBranch, validateCloneUrl, validateOwner, validateRepo, validateRepositoryPath, validateSha,
+  validateBranch,
+  validateCloneUrl,
+  validateOwner,
+  validateRepo,
+  validateRepositoryPath,
+  validateSha,
 } from './repository-coordinates.js';
 
 function rejects(fn: () => unknown, field: string): void {
@@ -11,7 +16,8 @@ function rejects(fn: () => unknown, field: string): void {
 
 test('owners follow GitHub login rules', () => {
   for (const ok of ['octo-org', 'a', 'A1', 'x'.repeat(39), 'old-account-']) assert.equal(validateOwner(ok), ok);
-  for (const bad of ['', '-x', 'a/b', 'a b', '..', 'x'.repeat(40), 'a_b', 'ä', '--upload-pack=x']) rejects(() => validateOwner(bad), 'owner');
+  for (const bad of ['', '-x', 'a/b', 'a b', '..', 'x'.repeat(40), 'a_b', 'ä', '--upload-pack=x'])
+    rejects(() => validateOwner(bad), 'owner');
 });
 
 test('repository names follow GitHub rules and cannot climb directories', () => {
@@ -23,14 +29,45 @@ test('only full SHAs pass, normalised to lower case; refs and abbreviations do n
   const sha1 = 'A'.repeat(40);
   assert.equal(validateSha(sha1), 'a'.repeat(40));
   assert.equal(validateSha('0'.repeat(64)), '0'.repeat(64));
-  for (const bad of ['main', 'HEAD', 'a'.repeat(39), 'a'.repeat(41), 'g'.repeat(40), `${'a'.repeat(40)}^{commit}`, `-${'a'.repeat(39)}`, 'refs/pull/1/head']) {
+  for (const bad of [
+    'main',
+    'HEAD',
+    'a'.repeat(39),
+    'a'.repeat(41),
+    'g'.repeat(40),
+    `${'a'.repeat(40)}^{commit}`,
+    `-${'a'.repeat(39)}`,
+    'refs/pull/1/head',
+  ]) {
     rejects(() => validateSha(bad), 'sha');
   }
 });
 
 test('branch names follow git check-ref-format', () => {
   for (const ok of ['main', 'release/1.2', 'feature/x-y_z', 'v1@2']) assert.equal(validateBranch(ok), ok);
-  for (const bad of ['', '-b', 'refs/heads/main', 'a..b', 'a b', 'a~1', 'a^', 'a:b', 'a?', 'a*', 'a[', 'a\\b', '@', 'a@{1}', 'a/', 'a.', 'a//b', '.hidden', 'a/.b', 'x.lock', 'a/b.lock/c']) {
+  for (const bad of [
+    '',
+    '-b',
+    'refs/heads/main',
+    'a..b',
+    'a b',
+    'a~1',
+    'a^',
+    'a:b',
+    'a?',
+    'a*',
+    'a[',
+    'a\\b',
+    '@',
+    'a@{1}',
+    'a/',
+    'a.',
+    'a//b',
+    '.hidden',
+    'a/.b',
+    'x.lock',
+    'a/b.lock/c',
+  ]) {
     rejects(() => validateBranch(bad), 'branch');
   }
 });
@@ -44,12 +81,16 @@ test('clone URLs: allowed protocols only, no credentials, no query', () => {
   rejects(() => validateCloneUrl('/tmp/o/r.git', ['https:', 'file:']), 'cloneUrl');
   rejects(() => validateCloneUrl('https://github.com/o/r.git?x=1', ['https:']), 'cloneUrl');
   // The credentials themselves never appear in the error.
-  assert.throws(() => validateCloneUrl('https://x-access-token:ghs_secret@github.com/o/r.git', ['https:']), (err: Error) => {
-    return err instanceof InvalidGitInputError && err.field === 'cloneUrl' && !err.message.includes('ghs_secret');
-  });
+  assert.throws(
+    () => validateCloneUrl('https://x-access-token:ghs_secret@github.com/o/r.git', ['https:']),
+    (err: Error) => {
+      return err instanceof InvalidGitInputError && err.field === 'cloneUrl' && !err.message.includes('ghs_secret');
+    },
+  );
 });
 
 test('repository paths stay inside the repository', () => {
   for (const ok of ['.preview/preview.yaml', 'a', 'a/b/c.ts', '-dash', 'a:b']) assert.equal(validateRepositoryPath(ok), ok);
-  for (const bad of ['', '/etc/passwd', '../x', 'a/../b', 'a//b', './a', 'a/', 'a\\b', 'a\nb']) rejects(() => validateRepositoryPath(bad), 'path');
+  for (const bad of ['', '/etc/passwd', '../x', 'a/../b', 'a//b', './a', 'a/', 'a\\b', 'a\nb'])
+    rejects(() => validateRepositoryPath(bad), 'path');
 });

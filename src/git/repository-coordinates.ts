@@ -20,7 +20,11 @@ export function validateOwner(owner: string): string {
 
 export function validateRepo(repo: string): string {
   if (!repoPattern.test(repo) || repo === '.' || repo === '..') {
-    throw new InvalidGitInputError('repo', repo, 'a GitHub repository name is 1-100 letters, digits, ".", "_" or "-" and is not "." or ".."');
+    throw new InvalidGitInputError(
+      'repo',
+      repo,
+      'a GitHub repository name is 1-100 letters, digits, ".", "_" or "-" and is not "." or ".."',
+    );
   }
   return repo;
 }
@@ -45,7 +49,8 @@ export function validateBranch(branch: string): string {
   // eslint-disable-next-line no-control-regex
   if (/[\x00-\x20\x7f~^:?*[\\]/.test(branch)) reject('a branch name has no spaces, control characters or any of ~ ^ : ? * [ \\');
   if (branch.includes('..') || branch.includes('@{') || branch === '@') reject('a branch name contains neither "..", "@{" nor is "@"');
-  if (branch.endsWith('/') || branch.endsWith('.') || branch.includes('//')) reject('a branch name does not end with "/" or "." and has no empty component');
+  if (branch.endsWith('/') || branch.endsWith('.') || branch.includes('//'))
+    reject('a branch name does not end with "/" or "." and has no empty component');
   for (const part of branch.split('/')) {
     if (part.startsWith('.') || part.endsWith('.lock')) reject('no component of a branch name starts with "." or ends with ".lock"');
   }
@@ -64,7 +69,11 @@ export function validateCloneUrl(cloneUrl: string, allowedProtocols: readonly st
     throw new InvalidGitInputError('cloneUrl', cloneUrl, 'not an absolute URL');
   }
   if (!allowedProtocols.includes(url.protocol)) {
-    throw new InvalidGitInputError('cloneUrl', cloneUrl, `protocol ${url.protocol} is not allowed (allowed: ${allowedProtocols.join(', ')})`);
+    throw new InvalidGitInputError(
+      'cloneUrl',
+      cloneUrl,
+      `protocol ${url.protocol} is not allowed (allowed: ${allowedProtocols.join(', ')})`,
+    );
   }
   if (url.username || url.password) {
     throw new InvalidGitInputError('cloneUrl', '<redacted>', 'credentials must not be part of the URL');

@@ -15,7 +15,13 @@
 // A repository without a requirement answers 'passed' without a request.
 // Every GET is conditional (ETag): polling an unchanged commit costs no rate limit.
 import {
-  checksVerdict, type CheckRunFact, type CheckSuiteFact, type ChecksRequirement, type ChecksVerdict, type CommitChecks, type CommitStatusFact,
+  checksVerdict,
+  type CheckRunFact,
+  type CheckSuiteFact,
+  type ChecksRequirement,
+  type ChecksVerdict,
+  type CommitChecks,
+  type CommitStatusFact,
 } from './checks-verdict.js';
 import type { GitHubClient, GitHubClients, RepositoryName } from './octokit-factory.js';
 
@@ -76,19 +82,36 @@ function itemsOf(page: Page, key: string): GitHubItem[] {
 }
 
 /** What GitHub reports on the commit: check runs (latest attempt of each), suites when asked, commit statuses. */
-export async function commitChecks(client: GitHubClient, repository: RepositoryName, sha: string, withSuites: boolean): Promise<CommitChecks> {
+export async function commitChecks(
+  client: GitHubClient,
+  repository: RepositoryName,
+  sha: string,
+  withSuites: boolean,
+): Promise<CommitChecks> {
   const repo = { owner: repository.owner, repo: repository.name, ref: sha, per_page: 100 };
   const runs: CheckRunFact[] = [];
   for await (const page of client.paginate.iterator(client.rest.checks.listForRef, { ...repo, filter: 'latest' })) {
     for (const r of itemsOf(page, 'check_runs')) {
-      runs.push({ name: String(r.name), status: String(r.status), conclusion: r.conclusion ?? null, suiteId: r.check_suite?.id, appSlug: r.app?.slug });
+      runs.push({
+        name: String(r.name),
+        status: String(r.status),
+        conclusion: r.conclusion ?? null,
+        suiteId: r.check_suite?.id,
+        appSlug: r.app?.slug,
+      });
     }
   }
   const suites: CheckSuiteFact[] = [];
   if (withSuites) {
     for await (const page of client.paginate.iterator(client.rest.checks.listSuitesForRef, repo)) {
       for (const s of itemsOf(page, 'check_suites')) {
-        suites.push({ id: Number(s.id), status: s.status ?? null, conclusion: s.conclusion ?? null, latestCheckRunsCount: Number(s.latest_check_runs_count ?? 0), appSlug: s.app?.slug });
+        suites.push({
+          id: Number(s.id),
+          status: s.status ?? null,
+          conclusion: s.conclusion ?? null,
+          latestCheckRunsCount: Number(s.latest_check_runs_count ?? 0),
+          appSlug: s.app?.slug,
+        });
       }
     }
   }

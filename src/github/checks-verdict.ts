@@ -123,15 +123,22 @@ export function checksVerdict(requirement: ChecksRequirement, facts: CommitCheck
 }
 
 function verdict(outcomes: Map<string, Outcome>): ChecksVerdict {
-  const pick = (o: Outcome) => [...outcomes].filter(([, x]) => x === o).map(([n]) => n).sort();
+  const pick = (o: Outcome) =>
+    [...outcomes]
+      .filter(([, x]) => x === o)
+      .map(([n]) => n)
+      .sort();
   const failing = pick('failed');
   const pending = pick('pending');
   const passed = pick('passed');
   const state: ChecksState = failing.length > 0 ? 'failed' : pending.length > 0 ? 'pending' : 'passed';
-  const message = state === 'failed'
-    ? `checks failed: ${failing.join(', ')}`
-    : state === 'pending'
-      ? `waiting for ${pending.join(', ')}`
-      : passed.length > 0 ? `checks passed: ${passed.join(', ')}` : 'no checks required';
+  const message =
+    state === 'failed'
+      ? `checks failed: ${failing.join(', ')}`
+      : state === 'pending'
+        ? `waiting for ${pending.join(', ')}`
+        : passed.length > 0
+          ? `checks passed: ${passed.join(', ')}`
+          : 'no checks required';
   return { state, failing, pending, passed, message };
 }

@@ -16,11 +16,12 @@ export async function listInstallationRepositories(
   forInstallation: (installationId: number) => GitHubClient,
   installationId?: number,
 ): Promise<InstallationRepository[]> {
-  const ids = installationId !== undefined
-    ? [installationId]
-    : (await appClient.paginate(appClient.rest.apps.listInstallations, { per_page: 100 }))
-      .filter((installation) => !installation.suspended_at)
-      .map((installation) => installation.id);
+  const ids =
+    installationId !== undefined
+      ? [installationId]
+      : (await appClient.paginate(appClient.rest.apps.listInstallations, { per_page: 100 }))
+          .filter((installation) => !installation.suspended_at)
+          .map((installation) => installation.id);
   const found: InstallationRepository[] = [];
   for (const id of ids) {
     const client = forInstallation(id);

@@ -12,7 +12,8 @@ test('GETs fixed by a SHA are content-addressed: blobs, trees, commits, contents
     `https://api.github.com/repos/o/r/commits/${sha}`,
     `https://api.github.com/repos/o/r/contents/.preview?ref=${sha}`,
     `https://ghe.example/api/v3/repos/o/r/contents/.preview/preview.yaml?per_page=1&ref=${sha.toUpperCase()}`,
-  ]) assert.equal(isContentAddressed(url), true, url);
+  ])
+    assert.equal(isContentAddressed(url), true, url);
 });
 
 test('GETs whose answer can change are not: branches, refs, contents at a branch, pull requests, a SHA prefix', () => {
@@ -25,5 +26,6 @@ test('GETs whose answer can change are not: branches, refs, contents at a branch
     `https://api.github.com/repos/o/r/commits/${sha}/check-runs`,
     `https://api.github.com/repos/o/r/contents/.preview?ref=${sha}0`,
     'https://api.github.com/repos/o/r/pulls?state=open',
-  ]) assert.equal(isContentAddressed(url), false, url);
+  ])
+    assert.equal(isContentAddressed(url), false, url);
 });

@@ -22,7 +22,10 @@ export interface ConditionalRequestOptions {
  * would sit in memory twice.
  */
 const sha = '[0-9a-f]{40}(?:[0-9a-f]{24})?';
-const contentAddressed = new RegExp(`/git/(?:blobs|trees|commits)/${sha}(?:$|[?])|/commits/${sha}(?:$|[?])|/contents/[^?]*[?](?:.*&)?ref=${sha}(?:$|&)`, 'i');
+const contentAddressed = new RegExp(
+  `/git/(?:blobs|trees|commits)/${sha}(?:$|[?])|/commits/${sha}(?:$|[?])|/contents/[^?]*[?](?:.*&)?ref=${sha}(?:$|&)`,
+  'i',
+);
 
 /** Whether a GET's answer is fixed by the SHA in its URL (no conditional request, nothing cached). */
 export function isContentAddressed(url: string): boolean {
@@ -72,7 +75,9 @@ export function conditionalRequests(
       cache.set(key, cached);
       // Fresh rate-limit headers; the cached body (a copy: callers may change what they get)
       // and the rest of the cached headers (Link, for pagination).
-      const fresh = Object.fromEntries(Object.entries(error.response?.headers ?? {}).filter(([name]) => name.startsWith('x-ratelimit-') || name === 'date'));
+      const fresh = Object.fromEntries(
+        Object.entries(error.response?.headers ?? {}).filter(([name]) => name.startsWith('x-ratelimit-') || name === 'date'),
+      );
       return {
         ...cached.response,
         headers: { ...cached.response.headers, ...fresh },

@@ -57,7 +57,10 @@ test('a refusal is thrown at once; after the last retry the failure is thrown on
   const calls: string[] = [];
   const refused = createOnce(client(3), {
     find: async () => (calls.push('find'), 1),
-    create: async () => { calls.push('create'); throw failure(422); },
+    create: async () => {
+      calls.push('create');
+      throw failure(422);
+    },
   });
   await assert.rejects(refused, { status: 422 });
   assert.deepEqual(calls, ['create']);
@@ -65,7 +68,10 @@ test('a refusal is thrown at once; after the last retry the failure is thrown on
   calls.length = 0;
   const down = createOnce(client(1), {
     find: async () => (calls.push('find'), undefined),
-    create: async () => { calls.push('create'); throw failure(500); },
+    create: async () => {
+      calls.push('create');
+      throw failure(500);
+    },
   });
   await assert.rejects(down, { status: 500 });
   assert.deepEqual(calls, ['create', 'find', 'create', 'find']);

@@ -31,13 +31,13 @@ export const repositoryKey = (r: RepositoryName) => `${r.owner}/${r.name}`.toLow
 
 export type GitHubAuth =
   | {
-    type: 'app';
-    appId: number | string;
-    /** The App's private key (PEM, PKCS#1 as GitHub issues it, or PKCS#8). */
-    privateKey: string;
-    /** Skips the per-repository lookup when the App has a single installation. */
-    installationId?: number;
-  }
+      type: 'app';
+      appId: number | string;
+      /** The App's private key (PEM, PKCS#1 as GitHub issues it, or PKCS#8). */
+      privateKey: string;
+      /** Skips the per-repository lookup when the App has a single installation. */
+      installationId?: number;
+    }
   | { type: 'token'; token: string };
 
 export interface GitHubClientOptions {
@@ -124,22 +124,29 @@ function clientMaker(options: GitHubClientOptions, observer: RateLimitObserver):
   // Every client of this factory, the App's token exchange included, goes through the proxy when one is set.
   const fetch = githubFetch(options.proxyEnv ?? process.env);
   const octokitLog = octokitLogger(log);
-  return (client, auth) => new PreviewOctokit({
-    ...auth,
-    baseUrl: options.baseUrl,
-    userAgent: options.userAgent ?? 'preview-operator',
-    log: octokitLog,
-    ...(fetch ? { request: { fetch } } : {}),
-    rateLimitGuard: { observer, client, maxWaitSeconds: maxRetryAfter } satisfies RateLimitGuardOptions,
-    conditionalRequests: { maxEntries: options.etagCacheEntries ?? 500 },
-    throttle: {
-      enabled: options.throttle?.enabled ?? true,
-      id: `${factoryId}:${client}`,
-      onSecondaryRateLimit: limitHandler(log, client, options.throttle?.secondaryRateLimitRetries ?? 2, maxRetryAfter, 'GitHub secondary rate limit'),
-      onRateLimit: limitHandler(log, client, options.throttle?.rateLimitRetries ?? 1, maxRetryAfter, 'GitHub rate limit exhausted'),
-    },
-    retry: { enabled: options.retry?.enabled ?? true, retries: options.retry?.retries ?? 3 },
-  });
+  return (client, auth) =>
+    new PreviewOctokit({
+      ...auth,
+      baseUrl: options.baseUrl,
+      userAgent: options.userAgent ?? 'preview-operator',
+      log: octokitLog,
+      ...(fetch ? { request: { fetch } } : {}),
+      rateLimitGuard: { observer, client, maxWaitSeconds: maxRetryAfter } satisfies RateLimitGuardOptions,
+      conditionalRequests: { maxEntries: options.etagCacheEntries ?? 500 },
+      throttle: {
+        enabled: options.throttle?.enabled ?? true,
+        id: `${factoryId}:${client}`,
+        onSecondaryRateLimit: limitHandler(
+          log,
+          client,
+          options.throttle?.secondaryRateLimitRetries ?? 2,
+          maxRetryAfter,
+          'GitHub secondary rate limit',
+        ),
+        onRateLimit: limitHandler(log, client, options.throttle?.rateLimitRetries ?? 1, maxRetryAfter, 'GitHub rate limit exhausted'),
+      },
+      retry: { enabled: options.retry?.enabled ?? true, retries: options.retry?.retries ?? 3 },
+    });
 }
 
 function tokenClients(token: string, newClient: ClientMaker, observer: RateLimitObserver): GitHubClients {
@@ -168,7 +175,11 @@ class AppClients implements GitHubClients {
   private readonly installationClients = new Map<number, GitHubClient>();
   private readonly installationIds = new Map<string, Promise<number>>();
 
-  constructor(private readonly app: AppAuth, private readonly newClient: ClientMaker, readonly rateLimits: RateLimitObserver) {
+  constructor(
+    private readonly app: AppAuth,
+    private readonly newClient: ClientMaker,
+    readonly rateLimits: RateLimitObserver,
+  ) {
     this.appClient = newClient('app', { authStrategy: createAppAuth, auth: { appId: app.appId, privateKey: app.privateKey } });
   }
 

@@ -8,8 +8,11 @@ const now = Date.parse('2026-12-01T12:00:00Z');
 const refusal = (status: number, message: string, headers: Record<string, string> = {}) => ({ status, message, response: { headers } });
 
 test('retry-after is honoured on a 429 and on a 403 alike, whatever the message says', () => {
-  assert.deepEqual(requestedWait(refusal(429, 'Too Many Requests', { 'retry-after': '2' }), now),
-    { seconds: 2, limit: 'secondary', reason: '429 with retry-after: 2' });
+  assert.deepEqual(requestedWait(refusal(429, 'Too Many Requests', { 'retry-after': '2' }), now), {
+    seconds: 2,
+    limit: 'secondary',
+    reason: '429 with retry-after: 2',
+  });
   assert.equal(requestedWait(refusal(403, 'You have triggered an abuse detection mechanism.', { 'retry-after': '3' }), now)?.seconds, 3);
   assert.equal(requestedWait(refusal(403, 'Forbidden', { 'retry-after': '4' }), now)?.seconds, 4);
   assert.equal(requestedWait(refusal(403, 'You have exceeded a secondary rate limit.', { 'retry-after': '5' }), now)?.seconds, 5);
@@ -18,10 +21,16 @@ test('retry-after is honoured on a 429 and on a 403 alike, whatever the message 
 test('without retry-after: the primary limit until one past its reset, a minute for a secondary limit or a 429', () => {
   const reset = String(now / 1000 + 30);
   const exhausted = { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': reset };
-  assert.deepEqual(requestedWait(refusal(403, 'API rate limit exceeded', exhausted), now),
-    { seconds: 31, limit: 'primary', reason: 'primary rate limit exhausted (x-ratelimit-remaining: 0)' });
-  assert.deepEqual(requestedWait(refusal(403, 'API rate limit exceeded', { ...exhausted, 'retry-after': '7' }), now),
-    { seconds: 7, limit: 'primary', reason: '403 with retry-after: 7' });
+  assert.deepEqual(requestedWait(refusal(403, 'API rate limit exceeded', exhausted), now), {
+    seconds: 31,
+    limit: 'primary',
+    reason: 'primary rate limit exhausted (x-ratelimit-remaining: 0)',
+  });
+  assert.deepEqual(requestedWait(refusal(403, 'API rate limit exceeded', { ...exhausted, 'retry-after': '7' }), now), {
+    seconds: 7,
+    limit: 'primary',
+    reason: '403 with retry-after: 7',
+  });
   assert.equal(requestedWait(refusal(403, 'You have exceeded a secondary rate limit.'), now)?.seconds, 60);
   assert.equal(requestedWait(refusal(403, 'You have triggered an abuse detection mechanism.'), now)?.seconds, 60);
   assert.equal(requestedWait(refusal(429, 'Too Many Requests'), now)?.seconds, 60);

@@ -27,7 +27,8 @@ export class RateLimitObserver {
     const limit = Number(headers['x-ratelimit-limit']);
     const remaining = Number(headers['x-ratelimit-remaining']);
     const reset = Number(headers['x-ratelimit-reset']);
-    if (!Number.isFinite(limit) || !Number.isFinite(remaining) || !Number.isFinite(reset) || headers['x-ratelimit-limit'] === undefined) return undefined;
+    if (!Number.isFinite(limit) || !Number.isFinite(remaining) || !Number.isFinite(reset) || headers['x-ratelimit-limit'] === undefined)
+      return undefined;
     const used = Number(headers['x-ratelimit-used']);
     const snapshot: RateLimitSnapshot = {
       client,
@@ -56,7 +57,11 @@ export class RateLimitObserver {
 
 /** Thrown without sending when GitHub asked this credential to wait longer than the client is willing to. */
 export class GitHubRateLimitedError extends Error {
-  constructor(readonly client: string, readonly until: Date, readonly reason: string) {
+  constructor(
+    readonly client: string,
+    readonly until: Date,
+    readonly reason: string,
+  ) {
     super(`GitHub rate limit for ${client}: ${reason}; requests resume at ${until.toISOString()}`);
     this.name = 'GitHubRateLimitedError';
   }

@@ -61,7 +61,11 @@ test('after `retries` more attempts the last failure is thrown', async () => {
 
 test('client errors and rate limits are not tried again: they would fail the same way, or the throttling plugin waits for them', async () => {
   for (const status of [400, 401, 403, 404, 409, 410, 422, 429, 451]) {
-    assert.deepEqual(await run([status], { retries: 3, baseDelayMs: 1 }).then((r) => [r.status, r.attempts]), [status, 1], `status ${status}`);
+    assert.deepEqual(
+      await run([status], { retries: 3, baseDelayMs: 1 }).then((r) => [r.status, r.attempts]),
+      [status, 1],
+      `status ${status}`,
+    );
   }
   assert.deepEqual(await run([408], { retries: 3, baseDelayMs: 1 }).then((r) => [r.status, r.attempts]), [200, 2], 'any other failure is');
 });
@@ -112,7 +116,10 @@ test('which requests are idempotent, for templates and full URLs alike', () => {
 test('an unknown outcome is a 5xx or a failed connection, never a refusal; the policy is published for creates', async () => {
   const failure = (status: number) => Object.assign(new Error(`status ${status}`), { status, request: {} });
   const statuses = [500, 502, 504, 400, 403, 404, 422, 429];
-  assert.deepEqual(statuses.map((s) => isOutcomeUnknown(failure(s))), [true, true, true, false, false, false, false, false]);
+  assert.deepEqual(
+    statuses.map((s) => isOutcomeUnknown(failure(s))),
+    [true, true, true, false, false, false, false, false],
+  );
   assert.equal(isOutcomeUnknown(new Error('not a request')), false);
   const policy = (client({ retries: 2, baseDelayMs: 10 }) as unknown as { retryPolicy: RetryPolicy }).retryPolicy;
   assert.deepEqual([policy.retries, policy.delayMs(0), policy.delayMs(1)], [2, 10, 40]);

@@ -71,7 +71,7 @@ export function isOutcomeUnknown(err: unknown): boolean {
 
 export function retry(octokit: Parameters<OctokitPlugin>[0], options: Parameters<OctokitPlugin>[1]): { retryPolicy: RetryPolicy } {
   const settings = (options.retry ?? {}) as RetryOptions;
-  const retries = settings.enabled === false ? 0 : settings.retries ?? 3;
+  const retries = settings.enabled === false ? 0 : (settings.retries ?? 3);
   const baseDelayMs = settings.baseDelayMs ?? 1000;
   const retryPolicy: RetryPolicy = { retries, delayMs: (attempt) => (attempt + 1) ** 2 * baseDelayMs };
   if (settings.enabled === false) return { retryPolicy };

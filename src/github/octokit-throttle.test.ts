@@ -12,7 +12,11 @@ import { throttle, type RateLimitHandler, type ThrottleOptions } from './octokit
 const ThrottledOctokit = Octokit.plugin(throttle);
 let server: Server;
 let baseUrl: string;
-interface Arrival { method: string; path: string; at: number }
+interface Arrival {
+  method: string;
+  path: string;
+  at: number;
+}
 let arrivals: Arrival[] = [];
 let inFlight = 0;
 let mostInFlight = 0;
@@ -64,8 +68,14 @@ const never: RateLimitHandler = () => false;
 /** A client with an id of its own (clients of one id share their limits), fast intervals unless given. */
 function client(options: Partial<ThrottleOptions> = {}): Octokit {
   const throttleOptions: ThrottleOptions = {
-    id: randomBytes(4).toString('hex'), onSecondaryRateLimit: never, onRateLimit: never,
-    writeIntervalMs: 200, notificationIntervalMs: 1000, searchIntervalMs: 400, retryAfterUnitMs: 50, ...options,
+    id: randomBytes(4).toString('hex'),
+    onSecondaryRateLimit: never,
+    onRateLimit: never,
+    writeIntervalMs: 200,
+    notificationIntervalMs: 1000,
+    searchIntervalMs: 400,
+    retryAfterUnitMs: 50,
+    ...options,
   };
   const log = { debug() {}, info() {}, warn() {}, error() {} };
   return new ThrottledOctokit({ baseUrl, throttle: throttleOptions, request: { fetch: recordingFetch }, log });
@@ -82,7 +92,8 @@ const until = async (check: () => boolean) => {
     await new Promise((r) => setTimeout(r, 5));
   }
 };
-const status = (o: Octokit, n: number) => o.rest.repos.createCommitStatus({ owner: 'o', repo: 'r', sha: `${n}`.padStart(40, '0'), state: 'pending' });
+const status = (o: Octokit, n: number) =>
+  o.rest.repos.createCommitStatus({ owner: 'o', repo: 'r', sha: `${n}`.padStart(40, '0'), state: 'pending' });
 const comment = (o: Octokit) => o.rest.issues.createComment({ owner: 'o', repo: 'r', issue_number: 1, body: 'hi' });
 const read = (o: Octokit) => o.rest.pulls.get({ owner: 'o', repo: 'r', pull_number: 1 });
 
@@ -132,7 +143,7 @@ test('a write whose turn came late (the process was busy) pushes the next one ba
   const busyUntil = sent[0]!.at + 300;
   while (performance.now() < busyUntil);
   await writes;
-  assert.ok(sent[1]!.at - sent[0]!.at >= 290, 'the second write\'s turn came late');
+  assert.ok(sent[1]!.at - sent[0]!.at >= 290, "the second write's turn came late");
   assert.ok(gaps(sent).every(atLeast(200)), `writes ${shown(gaps(sent))} ms apart`);
 });
 
@@ -147,11 +158,11 @@ test('clients of one credential (one id) share its spacing; another credential d
   const [a, b, other] = [client({ id, writeIntervalMs: 1000 }), client({ id, writeIntervalMs: 1000 }), client({ writeIntervalMs: 1000 })];
   await Promise.all([status(a, 1), status(b, 2), status(other, 3)]);
   const [first, second, third] = sent.map((x) => x.at).sort((x, y) => x - y);
-  assert.ok(second! - first! < 500, 'the other credential\'s write did not wait');
+  assert.ok(second! - first! < 500, "the other credential's write did not wait");
   assert.ok(atLeast(1000)(third! - first!), 'the second write of the shared credential waited its turn');
 });
 
-test('an App\'s token requests are neither spaced as writes nor held behind them', async () => {
+test("an App's token requests are neither spaced as writes nor held behind them", async () => {
   const o = client({ writeIntervalMs: 1000 });
   await Promise.all([
     status(o, 1),
@@ -161,7 +172,10 @@ test('an App\'s token requests are neither spaced as writes nor held behind them
   ]);
   const tokens = sent.filter((a) => a.path.endsWith('/access_tokens'));
   const writes = sent.filter((a) => a.path.includes('/statuses/'));
-  assert.ok(tokens.every((t) => t.at < writes[1]!.at), 'both token requests went before the second write\'s turn');
+  assert.ok(
+    tokens.every((t) => t.at < writes[1]!.at),
+    "both token requests went before the second write's turn",
+  );
 });
 
 const secondaryLimit = (retryAfter?: number) => (res: ServerResponse) => {
@@ -180,7 +194,10 @@ test('after a secondary rate limit the request is sent again once its retry-afte
   });
   script = [secondaryLimit(2), secondaryLimit(2)];
   assert.equal((await status(o, 1)).status, 200);
-  assert.deepEqual(calls, [[2, 'POST', '/repos/{owner}/{repo}/statuses/{sha}', 0], [2, 'POST', '/repos/{owner}/{repo}/statuses/{sha}', 1]]);
+  assert.deepEqual(calls, [
+    [2, 'POST', '/repos/{owner}/{repo}/statuses/{sha}', 0],
+    [2, 'POST', '/repos/{owner}/{repo}/statuses/{sha}', 1],
+  ]);
   assert.ok(gaps(sent).every(atLeast(100)), `sent again after ${shown(gaps(sent))} ms (2 × 50 asked)`);
 
   script = [secondaryLimit(), secondaryLimit(), secondaryLimit()];
@@ -188,7 +205,7 @@ test('after a secondary rate limit the request is sent again once its retry-afte
   calls.length = 0;
   await assert.rejects(status(o, 2), { status: 403 });
   assert.equal(arrivals.length, 3, 'the handler declined the third');
-  assert.equal(calls[0]![0], 60, 'without retry-after: GitHub\'s advice, a minute');
+  assert.equal(calls[0]![0], 60, "without retry-after: GitHub's advice, a minute");
 });
 
 test('a plain 429, or a 403 that does not say "secondary", with retry-after is sent again once it has passed', async () => {
@@ -201,7 +218,10 @@ test('a plain 429, or a 403 that does not say "secondary", with retry-after is s
   };
   script = [refusal(429, 'Too Many Requests'), refusal(403, 'You have triggered an abuse detection mechanism.')];
   assert.equal((await status(o, 1)).status, 200);
-  assert.deepEqual(calls, [[2, 0], [2, 1]]);
+  assert.deepEqual(calls, [
+    [2, 0],
+    [2, 1],
+  ]);
   assert.equal(arrivals.length, 3);
   assert.ok(gaps(sent).every(atLeast(100)), `sent again after ${shown(gaps(sent))} ms (2 × 50 asked)`);
 });
@@ -209,9 +229,17 @@ test('a plain 429, or a 403 that does not say "secondary", with retry-after is s
 test('while GitHub has paused the credential no write takes its turn: writes queued meanwhile keep their spacing after the pause', async () => {
   const GuardedOctokit = Octokit.plugin(rateLimitGuard, throttle);
   const o = new GuardedOctokit({
-    baseUrl, request: { fetch: recordingFetch }, log: { debug() {}, info() {}, warn() {}, error() {} },
+    baseUrl,
+    request: { fetch: recordingFetch },
+    log: { debug() {}, info() {}, warn() {}, error() {} },
     rateLimitGuard: { observer: new RateLimitObserver(), client: 'paused', maxWaitSeconds: 60 },
-    throttle: { id: randomBytes(4).toString('hex'), onSecondaryRateLimit: () => true, onRateLimit: never, writeIntervalMs: 200, retryAfterUnitMs: 1 },
+    throttle: {
+      id: randomBytes(4).toString('hex'),
+      onSecondaryRateLimit: () => true,
+      onRateLimit: never,
+      writeIntervalMs: 200,
+      retryAfterUnitMs: 1,
+    },
   });
   script = [secondaryLimit(1)];
   const refused = status(o, 1);
@@ -220,20 +248,31 @@ test('while GitHub has paused the credential no write takes its turn: writes que
   await Promise.all([refused, status(o, 2), status(o, 3), status(o, 4)]);
   const afterPause = sent.slice(1);
   assert.equal(afterPause.length, 4, 'the refused write again, and the three queued');
-  assert.ok(afterPause.every((a) => a.at - sent[0]!.at >= 950), 'nothing was sent during the pause');
+  assert.ok(
+    afterPause.every((a) => a.at - sent[0]!.at >= 950),
+    'nothing was sent during the pause',
+  );
   assert.ok(gaps(afterPause).every(atLeast(200)), `after the pause: ${shown(gaps(afterPause))} ms apart`);
 });
 
 test('after the primary limit is used up the handler is told the seconds until one past the reset', async () => {
   const told: number[] = [];
-  const o = client({ onRateLimit: (seconds) => { told.push(seconds); return true; }, retryAfterUnitMs: 1 });
+  const o = client({
+    onRateLimit: (seconds) => {
+      told.push(seconds);
+      return true;
+    },
+    retryAfterUnitMs: 1,
+  });
   const reset = Math.floor(Date.now() / 1000) + 2;
-  script = [(res) => {
-    res.statusCode = 403;
-    res.setHeader('x-ratelimit-remaining', '0');
-    res.setHeader('x-ratelimit-reset', String(reset));
-    res.end(JSON.stringify({ message: 'API rate limit exceeded for user ID 1.' }));
-  }];
+  script = [
+    (res) => {
+      res.statusCode = 403;
+      res.setHeader('x-ratelimit-remaining', '0');
+      res.setHeader('x-ratelimit-reset', String(reset));
+      res.end(JSON.stringify({ message: 'API rate limit exceeded for user ID 1.' }));
+    },
+  ];
   assert.equal((await read(o)).status, 200);
   assert.equal(arrivals.length, 2);
   assert.ok(told[0]! >= 2 && told[0]! <= 4, `told ${told[0]} s`);
@@ -242,16 +281,30 @@ test('after the primary limit is used up the handler is told the seconds until o
 test('other refusals are thrown at once, the handlers not asked', async () => {
   let asked = 0;
   const o = client({ onSecondaryRateLimit: () => (asked++, true), onRateLimit: () => (asked++, true) });
-  script = [(res) => { res.statusCode = 403; res.end(JSON.stringify({ message: 'Resource not accessible by integration' })); }];
+  script = [
+    (res) => {
+      res.statusCode = 403;
+      res.end(JSON.stringify({ message: 'Resource not accessible by integration' }));
+    },
+  ];
   await assert.rejects(read(o), { status: 403 });
-  script = [(res) => { res.statusCode = 404; res.end(JSON.stringify({ message: 'Not Found' })); }];
+  script = [
+    (res) => {
+      res.statusCode = 404;
+      res.end(JSON.stringify({ message: 'Not Found' }));
+    },
+  ];
   await assert.rejects(read(o), { status: 404 });
   assert.equal(asked, 0);
   assert.equal(arrivals.length, 2);
 });
 
 test('a rate-limit handler that throws means no retry; the refusal is thrown', async () => {
-  const o = client({ onSecondaryRateLimit: () => { throw new Error('broken handler'); } });
+  const o = client({
+    onSecondaryRateLimit: () => {
+      throw new Error('broken handler');
+    },
+  });
   script = [secondaryLimit(1)];
   await assert.rejects(read(o), { status: 403 });
   assert.equal(arrivals.length, 1);

@@ -62,16 +62,27 @@ const notifyingRoutes = [
   '/teams/{team_id}/discussions/{discussion_number}/comments',
 ];
 const notifyingPath = new RegExp(
-  `^(?:${notifyingRoutes.map((route) => `(?:${route.split('/').map((part) => (part.startsWith('{') ? '(?:.+?)' : part)).join('/')})`).join('|')})[^/]*$`,
+  `^(?:${notifyingRoutes
+    .map(
+      (route) =>
+        `(?:${route
+          .split('/')
+          .map((part) => (part.startsWith('{') ? '(?:.+?)' : part))
+          .join('/')})`,
+    )
+    .join('|')})[^/]*$`,
   'i',
 );
 
 /** Token requests of an App and OAuth apps: their own lane, one at a time, never spaced as writes. */
 function isTokenRequest(method: string, pathname: string): boolean {
-  return (method === 'PATCH' && /^\/applications\/[^/]+\/token\/scoped$/.test(pathname))
-    || (method === 'POST' && (/^\/applications\/[^/]+\/token$/.test(pathname)
-      || /^\/app\/installations\/[^/]+\/access_tokens$/.test(pathname)
-      || pathname === '/login/oauth/access_token'));
+  return (
+    (method === 'PATCH' && /^\/applications\/[^/]+\/token\/scoped$/.test(pathname)) ||
+    (method === 'POST' &&
+      (/^\/applications\/[^/]+\/token$/.test(pathname) ||
+        /^\/app\/installations\/[^/]+\/access_tokens$/.test(pathname) ||
+        pathname === '/login/oauth/access_token'))
+  );
 }
 
 /**

@@ -6,7 +6,13 @@ import { gitHubApiFailure, httpStatus } from './preview-files-api-errors.js';
 
 /** What Octokit throws: a RequestError with the status, and the response when one came. */
 function requestError(message: string, status: number, response?: { headers: Record<string, string> }): Error {
-  return Object.assign(new Error(message), { name: 'HttpError', status, ...(response ? { response: { status, url: 'https://api.github.com/repos/o/r/contents/.preview', data: { message }, ...response } } : {}) });
+  return Object.assign(new Error(message), {
+    name: 'HttpError',
+    status,
+    ...(response
+      ? { response: { status, url: 'https://api.github.com/repos/o/r/contents/.preview', data: { message }, ...response } }
+      : {}),
+  });
 }
 const answered = (status: number, message: string, headers: Record<string, string> = {}) => requestError(message, status, { headers });
 // Octokit reports a request that got no answer as status 500 without a response.
@@ -18,14 +24,20 @@ describe('gitHubApiFailure', () => {
     assert.equal(reason(answered(401, 'Bad credentials')), 'authentication');
     const denied = gitHubApiFailure(answered(403, 'Resource not accessible by integration'), 'listing .preview/ at 0123456789ab', 'o/r');
     assert.equal(denied.reason, 'authentication');
-    assert.match(denied.message, /GitHub API denied listing \.preview\/ at 0123456789ab in o\/r \(403: Resource not accessible by integration\); .*Contents: read/);
+    assert.match(
+      denied.message,
+      /GitHub API denied listing \.preview\/ at 0123456789ab in o\/r \(403: Resource not accessible by integration\); .*Contents: read/,
+    );
   });
 
   it('rate limits are transient, whether 403 or 429, primary or secondary, or refused before sending', () => {
     assert.equal(reason(answered(403, 'API rate limit exceeded for installation ID 1.', { 'x-ratelimit-remaining': '0' })), 'git-failed');
     assert.equal(reason(answered(403, 'You have exceeded a secondary rate limit.', { 'retry-after': '60' })), 'git-failed');
     assert.equal(reason(answered(429, 'Too Many Requests')), 'git-failed');
-    assert.equal(reason(new GitHubRateLimitedError('installation:1', new Date(Date.now() + 3_600_000), 'primary rate limit exhausted')), 'git-failed');
+    assert.equal(
+      reason(new GitHubRateLimitedError('installation:1', new Date(Date.now() + 3_600_000), 'primary rate limit exhausted')),
+      'git-failed',
+    );
     assert.equal(isRateLimited(answered(403, 'Resource not accessible by integration')), false);
   });
 

@@ -36,15 +36,25 @@ export function gitHubApiFailure(err: unknown, what: string, repository: string)
     return new GitOperationError('unreachable', `the GitHub API could not be reached while ${what} in ${repository}: ${detail}`, detail);
   }
   if (status === 401) {
-    return new GitOperationError('authentication', `the GitHub API refused the operator's credentials while ${what} in ${repository} (401)`, detail);
+    return new GitOperationError(
+      'authentication',
+      `the GitHub API refused the operator's credentials while ${what} in ${repository} (401)`,
+      detail,
+    );
   }
   if (status === 403) {
-    return new GitOperationError('authentication',
-      `the GitHub API denied ${what} in ${repository} (403: ${detail}); the operator's GitHub App needs the Contents: read permission on the repository`, detail);
+    return new GitOperationError(
+      'authentication',
+      `the GitHub API denied ${what} in ${repository} (403: ${detail}); the operator's GitHub App needs the Contents: read permission on the repository`,
+      detail,
+    );
   }
   if (status === 404 || status === 410 || status === 451) {
-    return new GitOperationError('repository-not-found',
-      `${repository} does not exist or is not visible to the operator's GitHub credentials (GitHub API answered ${status} while ${what})`, detail);
+    return new GitOperationError(
+      'repository-not-found',
+      `${repository} does not exist or is not visible to the operator's GitHub credentials (GitHub API answered ${status} while ${what})`,
+      detail,
+    );
   }
   return new GitOperationError('git-failed', `the GitHub API answered ${status} while ${what} in ${repository}: ${detail}`, detail);
 }

@@ -22,7 +22,10 @@ describe('LruMemo', () => {
     };
     const waiting = Array.from({ length: 20 }, () => memo.get('sha', load));
     release(42);
-    assert.deepEqual(await Promise.all(waiting), Array.from({ length: 20 }, () => 42));
+    assert.deepEqual(
+      await Promise.all(waiting),
+      Array.from({ length: 20 }, () => 42),
+    );
     assert.equal(loads, 1);
   });
 
@@ -33,10 +36,7 @@ describe('LruMemo', () => {
       loads++;
       throw new Error('GitHub said 502');
     };
-    await Promise.all([
-      assert.rejects(memo.get('k', failing), /502/),
-      assert.rejects(memo.get('k', failing), /502/),
-    ]);
+    await Promise.all([assert.rejects(memo.get('k', failing), /502/), assert.rejects(memo.get('k', failing), /502/)]);
     assert.equal(loads, 1);
     assert.equal(await memo.get('k', async () => 'recovered'), 'recovered');
     assert.equal(memo.size, 1);

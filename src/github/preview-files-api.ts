@@ -16,9 +16,7 @@
 import { GitOperationError, InvalidGitInputError } from '../git/git-errors.js';
 import { readOneFile, type PreviewFileSource } from '../git/preview-files.js';
 import { requireRegularFile, type CommitLocation, type RepositoryLocation, type TreeEntry } from '../git/repository-cache.js';
-import {
-  validateBranch, validateOwner, validateRepo, validateRepositoryPath, validateSha,
-} from '../git/repository-coordinates.js';
+import { validateBranch, validateOwner, validateRepo, validateRepositoryPath, validateSha } from '../git/repository-coordinates.js';
 import type { GitHubClient, GitHubClients } from './octokit-factory.js';
 import { LruMemo } from './preview-files-api-memo.js';
 import { gitHubApiFailure, httpStatus } from './preview-files-api-errors.js';
@@ -81,7 +79,8 @@ export class GitHubPreviewFiles implements PreviewFileSource {
     const target = validCommit(commit);
     requireRegularFile(entry, target.sha, maxFileBytes);
     const blob = entry.object.toLowerCase();
-    if (!blobIdPattern.test(blob)) throw new InvalidGitInputError('sha', entry.object, 'expected a full blob id (40 or 64 hexadecimal digits)');
+    if (!blobIdPattern.test(blob))
+      throw new InvalidGitInputError('sha', entry.object, 'expected a full blob id (40 or 64 hexadecimal digits)');
     // Keyed by the blob alone: its id is its content, whichever commit or repository listed it.
     return this.blobs.get(blob, () => this.fetchBlob(target, entry, blob));
   }
@@ -97,12 +96,18 @@ export class GitHubPreviewFiles implements PreviewFileSource {
     const octokit = await this.client(target, what);
     let sha: string;
     try {
-      ({ data: { object: { sha } } } = await octokit.rest.git.getRef({ owner: target.owner, repo: target.repo, ref: `heads/${name}` }));
+      ({
+        data: {
+          object: { sha },
+        },
+      } = await octokit.rest.git.getRef({ owner: target.owner, repo: target.repo, ref: `heads/${name}` }));
     } catch (err) {
       if (httpStatus(err) === 404) {
-        throw new GitOperationError('branch-not-found',
+        throw new GitOperationError(
+          'branch-not-found',
           `branch ${name} does not exist in ${target.owner}/${target.repo}, or the repository is not visible to the operator's GitHub credentials (GitHub API: 404)`,
-          (err as Error).message);
+          (err as Error).message,
+        );
       }
       throw gitHubApiFailure(err, what, fullName(target));
     }
@@ -142,14 +147,20 @@ export class GitHubPreviewFiles implements PreviewFileSource {
     try {
       // The bare SHA as the answer (a media type): the full commit would carry its diff.
       await octokit.request('GET /repos/{owner}/{repo}/commits/{ref}', {
-        owner: target.owner, repo: target.repo, ref: target.sha, headers: { accept: 'application/vnd.github.sha' },
+        owner: target.owner,
+        repo: target.repo,
+        ref: target.sha,
+        headers: { accept: 'application/vnd.github.sha' },
       });
     } catch (err) {
       // 422 "No commit found for SHA"; 409 for a repository without any commit.
       const status = httpStatus(err);
       if (status === 422 || status === 409) {
-        throw new GitOperationError('commit-not-found',
-          `commit ${target.sha} is not in ${fullName(target)} (force-pushed away, or never pushed), says the GitHub API`, (err as Error).message);
+        throw new GitOperationError(
+          'commit-not-found',
+          `commit ${target.sha} is not in ${fullName(target)} (force-pushed away, or never pushed), says the GitHub API`,
+          (err as Error).message,
+        );
       }
       throw gitHubApiFailure(err, `looking up the commit ${target.sha.slice(0, 12)}`, fullName(target));
     }
@@ -161,17 +172,25 @@ export class GitHubPreviewFiles implements PreviewFileSource {
     let content: string;
     let encoding: string;
     try {
-      ({ data: { content, encoding } } = await octokit.rest.git.getBlob({ owner: target.owner, repo: target.repo, file_sha: blob }));
+      ({
+        data: { content, encoding },
+      } = await octokit.rest.git.getBlob({ owner: target.owner, repo: target.repo, file_sha: blob }));
     } catch (err) {
       throw gitHubApiFailure(err, what, fullName(target));
     }
     if (encoding !== 'base64' && encoding !== 'utf-8') {
-      throw new GitOperationError('git-failed', `the GitHub API gave ${entry.path} at ${target.sha.slice(0, 12)} in the encoding "${encoding}"`);
+      throw new GitOperationError(
+        'git-failed',
+        `the GitHub API gave ${entry.path} at ${target.sha.slice(0, 12)} in the encoding "${encoding}"`,
+      );
     }
     const bytes = Buffer.from(content, encoding === 'base64' ? 'base64' : 'utf8');
     // The listing gave the size: any other length is a broken answer, worth a retry, never the file.
     if (bytes.length !== entry.size) {
-      throw new GitOperationError('git-failed', `the GitHub API gave ${bytes.length} bytes ${what.replace(/^reading/, 'for')}, its listing says ${entry.size}`);
+      throw new GitOperationError(
+        'git-failed',
+        `the GitHub API gave ${bytes.length} bytes ${what.replace(/^reading/, 'for')}, its listing says ${entry.size}`,
+      );
     }
     return bytes.toString('utf8');
   }
@@ -201,7 +220,11 @@ const fullName = (target: { owner: string; repo: string }) => `${target.owner}/$
 function directoryOf(file: string): string {
   const slash = file.lastIndexOf('/');
   if (slash < 0) {
-    throw new InvalidGitInputError('path', file, 'the GitHub API source reads files inside a directory (such as .preview/), not at the repository root');
+    throw new InvalidGitInputError(
+      'path',
+      file,
+      'the GitHub API source reads files inside a directory (such as .preview/), not at the repository root',
+    );
   }
   return file.slice(0, slash);
 }

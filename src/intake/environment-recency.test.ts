@@ -50,7 +50,10 @@ describe('UpdateMemory', () => {
     memory.accept('a', '2024-01-01T00:00:00Z');
     memory.accept('b', '2024-01-01T00:00:00Z');
     memory.accept('c', '2024-01-01T00:00:00Z');
-    assert.deepEqual(['a', 'b', 'c'].map((n) => memory.newest(n) !== undefined), [false, true, true]);
+    assert.deepEqual(
+      ['a', 'b', 'c'].map((n) => memory.newest(n) !== undefined),
+      [false, true, true],
+    );
     clock.advance(1000);
     assert.equal(memory.newest('b'), undefined, 'past the window');
   });

@@ -48,10 +48,14 @@ export interface EnvironmentStore {
 }
 
 /** The PreviewEnvironment object this operator applies for `spec`. */
-export function environmentObject(name: string, spec: PreviewEnvironmentSpec, options: UpsertOptions & {
-  /** Finalizers the object carries from its first write (see `KubeEnvironmentStoreOptions`). */
-  finalizers?: readonly string[];
-} = {}): KubeObject {
+export function environmentObject(
+  name: string,
+  spec: PreviewEnvironmentSpec,
+  options: UpsertOptions & {
+    /** Finalizers the object carries from its first write (see `KubeEnvironmentStoreOptions`). */
+    finalizers?: readonly string[];
+  } = {},
+): KubeObject {
   return {
     ...previewEnvironmentKind,
     metadata: {
@@ -82,7 +86,10 @@ export interface KubeEnvironmentStoreOptions {
 
 /** The store on a cluster, through the runtime's client (its field manager is the apply's). */
 export class KubeEnvironmentStore implements EnvironmentStore {
-  constructor(private readonly client: KubeClient, private readonly options: KubeEnvironmentStoreOptions = {}) {}
+  constructor(
+    private readonly client: KubeClient,
+    private readonly options: KubeEnvironmentStoreOptions = {},
+  ) {}
 
   /** One apply: the API server itself refuses an older update (the CRD's rule), atomically with the write. */
   async upsert(name: string, spec: PreviewEnvironmentSpec, options?: UpsertOptions): Promise<void | 'stale'> {

@@ -67,7 +67,17 @@ const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 function spec(sha: string): PreviewEnvironmentSpec {
   return {
     repository: { owner: 'acme', name: 'shop', cloneUrl: 'https://github.com/acme/shop.git' },
-    pullRequest: { number: 1, headSha: sha, headRef: 'feature', baseRef: 'main', author: 'alice', authorAssociation: 'MEMBER', labels: [], draft: false, fork: false },
+    pullRequest: {
+      number: 1,
+      headSha: sha,
+      headRef: 'feature',
+      baseRef: 'main',
+      author: 'alice',
+      authorAssociation: 'MEMBER',
+      labels: [],
+      draft: false,
+      fork: false,
+    },
     ttl: '72h',
   } as PreviewEnvironmentSpec;
 }
@@ -76,10 +86,18 @@ const upsert = (sha: string, deliveredAt = new Date(0)): EnvironmentIntent => ({
 
 class RecordingLogger implements Logger {
   readonly lines: Array<{ level: string; fields: Record<string, unknown>; message?: string }> = [];
-  debug(fields: object, message?: string) { this.lines.push({ level: 'debug', fields: fields as Record<string, unknown>, message }); }
-  info(fields: object, message?: string) { this.lines.push({ level: 'info', fields: fields as Record<string, unknown>, message }); }
-  warn(fields: object, message?: string) { this.lines.push({ level: 'warn', fields: fields as Record<string, unknown>, message }); }
-  error(fields: object, message?: string) { this.lines.push({ level: 'error', fields: fields as Record<string, unknown>, message }); }
+  debug(fields: object, message?: string) {
+    this.lines.push({ level: 'debug', fields: fields as Record<string, unknown>, message });
+  }
+  info(fields: object, message?: string) {
+    this.lines.push({ level: 'info', fields: fields as Record<string, unknown>, message });
+  }
+  warn(fields: object, message?: string) {
+    this.lines.push({ level: 'warn', fields: fields as Record<string, unknown>, message });
+  }
+  error(fields: object, message?: string) {
+    this.lines.push({ level: 'error', fields: fields as Record<string, unknown>, message });
+  }
 }
 
 function setup(options: { concurrency?: number; maxWaiting?: number } = {}) {
@@ -98,30 +116,50 @@ describe('environment writer', () => {
     const deliveredAt = new Date('2026-01-01T00:00:00.000Z');
     writer.submit('pr-1', upsert('a1', deliveredAt));
     assert.equal(writer.pending, 1);
-    assert.deepEqual(store.calls.map((c) => [c.op, c.name, c.sha, c.deliveredAt]), [['upsert', 'pr-1', 'a1', deliveredAt]]);
+    assert.deepEqual(
+      store.calls.map((c) => [c.op, c.name, c.sha, c.deliveredAt]),
+      [['upsert', 'pr-1', 'a1', deliveredAt]],
+    );
     assert.equal(writes.length, 0, 'nothing finished yet');
     store.pending('pr-1').settle({});
     await tick();
     assert.equal(writer.pending, 0);
-    assert.deepEqual(writes.map((w) => [w.environment, w.op, w.result, w.attempts]), [['pr-1', 'upsert', 'upserted', 1]]);
+    assert.deepEqual(
+      writes.map((w) => [w.environment, w.op, w.result, w.attempts]),
+      [['pr-1', 'upsert', 'upserted', 1]],
+    );
   });
 
   it('writes for one environment run in order, never two at once', async () => {
     const { store, writer, writes } = setup();
     writer.submit('pr-1', upsert('a1'));
     writer.submit('pr-1', upsert('a2'));
-    assert.deepEqual(store.calls.map((c) => c.sha), ['a1'], 'the second waits for the write in flight');
+    assert.deepEqual(
+      store.calls.map((c) => c.sha),
+      ['a1'],
+      'the second waits for the write in flight',
+    );
     store.pending('pr-1').settle({});
     await tick();
-    assert.deepEqual(store.calls.map((c) => c.sha), ['a1', 'a2'], 'then runs');
+    assert.deepEqual(
+      store.calls.map((c) => c.sha),
+      ['a1', 'a2'],
+      'then runs',
+    );
     writer.submit('pr-1', { op: 'delete' });
     store.pending('pr-1').settle({});
     await tick();
     store.pending('pr-1').settle({ result: 'deleted' });
     await tick();
-    assert.deepEqual(store.calls.map((c) => `${c.op} ${c.sha ?? ''}`.trim()), ['upsert a1', 'upsert a2', 'delete']);
+    assert.deepEqual(
+      store.calls.map((c) => `${c.op} ${c.sha ?? ''}`.trim()),
+      ['upsert a1', 'upsert a2', 'delete'],
+    );
     assert.deepEqual(store.overlapped, []);
-    assert.deepEqual(writes.map((w) => w.result), ['upserted', 'upserted', 'deleted']);
+    assert.deepEqual(
+      writes.map((w) => w.result),
+      ['upserted', 'upserted', 'deleted'],
+    );
   });
 
   it('coalesces: an intent still waiting is replaced by a newer one, and only the newest is written', async () => {
@@ -135,8 +173,18 @@ describe('environment writer', () => {
     await tick();
     store.pending('pr-1').settle({ result: 'absent' });
     await tick();
-    assert.deepEqual(store.calls.map((c) => `${c.op} ${c.sha ?? ''}`.trim()), ['upsert a1', 'delete'], 'a2 and a3 were never written');
-    assert.deepEqual(writes.map((w) => [w.op, w.result]), [['upsert', 'upserted'], ['delete', 'absent']]);
+    assert.deepEqual(
+      store.calls.map((c) => `${c.op} ${c.sha ?? ''}`.trim()),
+      ['upsert a1', 'delete'],
+      'a2 and a3 were never written',
+    );
+    assert.deepEqual(
+      writes.map((w) => [w.op, w.result]),
+      [
+        ['upsert', 'upserted'],
+        ['delete', 'absent'],
+      ],
+    );
     assert.equal(logger.lines.filter((l) => /replaced by a newer one/.test(l.message ?? '')).length, 2, 'each replaced intent is logged');
   });
 
@@ -152,7 +200,10 @@ describe('environment writer', () => {
     await tick();
     store.pending('pr-3').settle({});
     await tick();
-    assert.deepEqual(store.calls.map((c) => c.sha), ['a1', 'b2', 'c1']);
+    assert.deepEqual(
+      store.calls.map((c) => c.sha),
+      ['a1', 'b2', 'c1'],
+    );
   });
 
   it('keeps at most `concurrency` writes in flight across environments', async () => {
@@ -167,7 +218,11 @@ describe('environment writer', () => {
     }
     assert.equal(store.maxInFlight, 3);
     assert.equal(writer.pending, 0);
-    assert.deepEqual(store.calls.map((c) => c.name), Array.from({ length: 10 }, (_, i) => `pr-${i + 1}`), 'first submitted, first written');
+    assert.deepEqual(
+      store.calls.map((c) => c.name),
+      Array.from({ length: 10 }, (_, i) => `pr-${i + 1}`),
+      'first submitted, first written',
+    );
     assert.equal(writes.length, 10);
   });
 
@@ -193,7 +248,11 @@ describe('environment writer', () => {
     await tick();
     assert.deepEqual(writes, [{ environment: 'pr-1', source: 'webhook', op: 'upsert', result: 'upserted', attempts: 3, durationMs: 305 }]);
     assert.equal(writer.pending, 0);
-    assert.equal(logger.lines.filter((l) => l.level === 'warn' && l.fields.environment === 'pr-1').length, 2, 'each failed attempt is logged');
+    assert.equal(
+      logger.lines.filter((l) => l.level === 'warn' && l.fields.environment === 'pr-1').length,
+      2,
+      'each failed attempt is logged',
+    );
   });
 
   it('an outage of any length: retried every maxDelay until the API server answers, never given up', async () => {
@@ -218,9 +277,12 @@ describe('environment writer', () => {
     writer.submit('pr-1', upsert('a1')); // in flight
     writer.submit('pr-2', upsert('b1'));
     writer.submit('pr-3', upsert('c1'));
-    assert.throws(() => writer.submit('pr-4', upsert('d1')), (err: unknown) => err instanceof WriterFullError && err.maxWaiting === 2);
+    assert.throws(
+      () => writer.submit('pr-4', upsert('d1')),
+      (err: unknown) => err instanceof WriterFullError && err.maxWaiting === 2,
+    );
     writer.submit('pr-2', upsert('b2'));
-    await assert.rejects(writer.write('pr-5', upsert('e1'), 0), WriterFullError, 'the resync\'s writes too');
+    await assert.rejects(writer.write('pr-5', upsert('e1'), 0), WriterFullError, "the resync's writes too");
     assert.equal(writer.pending, 3);
   });
 
@@ -249,13 +311,24 @@ describe('environment writer', () => {
     store.pending('pr-1').settle({ error: new TransientError('down', 0, 'ECONNREFUSED') });
     await tick();
     writer.submit('pr-1', upsert('a2'));
-    assert.deepEqual(store.calls.map((c) => c.sha), ['a1', 'a2'], 'no wait for the old backoff');
+    assert.deepEqual(
+      store.calls.map((c) => c.sha),
+      ['a1', 'a2'],
+      'no wait for the old backoff',
+    );
     store.pending('pr-1').settle({});
     await tick();
     clock.advance(60_000);
     await tick();
-    assert.deepEqual(store.calls.map((c) => c.sha), ['a1', 'a2'], 'the replaced intent is never retried');
-    assert.deepEqual(writes.map((w) => [w.result, w.attempts]), [['upserted', 1]]);
+    assert.deepEqual(
+      store.calls.map((c) => c.sha),
+      ['a1', 'a2'],
+      'the replaced intent is never retried',
+    );
+    assert.deepEqual(
+      writes.map((w) => [w.result, w.attempts]),
+      [['upserted', 1]],
+    );
     assert.equal(clock.pending(), 0, 'its retry timer is gone');
   });
 
@@ -265,11 +338,17 @@ describe('environment writer', () => {
     writer.submit('pr-1', upsert('a2'));
     store.pending('pr-1').settle({ error: new TransientError('down', 0, 'ECONNRESET') });
     await tick();
-    assert.deepEqual(store.calls.map((c) => c.sha), ['a1', 'a2']);
+    assert.deepEqual(
+      store.calls.map((c) => c.sha),
+      ['a1', 'a2'],
+    );
     store.pending('pr-1').settle({});
     await tick();
     clock.advance(60_000);
-    assert.deepEqual(store.calls.map((c) => c.sha), ['a1', 'a2']);
+    assert.deepEqual(
+      store.calls.map((c) => c.sha),
+      ['a1', 'a2'],
+    );
     assert.equal(writer.pending, 0);
   });
 
@@ -285,9 +364,18 @@ describe('environment writer', () => {
     assert.equal(store.calls.length, 2, 'no retry');
     assert.equal(writer.pending, 0);
     assert.equal(writer.failures, 2);
-    assert.deepEqual(writes.map((w) => [w.environment, w.op, w.result, w.attempts]), [['pr-1', 'upsert', 'failed', 1], ['pr-2', 'delete', 'failed', 1]]);
+    assert.deepEqual(
+      writes.map((w) => [w.environment, w.op, w.result, w.attempts]),
+      [
+        ['pr-1', 'upsert', 'failed', 1],
+        ['pr-2', 'delete', 'failed', 1],
+      ],
+    );
     const errors = logger.lines.filter((l) => l.level === 'error');
-    assert.deepEqual(errors.map((l) => l.fields.environment), ['pr-1', 'pr-2']);
+    assert.deepEqual(
+      errors.map((l) => l.fields.environment),
+      ['pr-1', 'pr-2'],
+    );
     // A newer intent after a refusal is still written.
     writer.submit('pr-1', upsert('a2'));
     store.pending('pr-1').settle({});
@@ -336,10 +424,13 @@ describe('environment writer', () => {
     await tick();
     store.pending('pr-2').settle({});
     await writer.idle();
-    assert.deepEqual(store.calls.map((c) => c.sha), ['a1', 'b1', 'c1', 'd1', 'b2']);
+    assert.deepEqual(
+      store.calls.map((c) => c.sha),
+      ['a1', 'b1', 'c1', 'd1', 'b2'],
+    );
   });
 
-  it('write (the resync): resolves with the result once written, and the write is observed as the resync\'s', async () => {
+  it("write (the resync): resolves with the result once written, and the write is observed as the resync's", async () => {
     const { store, writer, writes, clock } = setup();
     const done = writer.write('pr-1', { op: 'upsert', spec: spec('r1') }, clock.now());
     store.pending('pr-1').settle({});
@@ -347,10 +438,16 @@ describe('environment writer', () => {
     const deleted = writer.write('pr-2', { op: 'delete' }, clock.now());
     store.pending('pr-2').settle({ result: 'absent' });
     assert.equal(await deleted, 'absent');
-    assert.deepEqual(writes.map((w) => [w.environment, w.source, w.result]), [['pr-1', 'resync', 'upserted'], ['pr-2', 'resync', 'absent']]);
+    assert.deepEqual(
+      writes.map((w) => [w.environment, w.source, w.result]),
+      [
+        ['pr-1', 'resync', 'upserted'],
+        ['pr-2', 'resync', 'absent'],
+      ],
+    );
   });
 
-  it('a resync write read before a delivery arrived is dropped, even once the delivery\'s write is done', async () => {
+  it("a resync write read before a delivery arrived is dropped, even once the delivery's write is done", async () => {
     const { store, writer, clock } = setup();
     const listedAt = clock.now();
     clock.advance(50);
@@ -359,14 +456,18 @@ describe('environment writer', () => {
     await writer.idle();
     assert.equal(await writer.write('pr-1', { op: 'upsert', spec: spec('listing-older') }, listedAt), 'superseded');
     assert.equal(await writer.write('pr-1', { op: 'delete' }, listedAt), 'superseded');
-    assert.deepEqual(store.calls.map((c) => c.sha ?? c.op), ['webhook-newer'], 'the older listing wrote nothing');
+    assert.deepEqual(
+      store.calls.map((c) => c.sha ?? c.op),
+      ['webhook-newer'],
+      'the older listing wrote nothing',
+    );
     // Another environment, or a listing read after the delivery, is written.
     const later = writer.write('pr-1', { op: 'upsert', spec: spec('listing-newer') }, clock.now());
     store.pending('pr-1').settle({});
     assert.equal(await later, 'upserted');
   });
 
-  it('a resync write replaces an older delivery\'s write waiting for its retry; the stale one is never made', async () => {
+  it("a resync write replaces an older delivery's write waiting for its retry; the stale one is never made", async () => {
     const { store, writer, clock, writes } = setup();
     writer.submit('pr-1', upsert('webhook-stale'));
     store.pending('pr-1').settle({ error: new TransientError('down', 0, 'ECONNREFUSED') });
@@ -377,8 +478,15 @@ describe('environment writer', () => {
     assert.equal(await done, 'upserted');
     clock.advance(60_000);
     await tick();
-    assert.deepEqual(store.calls.map((c) => c.sha), ['webhook-stale', 'listing'], 'no retry of the stale write after the listing\'s');
-    assert.deepEqual(writes.map((w) => [w.source, w.result]), [['resync', 'upserted']]);
+    assert.deepEqual(
+      store.calls.map((c) => c.sha),
+      ['webhook-stale', 'listing'],
+      "no retry of the stale write after the listing's",
+    );
+    assert.deepEqual(
+      writes.map((w) => [w.source, w.result]),
+      [['resync', 'upserted']],
+    );
   });
 
   it('a resync write waiting behind a newer delivery resolves as superseded; a refusal or a first transient failure rejects', async () => {
@@ -391,7 +499,10 @@ describe('environment writer', () => {
     await tick();
     store.pending('pr-1').settle({});
     await writer.idle();
-    assert.deepEqual(store.calls.map((c) => c.sha), ['a1', 'a2']);
+    assert.deepEqual(
+      store.calls.map((c) => c.sha),
+      ['a1', 'a2'],
+    );
 
     const refused = writer.write('pr-2', { op: 'upsert', spec: spec('r2') }, clock.now());
     store.pending('pr-2').settle({ error: new InvalidError('spec.ttl: Invalid value', 422, 'Invalid') });
@@ -432,17 +543,25 @@ describe('environment writer', () => {
     store.pending('pr-2').settle({ result: 'stale' });
     assert.equal(await resync, 'stale');
     await writer.idle();
-    assert.deepEqual(writes.map((w) => [w.environment, w.op, w.result, w.attempts]), [
-      ['pr-1', 'delete', 'stale', 1],
-      ['pr-2', 'upsert', 'stale', 1],
-    ]);
+    assert.deepEqual(
+      writes.map((w) => [w.environment, w.op, w.result, w.attempts]),
+      [
+        ['pr-1', 'delete', 'stale', 1],
+        ['pr-2', 'upsert', 'stale', 1],
+      ],
+    );
     assert.equal(store.calls.length, 2);
     assert.equal(writer.failures, 0);
   });
 
   it('a throwing observer does not stop the queue', async () => {
     const store = new ScriptedStore();
-    const writer = new EnvironmentWriter({ store, observe: () => { throw new Error('metrics broke'); } });
+    const writer = new EnvironmentWriter({
+      store,
+      observe: () => {
+        throw new Error('metrics broke');
+      },
+    });
     writer.submit('pr-1', upsert('a1'));
     writer.submit('pr-1', upsert('a2'));
     store.pending('pr-1').settle({});

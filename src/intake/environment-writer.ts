@@ -46,16 +46,16 @@ export class WriterFullError extends Error {
 /** The desired state of one PreviewEnvironment. */
 export type EnvironmentIntent =
   | {
-    op: 'upsert';
-    spec: PreviewEnvironmentSpec;
-    /** When the delivery that asked for it arrived (stamped on the object for webhook → applied timing); none for the resync's. */
-    deliveredAt?: Date;
-  }
+      op: 'upsert';
+      spec: PreviewEnvironmentSpec;
+      /** When the delivery that asked for it arrived (stamped on the object for webhook → applied timing); none for the resync's. */
+      deliveredAt?: Date;
+    }
   | {
-    op: 'delete';
-    /** The pull request update that asked for it: not made when the environment records a newer one. */
-    updatedAt?: string;
-  };
+      op: 'delete';
+      /** The pull request update that asked for it: not made when the environment records a newer one. */
+      updatedAt?: string;
+    };
 
 /** `stale`: refused by the store, the environment records a newer pull request update (nothing written). */
 export type EnvironmentWriteResult = 'upserted' | 'deleted' | 'absent' | 'stale' | 'failed';
@@ -161,7 +161,10 @@ export class EnvironmentWriter {
   write(name: string, intent: EnvironmentIntent, observedAt: number): Promise<EnvironmentWriteOutcome> {
     const newest = this.observed.get(name);
     if (newest !== undefined && newest > observedAt) {
-      this.logger.info({ environment: name, op: intent.op }, 'PreviewEnvironment write dropped: a newer one was submitted after its state was read');
+      this.logger.info(
+        { environment: name, op: intent.op },
+        'PreviewEnvironment write dropped: a newer one was submitted after its state was read',
+      );
       return Promise.resolve('superseded');
     }
     return new Promise((resolve, reject) => {
@@ -177,7 +180,10 @@ export class EnvironmentWriter {
     this.remember(name, queued.observedAt);
     const replaced = this.waiting.get(name);
     if (replaced) {
-      this.logger.info({ environment: name, op: replaced.intent.op, by: intent.op, attempts: replaced.attempts }, 'PreviewEnvironment write replaced by a newer one before it was made');
+      this.logger.info(
+        { environment: name, op: replaced.intent.op, by: intent.op, attempts: replaced.attempts },
+        'PreviewEnvironment write replaced by a newer one before it was made',
+      );
       this.settle(replaced, 'superseded');
     }
     this.waiting.set(name, queued);
@@ -217,7 +223,10 @@ export class EnvironmentWriter {
     this.clock.clearTimeout(timer);
     const left = this.pending;
     if (left > 0) {
-      this.logger.warn({ left, inFlight: this.inFlight.size, timeoutMs }, 'PreviewEnvironment writes not made before the drain deadline; the resync repairs them');
+      this.logger.warn(
+        { left, inFlight: this.inFlight.size, timeoutMs },
+        'PreviewEnvironment writes not made before the drain deadline; the resync repairs them',
+      );
     }
     return left;
   }
@@ -251,9 +260,10 @@ export class EnvironmentWriter {
   private written(name: string, queued: Queued, result: Exclude<EnvironmentWriteResult, 'failed'>): void {
     this.finish(name);
     const write = this.outcome(name, queued, result);
-    this.logger.info({ ...write }, result === 'stale'
-      ? 'PreviewEnvironment not written: it records a newer update of the pull request'
-      : 'PreviewEnvironment written');
+    this.logger.info(
+      { ...write },
+      result === 'stale' ? 'PreviewEnvironment not written: it records a newer update of the pull request' : 'PreviewEnvironment written',
+    );
     this.report(write);
     this.settle(queued, result);
     this.pump();
@@ -276,11 +286,16 @@ export class EnvironmentWriter {
       const delayMs = this.retryDelay(queued.attempts, err);
       this.logger.warn({ ...where, err, retryInMs: delayMs }, 'PreviewEnvironment write failed; retrying');
       this.waiting.set(name, queued);
-      this.backingOff.set(name, this.unref(this.clock.setTimeout(() => {
-        this.backingOff.delete(name);
-        this.ready.add(name);
-        this.pump();
-      }, delayMs)));
+      this.backingOff.set(
+        name,
+        this.unref(
+          this.clock.setTimeout(() => {
+            this.backingOff.delete(name);
+            this.ready.add(name);
+            this.pump();
+          }, delayMs),
+        ),
+      );
     }
     this.pump();
   }
@@ -311,7 +326,14 @@ export class EnvironmentWriter {
   }
 
   private outcome(name: string, queued: Queued, result: EnvironmentWriteResult): EnvironmentWrite {
-    return { environment: name, source: queued.source, op: queued.intent.op, result, attempts: queued.attempts, durationMs: this.clock.now() - queued.submittedAt };
+    return {
+      environment: name,
+      source: queued.source,
+      op: queued.intent.op,
+      result,
+      attempts: queued.attempts,
+      durationMs: this.clock.now() - queued.submittedAt,
+    };
   }
 
   private report(write: EnvironmentWrite): void {
@@ -327,7 +349,7 @@ export class EnvironmentWriter {
     const nominal = Math.min(this.initialDelayMs * 2 ** (attempts - 1), this.maxDelayMs);
     const jittered = nominal * (0.5 + this.random() / 2);
     const kubeError = toKubeError(err);
-    const asked = kubeError instanceof TransientError ? kubeError.retryAfterMs ?? 0 : 0;
+    const asked = kubeError instanceof TransientError ? (kubeError.retryAfterMs ?? 0) : 0;
     return Math.max(jittered, Math.min(asked, this.maxDelayMs));
   }
 

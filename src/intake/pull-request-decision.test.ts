@@ -17,7 +17,9 @@ function facts(action: string, adjust: (pr: Record<string, any>) => void = () =>
 }
 
 test('an opened pull request becomes exactly the CRD spec', () => {
-  const pr = facts('opened', (p) => { p.labels = [{ name: 'zeta' }, { name: 'alpha' }]; });
+  const pr = facts('opened', (p) => {
+    p.labels = [{ name: 'zeta' }, { name: 'alpha' }];
+  });
   const decision = decide(pr, effectivePolicy(config, pr.repository));
   assert.deepEqual(decision, {
     action: 'upsert',
@@ -43,40 +45,67 @@ test('an opened pull request becomes exactly the CRD spec', () => {
 });
 
 test('the same facts always give the same spec (label order does not matter)', () => {
-  const a = facts('opened', (p) => { p.labels = [{ name: 'b' }, { name: 'a' }]; });
-  const b = facts('opened', (p) => { p.labels = [{ name: 'a' }, { name: 'b' }]; });
+  const a = facts('opened', (p) => {
+    p.labels = [{ name: 'b' }, { name: 'a' }];
+  });
+  const b = facts('opened', (p) => {
+    p.labels = [{ name: 'a' }, { name: 'b' }];
+  });
   assert.deepEqual(decide(a, effectivePolicy(config, a.repository)), decide(b, effectivePolicy(config, b.repository)));
 });
 
 test('closed (merged or not) deletes', () => {
   const closed = facts('closed');
   const policy = effectivePolicy(config, closed.repository);
-  assert.deepEqual(decide(closed, policy), { action: 'delete', name: environmentName(closed.repository, closed.number), rule: 'closed', reason: 'the pull request was closed' });
-  const merged = facts('closed', (p) => { p.merged = true; });
+  assert.deepEqual(decide(closed, policy), {
+    action: 'delete',
+    name: environmentName(closed.repository, closed.number),
+    rule: 'closed',
+    reason: 'the pull request was closed',
+  });
+  const merged = facts('closed', (p) => {
+    p.merged = true;
+  });
   assert.equal(decide(merged, policy).action, 'delete');
 });
 
 test('a draft, an unapproved fork, a filtered label: delete (the environment must not exist)', () => {
   const draft = facts('converted_to_draft');
-  assert.deepEqual({ ...decide(draft, effectivePolicy(config, draft.repository)), reason: undefined }, {
-    action: 'delete', name: environmentName(draft.repository, draft.number), rule: 'draft', reason: undefined,
+  assert.deepEqual(
+    { ...decide(draft, effectivePolicy(config, draft.repository)), reason: undefined },
+    {
+      action: 'delete',
+      name: environmentName(draft.repository, draft.number),
+      rule: 'draft',
+      reason: undefined,
+    },
+  );
+  const fork = facts('opened', (p) => {
+    p.head.repo = { ...p.head.repo, id: 1 };
+    p.author_association = 'CONTRIBUTOR';
   });
-  const fork = facts('opened', (p) => { p.head.repo = { ...p.head.repo, id: 1 }; p.author_association = 'CONTRIBUTOR'; });
   const forkDecision = decide(fork, effectivePolicy(config, fork.repository));
   assert.equal(forkDecision.action === 'delete' && forkDecision.rule, 'trust');
-  const approved = facts('opened', (p) => { p.head.repo = { ...p.head.repo, id: 1 }; p.labels = [{ name: 'preview-approved' }]; });
+  const approved = facts('opened', (p) => {
+    p.head.repo = { ...p.head.repo, id: 1 };
+    p.labels = [{ name: 'preview-approved' }];
+  });
   const approvedDecision = decide(approved, effectivePolicy(config, approved.repository));
   assert.equal(approvedDecision.action, 'upsert');
   assert.equal(approvedDecision.action === 'upsert' && approvedDecision.spec.pullRequest.fork, true);
 });
 
 test('facts the CRD would reject are ignored, not written', () => {
-  const odd = facts('opened', (p) => { p.head.sha = 'ABC'; });
+  const odd = facts('opened', (p) => {
+    p.head.sha = 'ABC';
+  });
   const decision = decide(odd, effectivePolicy(config, odd.repository));
   assert.equal(decision.action, 'ignore');
   assert.match(decision.action === 'ignore' ? decision.reason : '', /head SHA/);
   // ...but a closed pull request with odd facts is still deleted.
-  const closed = facts('closed', (p) => { p.head.sha = 'ABC'; });
+  const closed = facts('closed', (p) => {
+    p.head.sha = 'ABC';
+  });
   assert.equal(decide(closed, effectivePolicy(config, closed.repository)).action, 'delete');
 });
 
@@ -89,6 +118,9 @@ test('specProblems mirrors the CRD schema', () => {
   assert.equal(specProblems({ ...spec, repository: { ...spec.repository, cloneUrl: '/srv/git/x' } }).length, 1);
   assert.equal(specProblems({ ...spec, repository: { ...spec.repository, owner: '-bad-' } }).length, 1);
   assert.equal(specProblems({ ...spec, ttl: '30s' }).length, 1);
-  assert.equal(specProblems({ ...spec, pullRequest: { ...spec.pullRequest, labels: Array.from({ length: 101 }, (_, i) => `l${i}`) } }).length, 1);
+  assert.equal(
+    specProblems({ ...spec, pullRequest: { ...spec.pullRequest, labels: Array.from({ length: 101 }, (_, i) => `l${i}`) } }).length,
+    1,
+  );
   assert.equal(specProblems({ ...spec, pullRequest: { ...spec.pullRequest, headSha: 'f'.repeat(64) } }).length, 0, 'SHA-256 repositories');
 });

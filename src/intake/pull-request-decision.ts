@@ -25,7 +25,12 @@ export function decide(pr: PullRequestFacts, policy: EffectivePolicy): Decision 
   if (!eligibility.eligible) return { action: 'delete', name, rule: eligibility.rule, reason: eligibility.reason };
   const spec = environmentSpec(pr);
   const problems = specProblems(spec);
-  if (problems.length > 0) return { action: 'ignore', rule: 'invalid', reason: `cannot describe the pull request as a PreviewEnvironment: ${problems.join('; ')}` };
+  if (problems.length > 0)
+    return {
+      action: 'ignore',
+      rule: 'invalid',
+      reason: `cannot describe the pull request as a PreviewEnvironment: ${problems.join('; ')}`,
+    };
   return { action: 'upsert', name, spec };
 }
 
@@ -55,12 +60,18 @@ export function environmentSpec(pr: PullRequestFacts): PreviewEnvironmentSpec {
 export function specProblems(spec: PreviewEnvironmentSpec): string[] {
   const problems: string[] = [];
   const { repository: r, pullRequest: p } = spec;
-  if (!/^[A-Za-z0-9](-?[A-Za-z0-9])*$/.test(r.owner) || r.owner.length > 39) problems.push(`repository owner "${r.owner}" is not a GitHub login`);
-  if (!/^[A-Za-z0-9._-]+$/.test(r.name) || r.name.length > 100) problems.push(`repository name "${r.name}" is not a GitHub repository name`);
-  if (!/^(https|http|ssh|git|file):\/\/\S+$/.test(r.cloneUrl) || r.cloneUrl.length > 2048) problems.push('clone URL must be an https, http, ssh, git or file URL of at most 2048 characters');
+  if (!/^[A-Za-z0-9](-?[A-Za-z0-9])*$/.test(r.owner) || r.owner.length > 39)
+    problems.push(`repository owner "${r.owner}" is not a GitHub login`);
+  if (!/^[A-Za-z0-9._-]+$/.test(r.name) || r.name.length > 100)
+    problems.push(`repository name "${r.name}" is not a GitHub repository name`);
+  if (!/^(https|http|ssh|git|file):\/\/\S+$/.test(r.cloneUrl) || r.cloneUrl.length > 2048)
+    problems.push('clone URL must be an https, http, ssh, git or file URL of at most 2048 characters');
   if (!Number.isSafeInteger(p.number) || p.number < 1) problems.push(`pull request number ${p.number} is not a positive integer`);
   if (!/^([0-9a-f]{40}|[0-9a-f]{64})$/.test(p.headSha)) problems.push(`head SHA "${p.headSha}" is not a full lower-case commit id`);
-  for (const [key, ref] of [['head', p.headRef], ['base', p.baseRef]] as const) {
+  for (const [key, ref] of [
+    ['head', p.headRef],
+    ['base', p.baseRef],
+  ] as const) {
     if (ref.length < 1 || ref.length > 255) problems.push(`${key} branch name must have 1 to 255 characters`);
   }
   const author = p.author ?? '';

@@ -21,7 +21,8 @@ test('names that shorten alike still differ; every name is a DNS-1123 label of a
   const b = environmentName({ owner: 'acme', name: `${long}-two` }, 123456789);
   assert.notEqual(a, b);
   for (const name of [
-    a, b,
+    a,
+    b,
     environmentName({ owner: 'x', name: 'My_Repo.js' }, 1),
     environmentName({ owner: 'x', name: '...' }, 1),
     environmentName({ owner: 'x', name: '-_-' }, Number.MAX_SAFE_INTEGER),

@@ -17,6 +17,10 @@ export function environmentName(repository: { owner: string; name: string }, pul
   const hash = createHash('sha256').update(`${repository.owner}/${repository.name}`.toLowerCase()).digest('hex').slice(0, hashLength);
   const prefix = `pr-${pullRequest}-`;
   const room = maxLength - prefix.length - 1 - hashLength;
-  const slug = repository.name.toLowerCase().replace(/[^a-z0-9]+/g, '-').slice(0, room).replace(/^-+|-+$/g, '');
+  const slug = repository.name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .slice(0, room)
+    .replace(/^-+|-+$/g, '');
   return slug ? `${prefix}${slug}-${hash}` : `${prefix}${hash}`;
 }

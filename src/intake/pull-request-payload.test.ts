@@ -39,7 +39,11 @@ test('updated_at is required, checked as RFC 3339 and kept in UTC, so equal time
   assert.equal(at('2019-05-15T17:20:33+02:00'), '2019-05-15T15:20:33Z');
   assert.equal(at('2019-05-15T15:20:33.250Z'), '2019-05-15T15:20:33.250Z');
   for (const bad of [undefined, '', 'yesterday', 'May 15 2019', '2019-05-15', 1557933633]) {
-    assert.throws(() => at(bad), (err: unknown) => err instanceof PayloadError && err.path === 'pull_request.updated_at', String(bad));
+    assert.throws(
+      () => at(bad),
+      (err: unknown) => err instanceof PayloadError && err.path === 'pull_request.updated_at',
+      String(bad),
+    );
   }
 });
 
@@ -88,17 +92,51 @@ test('the clone URL can be redirected (tests, mirrors)', () => {
 
 test('a payload missing what the decision needs names the field', () => {
   const cases: Array<[string, (pr: Json) => void]> = [
-    ['pull_request.head.sha', (pr) => { delete pr.head.sha; }],
-    ['pull_request.base.repo', (pr) => { pr.base.repo = 'x'; }],
-    ['pull_request.number', (pr) => { pr.number = '2'; }],
-    ['pull_request.state', (pr) => { pr.state = 'draft'; }],
-    ['pull_request.labels[0].name', (pr) => { pr.labels = [{}]; }],
-    ['pull_request.user.login', (pr) => { pr.user = {}; }],
+    [
+      'pull_request.head.sha',
+      (pr) => {
+        delete pr.head.sha;
+      },
+    ],
+    [
+      'pull_request.base.repo',
+      (pr) => {
+        pr.base.repo = 'x';
+      },
+    ],
+    [
+      'pull_request.number',
+      (pr) => {
+        pr.number = '2';
+      },
+    ],
+    [
+      'pull_request.state',
+      (pr) => {
+        pr.state = 'draft';
+      },
+    ],
+    [
+      'pull_request.labels[0].name',
+      (pr) => {
+        pr.labels = [{}];
+      },
+    ],
+    [
+      'pull_request.user.login',
+      (pr) => {
+        pr.user = {};
+      },
+    ],
   ];
   for (const [path, breakIt] of cases) {
     const pr = example('opened').pull_request;
     breakIt(pr);
-    assert.throws(() => pullRequestFacts(pr), (err: unknown) => err instanceof PayloadError && err.path === path, path);
+    assert.throws(
+      () => pullRequestFacts(pr),
+      (err: unknown) => err instanceof PayloadError && err.path === path,
+      path,
+    );
   }
   assert.throws(() => pullRequestFacts(undefined), PayloadError);
 });

@@ -5,7 +5,10 @@
 import { isAuthorAssociation, type PullRequestFacts, type RepositoryFacts } from '../policy/pull-request-facts.js';
 
 export class PayloadError extends Error {
-  constructor(readonly path: string, problem: string) {
+  constructor(
+    readonly path: string,
+    problem: string,
+  ) {
     super(`${path}: ${problem}`);
     this.name = 'PayloadError';
   }
@@ -50,7 +53,8 @@ export function pullRequestFacts(value: unknown, options: PullRequestFactsOption
   const pr = value as Json;
 
   const number = pr.number;
-  if (typeof number !== 'number' || !Number.isSafeInteger(number) || number < 1) throw new PayloadError(`${path}.number`, 'expected a positive integer');
+  if (typeof number !== 'number' || !Number.isSafeInteger(number) || number < 1)
+    throw new PayloadError(`${path}.number`, 'expected a positive integer');
   const state = pr.state;
   if (state !== 'open' && state !== 'closed') throw new PayloadError(`${path}.state`, 'expected "open" or "closed"');
 

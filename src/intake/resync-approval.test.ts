@@ -7,8 +7,18 @@ import { resyncApproval } from './resync-approval.js';
 const sha = (c: string) => c.repeat(40);
 const pr = (over: Partial<PullRequestFacts>): PullRequestFacts => ({
   repository: { owner: 'acme', name: 'shop', cloneUrl: 'https://github.com/acme/shop.git' },
-  number: 4, state: 'open', merged: false, headSha: sha('b'), headRef: 'patch-4', baseRef: 'main', author: 'mallory',
-  authorAssociation: 'CONTRIBUTOR', labels: ['preview-approved', 'bug'], draft: false, fork: true, ...over,
+  number: 4,
+  state: 'open',
+  merged: false,
+  headSha: sha('b'),
+  headRef: 'patch-4',
+  baseRef: 'main',
+  author: 'mallory',
+  authorAssociation: 'CONTRIBUTOR',
+  labels: ['preview-approved', 'bug'],
+  draft: false,
+  fork: true,
+  ...over,
 });
 const trust = defaultPolicySettings.trust;
 

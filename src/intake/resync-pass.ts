@@ -205,7 +205,11 @@ export class ResyncPass {
   private queueDeletion(read: RepositoryRead, environment: CachedEnvironment, reason: string, updatedAt?: string): void {
     if (this.alreadyDeleting(environment)) return;
     read.deletions.push({
-      name: environment.name, repository: read.fullName, number: environment.number, reason, observedAt: read.observedAt,
+      name: environment.name,
+      repository: read.fullName,
+      number: environment.number,
+      reason,
+      observedAt: read.observedAt,
       ...(updatedAt !== undefined ? { updatedAt } : {}),
     });
   }

@@ -4,7 +4,8 @@ import type { KubeObject } from '../kube/kube-object.js';
 import { carriesDesired } from './resync-spec-match.js';
 
 const desired = {
-  apiVersion: 'preview.alien6.io/v1alpha1', kind: 'PreviewEnvironment',
+  apiVersion: 'preview.alien6.io/v1alpha1',
+  kind: 'PreviewEnvironment',
   metadata: { name: 'pr-1', labels: { a: '1' }, annotations: { r: 'acme/shop' } },
   spec: { repository: { owner: 'acme' }, pullRequest: { number: 1, labels: ['a', 'b'], draft: false }, ttl: '72h' },
 } as KubeObject;
@@ -25,11 +26,26 @@ describe('carriesDesired', () => {
       edit(o);
       return carriesDesired(o, desired);
     };
-    assert.equal(changed((o) => (o.spec.pullRequest.number = 2)), false);
-    assert.equal(changed((o) => (o.spec.pullRequest.labels = ['a'])), false);
-    assert.equal(changed((o) => (o.spec.pullRequest.labels = ['a', 'b', 'c'])), false);
-    assert.equal(changed((o) => delete o.spec.ttl), false);
-    assert.equal(changed((o) => delete o.metadata.annotations), false);
+    assert.equal(
+      changed((o) => (o.spec.pullRequest.number = 2)),
+      false,
+    );
+    assert.equal(
+      changed((o) => (o.spec.pullRequest.labels = ['a'])),
+      false,
+    );
+    assert.equal(
+      changed((o) => (o.spec.pullRequest.labels = ['a', 'b', 'c'])),
+      false,
+    );
+    assert.equal(
+      changed((o) => delete o.spec.ttl),
+      false,
+    );
+    assert.equal(
+      changed((o) => delete o.metadata.annotations),
+      false,
+    );
   });
 
   it('does not count a newer pull request update alone as a difference (every comment moves it)', () => {

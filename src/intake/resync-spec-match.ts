@@ -15,9 +15,11 @@ import type { KubeObject } from '../kube/kube-object.js';
 export function carriesDesired(existing: KubeObject, desired: KubeObject): boolean {
   const have = existing as KubeObject & { spec?: unknown };
   const want = desired as KubeObject & { spec?: unknown };
-  return contains(have.spec, withoutUpdate(want.spec))
-    && contains(have.metadata?.labels ?? {}, want.metadata?.labels ?? {})
-    && contains(have.metadata?.annotations ?? {}, want.metadata?.annotations ?? {});
+  return (
+    contains(have.spec, withoutUpdate(want.spec)) &&
+    contains(have.metadata?.labels ?? {}, want.metadata?.labels ?? {}) &&
+    contains(have.metadata?.annotations ?? {}, want.metadata?.annotations ?? {})
+  );
 }
 
 function contains(have: unknown, want: unknown): boolean {

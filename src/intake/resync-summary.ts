@@ -51,10 +51,27 @@ export interface ResyncSummary {
 /** The summary of a pass that has done nothing yet. */
 export function emptySummary(started: number): ResyncSummary {
   return {
-    startedAt: new Date(started).toISOString(), durationMs: 0, repositories: 0, listedRepositories: 0, pullRequestsSeen: 0,
-    requests: 0, notModified: 0, created: [], updated: [], deleted: [], unchanged: 0, superseded: 0, stale: 0, ignored: 0,
-    unconfirmedApprovals: 0, alreadyDeleting: 0,
-    skippedDeletions: [], deletionCapReached: false, rateLimited: false, errors: [], message: '',
+    startedAt: new Date(started).toISOString(),
+    durationMs: 0,
+    repositories: 0,
+    listedRepositories: 0,
+    pullRequestsSeen: 0,
+    requests: 0,
+    notModified: 0,
+    created: [],
+    updated: [],
+    deleted: [],
+    unchanged: 0,
+    superseded: 0,
+    stale: 0,
+    ignored: 0,
+    unconfirmedApprovals: 0,
+    alreadyDeleting: 0,
+    skippedDeletions: [],
+    deletionCapReached: false,
+    rateLimited: false,
+    errors: [],
+    message: '',
   };
 }
 
@@ -64,8 +81,12 @@ export function finishSummary(summary: ResyncSummary, started: number, maxDeleti
   summary.durationMs = Date.now() - started;
   summary.message = summaryMessage(summary, maxDeletions);
   const fields = {
-    ...summary, created: summary.created.length, updated: summary.updated.length, deleted: summary.deleted.length,
-    skippedDeletions: summary.skippedDeletions.length, errors: summary.errors.length,
+    ...summary,
+    created: summary.created.length,
+    updated: summary.updated.length,
+    deleted: summary.deleted.length,
+    skippedDeletions: summary.skippedDeletions.length,
+    errors: summary.errors.length,
   };
   if (summary.deletionCapReached || summary.errors.length > 0) logger.warn(fields, summary.message);
   else logger.info(fields, summary.message);
@@ -74,8 +95,8 @@ export function finishSummary(summary: ResyncSummary, started: number, maxDeleti
 
 function summaryMessage(s: ResyncSummary, maxDeletions: number): string {
   const parts = [
-    `resync: ${s.listedRepositories}/${s.repositories} repositories listed, ${s.pullRequestsSeen} open pull requests, `
-      + `${s.requests} requests (${s.notModified} not modified)`,
+    `resync: ${s.listedRepositories}/${s.repositories} repositories listed, ${s.pullRequestsSeen} open pull requests, ` +
+      `${s.requests} requests (${s.notModified} not modified)`,
     `${s.created.length} created, ${s.updated.length} updated, ${s.deleted.length} deleted`,
   ];
   if (s.alreadyDeleting > 0) parts.push(`${s.alreadyDeleting} already being deleted`);
@@ -83,13 +104,16 @@ function summaryMessage(s: ResyncSummary, maxDeletions: number): string {
   if (s.stale > 0) parts.push(`${s.stale} write(s) refused: the environment records a newer update of the pull request than the listing`);
   if (s.deletionCapReached) {
     const names = `${s.skippedDeletions.slice(0, 5).join(', ')}${s.skippedDeletions.length > 5 ? ', …' : ''}`;
-    parts.push(`deletion cap reached: ${s.skippedDeletions.length} more environment(s) of closed pull requests wait for the next pass `
-      + `(maxDeletionsPerPass ${maxDeletions}): ${names}`);
+    parts.push(
+      `deletion cap reached: ${s.skippedDeletions.length} more environment(s) of closed pull requests wait for the next pass ` +
+        `(maxDeletionsPerPass ${maxDeletions}): ${names}`,
+    );
   }
   if (s.rateLimited) parts.push(`rate limited by GitHub: ${s.skippedDeletions.length} deletion(s) held back`);
   if (s.unconfirmedApprovals > 0) {
-    parts.push(`${s.unconfirmedApprovals} untrusted pull request(s) carry an approval label not confirmed for their head commit`
-      + ' (not deployed)');
+    parts.push(
+      `${s.unconfirmedApprovals} untrusted pull request(s) carry an approval label not confirmed for their head commit` + ' (not deployed)',
+    );
   }
   if (s.errors.length > 0) parts.push(`${s.errors.length} error(s), first: ${errorLine(s.errors[0]!)}`);
   return parts.join('; ');

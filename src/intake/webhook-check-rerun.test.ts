@@ -13,7 +13,9 @@ const at = new Date('2026-03-01T10:00:00Z');
 
 function environment(pullRequest: number, headSha: string): KubeObject {
   return {
-    apiVersion: 'preview.alien6.io/v1alpha1', kind: 'PreviewEnvironment', metadata: { name: environmentName(repository, pullRequest) },
+    apiVersion: 'preview.alien6.io/v1alpha1',
+    kind: 'PreviewEnvironment',
+    metadata: { name: environmentName(repository, pullRequest) },
     spec: { repository: { ...repository, cloneUrl: 'x' }, pullRequest: { number: pullRequest, headSha } },
   };
 }
@@ -41,11 +43,15 @@ describe('check_run and check_suite rerequested', () => {
   it('asks the environment of the pull request whose head is the commit to deploy it again', () => {
     const { handler, asked } = setup([environment(7, sha)]);
     const outcome = handler.handle('check_run', 'rerequested', payload('check_run', [7]), at);
-    assert.deepEqual(outcome, { result: 'accepted', environment: environmentName(repository, 7), reason: `re-running the deploy of ${sha.slice(0, 12)} in ${environmentName(repository, 7)}` });
+    assert.deepEqual(outcome, {
+      result: 'accepted',
+      environment: environmentName(repository, 7),
+      reason: `re-running the deploy of ${sha.slice(0, 12)} in ${environmentName(repository, 7)}`,
+    });
     assert.deepEqual(asked, [`${environmentName(repository, 7)}@2026-03-01T10:00:00.000Z`]);
   });
 
-  it('finds a fork\'s pull request (GitHub lists none) by its head commit; check_suite alike', () => {
+  it("finds a fork's pull request (GitHub lists none) by its head commit; check_suite alike", () => {
     const { handler, asked } = setup([environment(8, sha), environment(9, 'd'.repeat(40))]);
     assert.equal(handler.handle('check_suite', 'rerequested', payload('check_suite', []), at).result, 'accepted');
     assert.deepEqual(asked, [`${environmentName(repository, 8)}@2026-03-01T10:00:00.000Z`]);

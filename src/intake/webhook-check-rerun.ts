@@ -64,7 +64,7 @@ export class CheckRerunHandler {
     const requestedAt = receivedAt.toISOString();
     for (const name of names) {
       this.options.requestRerun(name, requestedAt).catch((err: unknown) => {
-        this.logger.error({ environment: name, sha: target.sha, err }, 'could not ask for a re-run of the environment\'s deploy');
+        this.logger.error({ environment: name, sha: target.sha, err }, "could not ask for a re-run of the environment's deploy");
       });
     }
     return { result: 'accepted', environment: names[0], reason: `re-running the deploy of ${sha} in ${names.join(', ')}` };
@@ -74,10 +74,12 @@ export class CheckRerunHandler {
   private environmentsAt(target: RerunTarget): string[] {
     const { environments } = this.options;
     const named = target.pullRequests.map((n) => environmentName(target.repository, n));
-    const recorded = ((environments?.list?.() ?? []) as Environment[]).filter((e) => {
-      const repository = e.spec?.repository;
-      return repository && sameRepository(repository, target.repository) && e.spec?.pullRequest?.headSha === target.sha;
-    }).map((e) => e.metadata.name!);
+    const recorded = ((environments?.list?.() ?? []) as Environment[])
+      .filter((e) => {
+        const repository = e.spec?.repository;
+        return repository && sameRepository(repository, target.repository) && e.spec?.pullRequest?.headSha === target.sha;
+      })
+      .map((e) => e.metadata.name!);
     const candidates = [...new Set([...named, ...recorded])];
     // Without a cache (a webhook-only process) the write itself finds out; with one, only heads at the commit.
     if (!environments) return candidates;

@@ -18,7 +18,15 @@ import { pullRequestFacts, type PullRequestFactsOptions } from './pull-request-p
 
 /** Actions that can change whether, or with what spec, an environment exists. */
 export const pullRequestActions: ReadonlySet<string> = new Set([
-  'opened', 'reopened', 'synchronize', 'ready_for_review', 'converted_to_draft', 'labeled', 'unlabeled', 'edited', 'closed',
+  'opened',
+  'reopened',
+  'synchronize',
+  'ready_for_review',
+  'converted_to_draft',
+  'labeled',
+  'unlabeled',
+  'edited',
+  'closed',
 ]);
 
 /**
@@ -69,8 +77,9 @@ export class PullRequestEventHandler {
     const name = environmentName(facts.repository, facts.number);
     const recorded = newer(this.updates.newest(name), recordedUpdate(this.options.environments?.get(name)));
     if (isOlder(facts.updatedAt, recorded)) {
-      const reason = `the pull request as of ${facts.updatedAt} is older than the ${recorded} already recorded`
-        + ' (a replayed or late delivery): nothing changes';
+      const reason =
+        `the pull request as of ${facts.updatedAt} is older than the ${recorded} already recorded` +
+        ' (a replayed or late delivery): nothing changes';
       return { result: 'stale', environment: name, reason };
     }
     const policy = effectivePolicy(this.options.policy(), facts.repository);
@@ -78,7 +87,10 @@ export class PullRequestEventHandler {
     if (approvalRevoked) {
       facts = withoutApproval(facts, policy.trust);
       this.options.approvals.revoke({
-        owner: facts.repository.owner, repo: facts.repository.name, number: facts.number, label: policy.trust.approvalLabel,
+        owner: facts.repository.owner,
+        repo: facts.repository.name,
+        number: facts.number,
+        label: policy.trust.approvalLabel,
       });
     }
 
@@ -99,7 +111,9 @@ export class PullRequestEventHandler {
       case 'delete': {
         this.options.writer.submit(decision.name, { op: 'delete', ...(facts.updatedAt ? { updatedAt: facts.updatedAt } : {}) });
         this.updates.accept(decision.name, facts.updatedAt);
-        const reason = approvalRevoked ? `new commits need a maintainer's approval again (label "${policy.trust.approvalLabel}")` : decision.reason;
+        const reason = approvalRevoked
+          ? `new commits need a maintainer's approval again (label "${policy.trust.approvalLabel}")`
+          : decision.reason;
         return { result: 'accepted', environment: decision.name, op: 'delete', reason, ...extra };
       }
     }

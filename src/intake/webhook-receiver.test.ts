@@ -39,12 +39,16 @@ class RecordingStore implements EnvironmentStore {
   }
 }
 
-const hook: WebhookHook = { secret: 'It\'s a Secret to Everybody', id: 1, targetType: 'repository', targetId: 2 };
+const hook: WebhookHook = { secret: "It's a Secret to Everybody", id: 1, targetType: 'repository', targetId: 2 };
 const store = new RecordingStore();
 const writes: EnvironmentWrite[] = [];
 const writer = new EnvironmentWriter({ store, initialDelayMs: 20, observe: (w) => writes.push(w) });
 const removed: unknown[][] = [];
-const approvals = new ApprovalRevoker({ removeLabel: async (...args) => { removed.push(args); } });
+const approvals = new ApprovalRevoker({
+  removeLabel: async (...args) => {
+    removed.push(args);
+  },
+});
 const outcomes: WebhookOutcome[] = [];
 const upserted: string[] = [];
 let running: RunningServer;
@@ -53,7 +57,8 @@ let url: string;
 before(async () => {
   const receiver = new WebhookReceiver({
     secret: ['new-secret', hook.secret],
-    writer, approvals,
+    writer,
+    approvals,
     policy: resolvePolicyConfig(),
     maxBodyBytes: 64 * 1024,
     observe: (o) => outcomes.push(o),
@@ -109,7 +114,14 @@ test('opened: answered 202 accepted with the environment name and op, then one u
   const res = await delivery.deliver(url);
   assert.equal(res.status, 202);
   const body = JSON.parse(res.body);
-  assert.deepEqual(body, { result: 'accepted', delivery: delivery.id, event: 'pull_request', action: 'opened', environment: exampleName, op: 'upsert' });
+  assert.deepEqual(body, {
+    result: 'accepted',
+    delivery: delivery.id,
+    event: 'pull_request',
+    action: 'opened',
+    environment: exampleName,
+    op: 'upsert',
+  });
   await writer.idle();
   assert.equal(store.calls.length, 1);
   assert.equal(store.calls[0]!.op, 'upsert');
@@ -118,16 +130,28 @@ test('opened: answered 202 accepted with the environment name and op, then one u
 
 test('every used action is accepted and makes exactly one write; closed deletes', async () => {
   const expected: Record<string, 'upsert' | 'delete'> = {
-    opened: 'upsert', reopened: 'upsert', synchronize: 'upsert', ready_for_review: 'upsert',
-    converted_to_draft: 'delete', labeled: 'upsert', unlabeled: 'upsert', closed: 'delete',
+    opened: 'upsert',
+    reopened: 'upsert',
+    synchronize: 'upsert',
+    ready_for_review: 'upsert',
+    converted_to_draft: 'delete',
+    labeled: 'upsert',
+    unlabeled: 'upsert',
+    closed: 'delete',
   };
   for (const [action, op] of Object.entries(expected)) {
     await reset();
-    const res = await prDelivery(action, (p) => { p.pull_request.draft = action === 'converted_to_draft'; }).deliver(url);
+    const res = await prDelivery(action, (p) => {
+      p.pull_request.draft = action === 'converted_to_draft';
+    }).deliver(url);
     assert.equal(res.status, 202, action);
     assert.deepEqual([JSON.parse(res.body).result, JSON.parse(res.body).op], ['accepted', op], action);
     await writer.idle();
-    assert.deepEqual(store.calls.map((c) => c.op), [op], action);
+    assert.deepEqual(
+      store.calls.map((c) => c.op),
+      [op],
+      action,
+    );
   }
 });
 
@@ -152,7 +176,9 @@ test('edited: a base change rewrites the spec, a title edit does nothing', async
   assert.equal(store.calls.length, 1);
   assert.equal(store.calls[0]!.op === 'upsert' && store.calls[0]!.spec.pullRequest.baseRef, 'release/2');
   await reset();
-  const title = await prDelivery('edited', (p) => { p.changes = { title: { from: 'old' } }; }).deliver(url);
+  const title = await prDelivery('edited', (p) => {
+    p.changes = { title: { from: 'old' } };
+  }).deliver(url);
   assert.equal(title.status, 202);
   assert.equal(JSON.parse(title.body).result, 'unused');
   await writer.idle();
@@ -206,7 +232,10 @@ function replay(delivery: ReturnType<typeof prDelivery>) {
 
 const shaA = 'a'.repeat(40);
 const shaB = 'b'.repeat(40);
-const pushOf = (sha: string) => prDelivery('synchronize', (p) => { p.pull_request.head.sha = sha; });
+const pushOf = (sha: string) =>
+  prDelivery('synchronize', (p) => {
+    p.pull_request.head.sha = sha;
+  });
 
 test('replay: an older push re-sent under a new delivery id is answered 200 stale and writes nothing', async () => {
   await reset();
@@ -232,7 +261,9 @@ test('replay: answered stale even when it arrives while the newer write is still
   await old.deliver(url);
   await writer.idle();
   let release!: () => void;
-  store.hold = new Promise((resolve) => { release = resolve; });
+  store.hold = new Promise((resolve) => {
+    release = resolve;
+  });
   try {
     assert.equal((await pushOf(shaB).deliver(url)).status, 202);
     assert.equal(JSON.parse((await replay(old)).body).result, 'stale');
@@ -240,7 +271,10 @@ test('replay: answered stale even when it arrives while the newer write is still
     release();
   }
   await writer.idle();
-  assert.deepEqual(store.calls.map((c) => c.op === 'upsert' && c.spec.pullRequest.headSha), [shaA, shaB]);
+  assert.deepEqual(
+    store.calls.map((c) => c.op === 'upsert' && c.spec.pullRequest.headSha),
+    [shaA, shaB],
+  );
 });
 
 test('replay: a closed re-sent after a newer reopened does not delete; an opened re-sent after the closed does not revive', async () => {
@@ -251,17 +285,23 @@ test('replay: a closed re-sent after a newer reopened does not delete; an opened
   await reopened.deliver(url);
   assert.equal(JSON.parse((await replay(closed)).body).result, 'stale');
   await writer.idle();
-  assert.deepEqual(store.calls.map((c) => c.op), ['delete', 'upsert']);
+  assert.deepEqual(
+    store.calls.map((c) => c.op),
+    ['delete', 'upsert'],
+  );
 
   await reset();
   const closedAgain = prDelivery('closed');
   await closedAgain.deliver(url);
   assert.equal(JSON.parse((await replay(reopened)).body).result, 'stale');
   await writer.idle();
-  assert.deepEqual(store.calls.map((c) => c.op), ['delete']);
+  assert.deepEqual(
+    store.calls.map((c) => c.op),
+    ['delete'],
+  );
 });
 
-test('replay: an old push of an untrusted author does not remove the maintainer\'s approval again', async () => {
+test("replay: an old push of an untrusted author does not remove the maintainer's approval again", async () => {
   await reset();
   const old = prDelivery('synchronize', (p) => makeFork(p, ['preview-approved']));
   await old.deliver(url);
@@ -274,13 +314,15 @@ test('replay: an old push of an untrusted author does not remove the maintainer\
   assert.deepEqual(removed, []);
 });
 
-test('replay: a receiver that never saw the newer delivery (restarted, another replica) answers from the cluster\'s record', async () => {
+test("replay: a receiver that never saw the newer delivery (restarted, another replica) answers from the cluster's record", async () => {
   await reset();
   const old = pushOf(shaA);
   const current = pushOf(shaB);
   const updatedAt = (current.payload.pull_request as { updated_at: string }).updated_at;
   const recorded = {
-    apiVersion: 'preview.alien6.io/v1alpha1', kind: 'PreviewEnvironment', metadata: { name: exampleName },
+    apiVersion: 'preview.alien6.io/v1alpha1',
+    kind: 'PreviewEnvironment',
+    metadata: { name: exampleName },
     spec: { pullRequest: { headSha: shaB, updatedAt } },
   };
   const environments = { get: (name: string) => (name === exampleName ? recorded : undefined) };
@@ -290,14 +332,20 @@ test('replay: a receiver that never saw the newer delivery (restarted, another r
   const again = fresh.receive({ headers: { ...current.headers, 'x-github-delivery': randomUUID() }, body: Buffer.from(current.body) });
   assert.deepEqual([again.status, again.body.result], [202, 'accepted'], 'the recorded state itself is not stale');
   await writer.idle();
-  assert.deepEqual(store.calls.map((c) => c.op === 'upsert' && c.spec.pullRequest.headSha), [shaB]);
+  assert.deepEqual(
+    store.calls.map((c) => c.op === 'upsert' && c.spec.pullRequest.headSha),
+    [shaB],
+  );
 });
 
 test('two descriptions with the same updated_at (GitHub counts seconds) are both accepted: the later one is written', async () => {
   await reset();
   const first = pushOf(shaA);
   const sameSecond = (first.payload.pull_request as { updated_at: string }).updated_at;
-  const second = prDelivery('synchronize', (p) => { p.pull_request.head.sha = shaB; p.pull_request.updated_at = sameSecond; });
+  const second = prDelivery('synchronize', (p) => {
+    p.pull_request.head.sha = shaB;
+    p.pull_request.updated_at = sameSecond;
+  });
   assert.equal(JSON.parse((await first.deliver(url)).body).result, 'accepted');
   assert.equal(JSON.parse((await second.deliver(url)).body).result, 'accepted');
   await writer.idle();
@@ -310,25 +358,38 @@ test('protocol errors: 401, 415, 400, 413 — and no write', async () => {
   const delivery = prDelivery('opened');
   const cases: Array<[string, Promise<{ status: number }>, number]> = [
     ['missing signature', delivery.deliver(url, { headers: { 'x-hub-signature-256': undefined } }), 401],
-    ['wrong secret', createDelivery({ event: 'pull_request', payload: delivery.payload, hook: { ...hook, secret: 'guess' } }).deliver(url), 401],
+    [
+      'wrong secret',
+      createDelivery({ event: 'pull_request', payload: delivery.payload, hook: { ...hook, secret: 'guess' } }).deliver(url),
+      401,
+    ],
     ['tampered body', delivery.deliver(url, { body: delivery.body.replace('"opened"', '"closed"') }), 401],
     ['form encoded', delivery.deliver(url, { headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415],
     ['no event header', delivery.deliver(url, { headers: { 'x-github-event': undefined } }), 400],
-    ['too large', createDelivery({ event: 'pull_request', payload: { ...delivery.payload, padding: 'x'.repeat(70 * 1024) }, hook }).deliver(url), 413],
+    [
+      'too large',
+      createDelivery({ event: 'pull_request', payload: { ...delivery.payload, padding: 'x'.repeat(70 * 1024) }, hook }).deliver(url),
+      413,
+    ],
   ];
   for (const [what, response, status] of cases) assert.equal((await response).status, status, what);
   const malformed = '{"action": "opened",';
   const { signBody } = await import('../../test/github-emulator/webhook-delivery.js');
-  const res = await delivery.deliver(url, { body: malformed, headers: { 'x-hub-signature-256': signBody(hook.secret, malformed).sha256, 'x-github-delivery': 'malformed-1' } });
+  const res = await delivery.deliver(url, {
+    body: malformed,
+    headers: { 'x-hub-signature-256': signBody(hook.secret, malformed).sha256, 'x-github-delivery': 'malformed-1' },
+  });
   assert.equal(res.status, 400);
   await writer.idle();
   assert.deepEqual(store.calls, []);
 });
 
 test('a body over the limit without Content-Length (chunked) is refused as it grows', async () => {
-  const body = Readable.from((function* () {
-    for (let i = 0; i < 100; i++) yield Buffer.alloc(1024, 'x');
-  })());
+  const body = Readable.from(
+    (function* () {
+      for (let i = 0; i < 100; i++) yield Buffer.alloc(1024, 'x');
+    })(),
+  );
   const res = await fetch(url, { method: 'POST', body, duplex: 'half', headers: { 'content-type': 'application/json' } } as RequestInit);
   assert.equal(res.status, 413);
 });
@@ -365,7 +426,9 @@ test('a payload it cannot read → 400, nothing queued, and the id stays free fo
 test('a cluster that does not answer does not delay the answer: 202 first, the write after', { timeout: 15_000 }, async () => {
   await reset();
   let answer!: () => void;
-  store.hold = new Promise((resolve) => { answer = resolve; });
+  store.hold = new Promise((resolve) => {
+    answer = resolve;
+  });
   try {
     const res = await prDelivery('opened').deliver(url);
     assert.equal(res.status, 202, 'answered while the write waits for the cluster');
@@ -376,7 +439,10 @@ test('a cluster that does not answer does not delay the answer: 202 first, the w
     answer(); // also when an assertion failed: later tests wait for the writer to be idle
   }
   await writer.idle();
-  assert.deepEqual(writes.map((w) => [w.result, w.attempts]), [['upserted', 1]]);
+  assert.deepEqual(
+    writes.map((w) => [w.result, w.attempts]),
+    [['upserted', 1]],
+  );
   assert.ok(writes[0]!.durationMs >= 550, 'timed from submit to written');
 });
 
@@ -384,11 +450,17 @@ test('a write the cluster fails transiently is retried after the answer until it
   await reset();
   store.failures = [new TransientError('connection refused', 0, 'ECONNREFUSED'), new TransientError('etcd timeout', 504, 'Timeout')];
   const res = await prDelivery('opened').deliver(url);
-  assert.equal(res.status, 202, 'the cluster\'s trouble is not GitHub\'s: no 503');
+  assert.equal(res.status, 202, "the cluster's trouble is not GitHub's: no 503");
   assert.doesNotMatch(res.body, /connection refused/, 'cluster details stay in the log');
   await writer.idle();
-  assert.deepEqual(store.calls.map((c) => c.op), ['upsert', 'upsert', 'upsert']);
-  assert.deepEqual(writes.map((w) => [w.result, w.attempts]), [['upserted', 3]]);
+  assert.deepEqual(
+    store.calls.map((c) => c.op),
+    ['upsert', 'upsert', 'upsert'],
+  );
+  assert.deepEqual(
+    writes.map((w) => [w.result, w.attempts]),
+    [['upserted', 3]],
+  );
 });
 
 test('a write the cluster refuses for good is not retried; the delivery was still accepted', async () => {
@@ -398,16 +470,25 @@ test('a write the cluster refuses for good is not retried; the delivery was stil
   assert.equal(res.status, 202);
   await writer.idle();
   assert.equal(store.calls.length, 1);
-  assert.deepEqual(writes.map((w) => [w.environment, w.result, w.attempts]), [[exampleName, 'failed', 1]]);
+  assert.deepEqual(
+    writes.map((w) => [w.environment, w.result, w.attempts]),
+    [[exampleName, 'failed', 1]],
+  );
 });
 
 test('a full writer (the cluster away under a flood) answers 503 unavailable, queues nothing, and leaves the id free for a redelivery', async () => {
   const held = new RecordingStore();
   let answer!: () => void;
-  held.hold = new Promise((resolve) => { answer = resolve; });
+  held.hold = new Promise((resolve) => {
+    answer = resolve;
+  });
   const small = new EnvironmentWriter({ store: held, concurrency: 1, maxWaiting: 1 });
   const receiver = new WebhookReceiver({ secret: hook.secret, writer: small, approvals, policy: resolvePolicyConfig() });
-  const numbered = (n: number) => prDelivery('opened', (p) => { p.number = n; p.pull_request.number = n; });
+  const numbered = (n: number) =>
+    prDelivery('opened', (p) => {
+      p.number = n;
+      p.pull_request.number = n;
+    });
   const receive = (d: ReturnType<typeof prDelivery>) => receiver.receive({ headers: d.headers, body: Buffer.from(d.body) });
   try {
     assert.equal(receive(numbered(11)).status, 202, 'in flight');
@@ -433,10 +514,13 @@ test('every request is observed with its result and duration', async () => {
   const delivery = prDelivery('opened');
   await delivery.deliver(url);
   await delivery.deliver(url, { headers: { 'x-hub-signature-256': 'sha256=00' } });
-  assert.deepEqual(outcomes.map((o) => [o.status, o.result, o.delivery, o.event]), [
-    [202, 'accepted', delivery.id, 'pull_request'],
-    [401, 'unauthorized', delivery.id, 'pull_request'],
-  ]);
+  assert.deepEqual(
+    outcomes.map((o) => [o.status, o.result, o.delivery, o.event]),
+    [
+      [202, 'accepted', delivery.id, 'pull_request'],
+      [401, 'unauthorized', delivery.id, 'pull_request'],
+    ],
+  );
   assert.ok(outcomes.every((o) => o.durationMs >= 0));
 });
 

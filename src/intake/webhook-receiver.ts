@@ -19,14 +19,24 @@ import { WriterFullError, type EnvironmentWriter } from './environment-writer.js
 import { PayloadError, type PullRequestFactsOptions } from './pull-request-payload.js';
 import { BodyTooLargeError, defaultMaxBodyBytes, readWebhookBody } from './webhook-body.js';
 import { CheckRerunHandler, rerunEvents, type CheckRerunOptions } from './webhook-check-rerun.js';
-import { PullRequestEventHandler, type PullRequestHandlerOptions, type PullRequestOutcome, type PullRequestResult } from './webhook-pull-request.js';
+import {
+  PullRequestEventHandler,
+  type PullRequestHandlerOptions,
+  type PullRequestOutcome,
+  type PullRequestResult,
+} from './webhook-pull-request.js';
 import { signatureMatches } from './webhook-signature.js';
 
 export type WebhookResult =
   | PullRequestResult
-  | 'pong' | 'duplicate'
-  | 'too-large' | 'unauthorized' | 'unsupported-media-type' | 'bad-request'
-  | 'unavailable' | 'failed';
+  | 'pong'
+  | 'duplicate'
+  | 'too-large'
+  | 'unauthorized'
+  | 'unsupported-media-type'
+  | 'bad-request'
+  | 'unavailable'
+  | 'failed';
 
 /** The answer to send: status, JSON body, and headers. */
 export interface WebhookAnswer {
@@ -89,7 +99,8 @@ export class WebhookReceiver {
 
   constructor(options: WebhookReceiverOptions) {
     this.secrets = typeof options.secret === 'string' ? [options.secret] : [...options.secret];
-    if (this.secrets.length === 0 || this.secrets.some((s) => !s)) throw new Error('a webhook secret is required (an empty secret would accept forged deliveries)');
+    if (this.secrets.length === 0 || this.secrets.some((s) => !s))
+      throw new Error('a webhook secret is required (an empty secret would accept forged deliveries)');
     this.maxBodyBytes = options.maxBodyBytes ?? defaultMaxBodyBytes;
     this.dedupe = options.dedupe ?? new DeliveryDedupe();
     this.logger = options.logger ?? silentLogger;
@@ -114,10 +125,11 @@ export class WebhookReceiver {
     try {
       body = await readWebhookBody(req, this.maxBodyBytes);
     } catch (err) {
-      const answer = err instanceof BodyTooLargeError
-        // Closing the connection spares reading the rest of a body that will be thrown away.
-        ? reply(413, { result: 'too-large', reason: `the body is larger than ${this.maxBodyBytes} bytes` }, { connection: 'close' })
-        : reply(400, { result: 'bad-request', reason: (err as Error).message });
+      const answer =
+        err instanceof BodyTooLargeError
+          ? // Closing the connection spares reading the rest of a body that will be thrown away.
+            reply(413, { result: 'too-large', reason: `the body is larger than ${this.maxBodyBytes} bytes` }, { connection: 'close' })
+          : reply(400, { result: 'bad-request', reason: (err as Error).message });
       return this.finish(answer, req.headers, started);
     }
     return this.receive({ headers: req.headers, body }, started);
@@ -135,7 +147,10 @@ export class WebhookReceiver {
     }
     const type = (header(headers, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
     if (type !== 'application/json') {
-      return reply(415, { result: 'unsupported-media-type', reason: 'deliveries must be application/json (set the webhook\'s content type to JSON)' });
+      return reply(415, {
+        result: 'unsupported-media-type',
+        reason: "deliveries must be application/json (set the webhook's content type to JSON)",
+      });
     }
     const delivery = header(headers, 'x-github-delivery');
     const event = header(headers, 'x-github-event');
@@ -170,8 +185,15 @@ export class WebhookReceiver {
       this.dedupe.release(delivery);
       if (err instanceof PayloadError) return reply(400, { result: 'bad-request', ...where, reason: err.message });
       if (err instanceof WriterFullError) {
-        this.logger.error({ ...where, maxWaiting: err.maxWaiting }, 'delivery refused: too many PreviewEnvironment writes wait for the cluster');
-        return reply(503, { result: 'unavailable', ...where, reason: 'the cluster is unavailable; redeliver later' }, { 'retry-after': '60' });
+        this.logger.error(
+          { ...where, maxWaiting: err.maxWaiting },
+          'delivery refused: too many PreviewEnvironment writes wait for the cluster',
+        );
+        return reply(
+          503,
+          { result: 'unavailable', ...where, reason: 'the cluster is unavailable; redeliver later' },
+          { 'retry-after': '60' },
+        );
       }
       this.logger.error({ ...where, err }, 'could not handle the pull request delivery');
       // The details stay in the log: GitHub shows answers to every repository admin.
@@ -183,13 +205,18 @@ export class WebhookReceiver {
     const durationMs = performance.now() - started;
     const { result, delivery, event, action } = answer.body;
     const outcome: WebhookOutcome = {
-      status: answer.status, result, durationMs,
+      status: answer.status,
+      result,
+      durationMs,
       delivery: delivery ?? header(headers, 'x-github-delivery'),
       event: event ?? header(headers, 'x-github-event'),
       ...(action ? { action } : {}),
     };
     const level = answer.status >= 500 ? 'error' : answer.status >= 400 ? 'warn' : 'info';
-    this.logger[level]({ ...outcome, environment: answer.body.environment, op: answer.body.op, reason: answer.body.reason }, 'webhook delivery');
+    this.logger[level](
+      { ...outcome, environment: answer.body.environment, op: answer.body.op, reason: answer.body.reason },
+      'webhook delivery',
+    );
     this.observe(outcome);
     return answer;
   }

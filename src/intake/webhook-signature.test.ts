@@ -5,9 +5,13 @@ import { signatureMatches } from './webhook-signature.js';
 
 const body = Buffer.from('{"zen":"Keep it logically awesome."}');
 
-test('GitHub\'s X-Hub-Signature-256 of the exact bytes verifies', () => {
+test("GitHub's X-Hub-Signature-256 of the exact bytes verifies", () => {
   assert.equal(signatureMatches(['s3cret'], body, signBody('s3cret', body).sha256), true);
-  assert.equal(signatureMatches(['s3cret'], body, signBody('s3cret', body).sha256.toUpperCase().replace('SHA256=', 'sha256=')), true, 'hex case does not matter');
+  assert.equal(
+    signatureMatches(['s3cret'], body, signBody('s3cret', body).sha256.toUpperCase().replace('SHA256=', 'sha256=')),
+    true,
+    'hex case does not matter',
+  );
 });
 
 test('another secret, another body, a truncated, missing or sha1 signature do not', () => {

@@ -7,14 +7,22 @@ const ns = 'pr-1';
 const role = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'reader', namespace: ns } };
 const account = { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'worker', namespace: ns } };
 const binding = (kind: string, name: string): KubeObject => ({
-  apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'b', namespace: ns },
-  roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind, name }, subjects: [],
+  apiVersion: 'rbac.authorization.k8s.io/v1',
+  kind: 'RoleBinding',
+  metadata: { name: 'b', namespace: ns },
+  roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind, name },
+  subjects: [],
 });
 const pod = (serviceAccountName?: string): KubeObject => ({
-  apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: ns }, spec: { serviceAccountName, containers: [] },
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name: 'p', namespace: ns },
+  spec: { serviceAccountName, containers: [] },
 });
 const crd: KubeObject = {
-  apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'widgets.example.com' },
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: 'widgets.example.com' },
   spec: { group: 'example.com', names: { kind: 'Widget', plural: 'widgets' } },
 };
 

@@ -93,7 +93,10 @@ export interface ApplierOptions {
 export class Applier {
   readonly hashAnnotation: string;
 
-  constructor(private readonly client: ObjectClient, private readonly options: ApplierOptions = {}) {
+  constructor(
+    private readonly client: ObjectClient,
+    private readonly options: ApplierOptions = {},
+  ) {
     this.hashAnnotation = options.hashAnnotation ?? `${client.fieldManager}/applied-hash`;
   }
 
@@ -220,12 +223,14 @@ export class Applier {
   }
 
   private prepare(obj: KubeObject, ownership: Ownership | undefined): KubeObject {
-    if (!obj.apiVersion || !obj.kind || !obj.metadata?.name) throw new Error(`every object needs apiVersion, kind and metadata.name: ${JSON.stringify(obj).slice(0, 200)}`);
+    if (!obj.apiVersion || !obj.kind || !obj.metadata?.name)
+      throw new Error(`every object needs apiVersion, kind and metadata.name: ${JSON.stringify(obj).slice(0, 200)}`);
     // Only the top level and metadata are changed below (labels and annotations replaced, never
     // edited), so a shallow copy leaves the caller's object as it was: a deep one per object and
     // reconcile was 2 % of the operator's CPU in a burst.
     const copy: KubeObject = { ...obj, metadata: { ...obj.metadata } };
-    for (const field of ['resourceVersion', 'uid', 'creationTimestamp', 'generation', 'managedFields', 'selfLink']) delete copy.metadata[field];
+    for (const field of ['resourceVersion', 'uid', 'creationTimestamp', 'generation', 'managedFields', 'selfLink'])
+      delete copy.metadata[field];
     if (copy.apiVersion === 'v1' && copy.kind === 'Secret' && copy.stringData) {
       // stringData is write-only: the server folds it into data and never shows it again, so
       // fields owned under it could not reveal an edit of data. Fold it here, as the server would.
@@ -274,7 +279,8 @@ export class Applier {
       const current = await this.client.get(ref);
       const conditions = (current.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
       if (conditions.some((c) => c.type === 'Established' && c.status === 'True')) break;
-      if (Date.now() > deadline) throw new Error(`CustomResourceDefinition ${ref.name} not Established after ${this.options.crdEstablishTimeoutMs ?? 30_000} ms`);
+      if (Date.now() > deadline)
+        throw new Error(`CustomResourceDefinition ${ref.name} not Established after ${this.options.crdEstablishTimeoutMs ?? 30_000} ms`);
       await new Promise((r) => setTimeout(r, 200));
     }
     const spec = crd.spec as { group?: string; versions?: { name: string }[] } | undefined;

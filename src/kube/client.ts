@@ -124,7 +124,10 @@ export class KubeClient implements ObjectClient {
   private agent: { fingerprint: string; agent: http.Agent } | undefined;
   private credentials: Credentials | undefined;
 
-  constructor(readonly kubeConfig: KubeAccess, options: KubeClientOptions = {}) {
+  constructor(
+    readonly kubeConfig: KubeAccess,
+    options: KubeClientOptions = {},
+  ) {
     this.fieldManager = options.fieldManager ?? 'preview-operator';
     this.userAgent = options.userAgent ?? 'preview-operator';
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
@@ -215,7 +218,10 @@ export class KubeClient implements ObjectClient {
   async apply<T extends KubeObject = KubeObject>(obj: KubeObject, options: PatchOptions = {}): Promise<T> {
     const path = await this.pathOf(this.refOf(obj), options.subresource);
     return this.request<T>({
-      method: 'PATCH', path, body: obj, contentType: patchContentTypes.apply,
+      method: 'PATCH',
+      path,
+      body: obj,
+      contentType: patchContentTypes.apply,
       query: { ...this.writeQuery(options), force: options.force ?? true },
     });
   }
@@ -230,7 +236,11 @@ export class KubeClient implements ObjectClient {
   /** Deletes an object (background propagation by default). A missing object throws `NotFoundError`. */
   async delete(ref: ObjectRef, options: DeleteOptions = {}): Promise<void> {
     const path = await this.pathOf(ref);
-    const body: Record<string, unknown> = { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: options.propagationPolicy ?? 'Background' };
+    const body: Record<string, unknown> = {
+      kind: 'DeleteOptions',
+      apiVersion: 'v1',
+      propagationPolicy: options.propagationPolicy ?? 'Background',
+    };
     if (options.preconditions) body.preconditions = options.preconditions;
     if (options.gracePeriodSeconds !== undefined) body.gracePeriodSeconds = options.gracePeriodSeconds;
     // With a body, the server reads options from it only: dryRun must be there, not in the query.
@@ -270,7 +280,11 @@ export class KubeClient implements ObjectClient {
     const timeoutMs = req.timeoutMs ?? this.requestTimeoutMs;
     return new Promise((resolve, reject) => {
       const request = (isHttps ? https : http).request(url, {
-        method: req.method ?? 'GET', headers, agent, auth: opts.auth, signal: req.signal,
+        method: req.method ?? 'GET',
+        headers,
+        agent,
+        auth: opts.auth,
+        signal: req.signal,
       });
       if (timeoutMs > 0) {
         request.setTimeout(timeoutMs, () => request.destroy(new TransientError(`${what}: no answer within ${timeoutMs} ms`, 0, 'Timeout')));
@@ -301,7 +315,8 @@ export class KubeClient implements ObjectClient {
       agent = this.keepAliveAgent(options, isHttps, proxyUrl);
     } catch (err) {
       // A credential plugin that timed out or failed may succeed next time: retryable, like a network error.
-      if (err instanceof KubeConfigError && err.transient) throw new TransientError(`${what}: credentials: ${err.message}`, 0, 'CredentialPlugin', undefined, { cause: err });
+      if (err instanceof KubeConfigError && err.transient)
+        throw new TransientError(`${what}: credentials: ${err.message}`, 0, 'CredentialPlugin', undefined, { cause: err });
       throw toKubeError(err, `${what}: credentials`);
     }
     const expiresAt = this.kubeConfig.credentialsExpireAt?.(options) ?? Number.POSITIVE_INFINITY;
@@ -312,12 +327,18 @@ export class KubeClient implements ObjectClient {
   /** One keep-alive agent per TLS identity (and proxy), so requests reuse connections while the CA and client cert stay the same. */
   private keepAliveAgent(opts: https.RequestOptions, isHttps: boolean, proxyUrl: string | undefined): http.Agent {
     const fingerprint = createHash('sha256')
-      .update(String(isHttps)).update('\0')
-      .update(proxyUrl ?? '').update('\0')
-      .update(String(opts.ca ?? '')).update('\0')
-      .update(String(opts.cert ?? '')).update('\0')
-      .update(String(opts.key ?? '')).update('\0')
-      .update(String(opts.rejectUnauthorized)).update(String(opts.servername ?? ''))
+      .update(String(isHttps))
+      .update('\0')
+      .update(proxyUrl ?? '')
+      .update('\0')
+      .update(String(opts.ca ?? ''))
+      .update('\0')
+      .update(String(opts.cert ?? ''))
+      .update('\0')
+      .update(String(opts.key ?? ''))
+      .update('\0')
+      .update(String(opts.rejectUnauthorized))
+      .update(String(opts.servername ?? ''))
       .digest('hex');
     if (this.agent?.fingerprint !== fingerprint) {
       this.agent?.agent.destroy();
@@ -341,8 +362,14 @@ function newAgent(opts: https.RequestOptions, isHttps: boolean, proxyUrl: string
     return new http.Agent({ keepAlive: true });
   }
   const tlsOptions: https.AgentOptions = {
-    keepAlive: true, ca: opts.ca, cert: opts.cert, key: opts.key, pfx: opts.pfx, passphrase: opts.passphrase,
-    servername: opts.servername, ...(opts.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: opts.rejectUnauthorized }),
+    keepAlive: true,
+    ca: opts.ca,
+    cert: opts.cert,
+    key: opts.key,
+    pfx: opts.pfx,
+    passphrase: opts.passphrase,
+    servername: opts.servername,
+    ...(opts.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: opts.rejectUnauthorized }),
   };
   if (!proxyUrl) return new https.Agent(tlsOptions);
   const agent = kubeConfig.proxyAgent?.(tlsOptions);

@@ -8,12 +8,29 @@ const t2 = new Date('2026-01-01T10:09:00.000Z');
 
 describe('conditions', () => {
   it('a new condition gets the transition time now, in whole seconds', () => {
-    const list = setCondition(undefined, { type: 'Ready', status: 'False', reason: 'Deploying', message: 'waiting', observedGeneration: 1 }, t0);
-    assert.deepEqual(list, [{ type: 'Ready', status: 'False', reason: 'Deploying', message: 'waiting', observedGeneration: 1, lastTransitionTime: '2026-01-01T10:00:00Z' }]);
+    const list = setCondition(
+      undefined,
+      { type: 'Ready', status: 'False', reason: 'Deploying', message: 'waiting', observedGeneration: 1 },
+      t0,
+    );
+    assert.deepEqual(list, [
+      {
+        type: 'Ready',
+        status: 'False',
+        reason: 'Deploying',
+        message: 'waiting',
+        observedGeneration: 1,
+        lastTransitionTime: '2026-01-01T10:00:00Z',
+      },
+    ]);
   });
 
   it('same status with a new reason, message or generation keeps lastTransitionTime', () => {
-    const a = setCondition(undefined, { type: 'Ready', status: 'False', reason: 'Deploying', message: 'waiting', observedGeneration: 1 }, t0);
+    const a = setCondition(
+      undefined,
+      { type: 'Ready', status: 'False', reason: 'Deploying', message: 'waiting', observedGeneration: 1 },
+      t0,
+    );
     const b = setCondition(a, { type: 'Ready', status: 'False', reason: 'DatabaseNotReady', message: 'db 1/3', observedGeneration: 2 }, t1);
     assert.equal(b[0]!.lastTransitionTime, '2026-01-01T10:00:00Z');
     assert.equal(b[0]!.reason, 'DatabaseNotReady');
@@ -39,10 +56,19 @@ describe('conditions', () => {
     const frozen = structuredClone(a);
     const b = setCondition(a, { type: 'Ready', status: 'True', reason: 'C', message: '' }, t1);
     assert.deepEqual(a, frozen);
-    assert.deepEqual(b.map((c) => c.type), ['Ready', 'Degraded']);
+    assert.deepEqual(
+      b.map((c) => c.type),
+      ['Ready', 'Degraded'],
+    );
     const c = setCondition(b, { type: 'Progressing', status: 'True', reason: 'D', message: '' }, t1);
-    assert.deepEqual(c.map((x) => x.type), ['Ready', 'Degraded', 'Progressing']);
-    assert.deepEqual(removeCondition(c, 'Degraded').map((x) => x.type), ['Ready', 'Progressing']);
+    assert.deepEqual(
+      c.map((x) => x.type),
+      ['Ready', 'Degraded', 'Progressing'],
+    );
+    assert.deepEqual(
+      removeCondition(c, 'Degraded').map((x) => x.type),
+      ['Ready', 'Progressing'],
+    );
     assert.equal(findCondition(c, 'Degraded')?.reason, 'B');
     assert.equal(isConditionTrue(c, 'Ready'), true);
     assert.equal(isConditionTrue(c, 'Degraded'), false);

@@ -128,11 +128,13 @@ export class Controller<T extends KubeObject = KubeObject> {
     if (this.state !== 'running') return;
 
     const filter = o.filter ?? (() => true);
-    this.unsubscribe.push(o.for.addHandler({
-      onAdd: (obj) => filter({ type: 'add', object: obj }) && this.enqueue(objectKey(obj)),
-      onUpdate: (old, obj) => filter({ type: 'update', object: obj, old }) && this.enqueue(objectKey(obj)),
-      onDelete: (obj) => filter({ type: 'delete', object: obj }) && this.enqueue(objectKey(obj)),
-    }));
+    this.unsubscribe.push(
+      o.for.addHandler({
+        onAdd: (obj) => filter({ type: 'add', object: obj }) && this.enqueue(objectKey(obj)),
+        onUpdate: (old, obj) => filter({ type: 'update', object: obj, old }) && this.enqueue(objectKey(obj)),
+        onDelete: (obj) => filter({ type: 'delete', object: obj }) && this.enqueue(objectKey(obj)),
+      }),
+    );
     for (const owned of o.owns ?? []) this.watchMapped(owned, (obj) => this.ownerKeys(obj));
     for (const w of o.watches ?? []) this.watchMapped(w.informer, (obj) => w.map(obj));
 
@@ -172,7 +174,11 @@ export class Controller<T extends KubeObject = KubeObject> {
     clearInterval(this.resyncTimer);
     for (const unsubscribe of this.unsubscribe.splice(0)) unsubscribe();
     const drained = await this.queue.shutDownWithDrain(drainDeadlineMs);
-    if (!drained) this.logger.warn({ controller: this.name, inFlight: this.queue.inFlight() }, 'controller: drain deadline passed, aborting in-flight reconciles');
+    if (!drained)
+      this.logger.warn(
+        { controller: this.name, inFlight: this.queue.inFlight() },
+        'controller: drain deadline passed, aborting in-flight reconciles',
+      );
     this.abort.abort(new Error(`controller ${this.name} stopped`));
     if (drained) await Promise.all(this.workers);
     return drained;
@@ -182,15 +188,17 @@ export class Controller<T extends KubeObject = KubeObject> {
     const enqueueAll = (obj: KubeObject) => {
       for (const key of map(obj)) this.enqueue(key);
     };
-    this.unsubscribe.push(informer.addHandler({
-      onAdd: enqueueAll,
-      // Both: an object that changed owner must wake the old owner and the new one.
-      onUpdate: (old, obj) => {
-        enqueueAll(old);
-        enqueueAll(obj);
-      },
-      onDelete: enqueueAll,
-    }));
+    this.unsubscribe.push(
+      informer.addHandler({
+        onAdd: enqueueAll,
+        // Both: an object that changed owner must wake the old owner and the new one.
+        onUpdate: (old, obj) => {
+          enqueueAll(old);
+          enqueueAll(obj);
+        },
+        onDelete: enqueueAll,
+      }),
+    );
   }
 
   /** Keys of the primary objects that control `obj` (ownerReferences with controller: true). */
@@ -234,7 +242,10 @@ export class Controller<T extends KubeObject = KubeObject> {
           queue.add(key);
         } else {
           outcome = 'error';
-          this.logger.error({ controller: this.name, key, retries: queue.numRequeues(key), err: err instanceof Error ? err.message : String(err) }, 'reconcile failed');
+          this.logger.error(
+            { controller: this.name, key, retries: queue.numRequeues(key), err: err instanceof Error ? err.message : String(err) },
+            'reconcile failed',
+          );
           queue.addRateLimited(key);
           this.metrics.retried(this.name);
         }

@@ -37,7 +37,10 @@ export class Discovery {
   private readonly cache = new Map<string, Promise<Entry>>();
 
   /** @param refetchAfterMs a miss triggers a refetch only if the cached document is at least this old. */
-  constructor(private readonly get: DiscoveryGet, private readonly refetchAfterMs = 500) {}
+  constructor(
+    private readonly get: DiscoveryGet,
+    private readonly refetchAfterMs = 500,
+  ) {}
 
   /** The REST resource serving `kind`; throws `NoKindMatchError` when the server does not serve it. */
   async resolve(kind: KindRef): Promise<ResourceInfo> {
@@ -95,11 +98,16 @@ export class Discovery {
     const byKind = new Map<string, ResourceInfo>();
     for (const r of resources) {
       if (r.name.includes('/')) continue;
-      const subresources = resources
-        .filter((s) => s.name.startsWith(`${r.name}/`))
-        .map((s) => s.name.slice(r.name.length + 1));
+      const subresources = resources.filter((s) => s.name.startsWith(`${r.name}/`)).map((s) => s.name.slice(r.name.length + 1));
       byKind.set(r.kind, {
-        apiVersion, group, version, kind: r.kind, resource: r.name, namespaced: r.namespaced, verbs: r.verbs ?? [], subresources,
+        apiVersion,
+        group,
+        version,
+        kind: r.kind,
+        resource: r.name,
+        namespaced: r.namespaced,
+        verbs: r.verbs ?? [],
+        subresources,
       });
     }
     return { fetchedAt: Date.now(), byKind };

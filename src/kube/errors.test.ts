@@ -17,12 +17,20 @@ const status = (code: number, reason: string, extra: object = {}) =>
   JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', message: `${reason} happened`, reason, code, ...extra });
 
 describe('errors', () => {
-  it('maps each status to its class, keeping the server\'s reason and message', () => {
+  it("maps each status to its class, keeping the server's reason and message", () => {
     const cases: [number, string, new (...a: never[]) => KubeError][] = [
-      [404, 'NotFound', NotFoundError], [409, 'Conflict', ConflictError], [409, 'AlreadyExists', ConflictError],
-      [403, 'Forbidden', ForbiddenError], [401, 'Unauthorized', ForbiddenError], [422, 'Invalid', InvalidError],
-      [400, 'BadRequest', InvalidError], [410, 'Expired', ExpiredError], [429, 'TooManyRequests', TransientError],
-      [500, 'InternalError', TransientError], [503, 'ServiceUnavailable', TransientError], [504, 'Timeout', TransientError],
+      [404, 'NotFound', NotFoundError],
+      [409, 'Conflict', ConflictError],
+      [409, 'AlreadyExists', ConflictError],
+      [403, 'Forbidden', ForbiddenError],
+      [401, 'Unauthorized', ForbiddenError],
+      [422, 'Invalid', InvalidError],
+      [400, 'BadRequest', InvalidError],
+      [410, 'Expired', ExpiredError],
+      [429, 'TooManyRequests', TransientError],
+      [500, 'InternalError', TransientError],
+      [503, 'ServiceUnavailable', TransientError],
+      [504, 'Timeout', TransientError],
     ];
     for (const [code, reason, cls] of cases) {
       const err = errorFromResponse(code, status(code, reason), 'GET /x');
@@ -36,7 +44,10 @@ describe('errors', () => {
   });
 
   it('carries the causes of an invalid object and the retry-after of a throttled request', () => {
-    const invalid = errorFromResponse(422, status(422, 'Invalid', { details: { causes: [{ reason: 'FieldValueInvalid', message: 'must be >= 0', field: 'spec.replicas' }] } }));
+    const invalid = errorFromResponse(
+      422,
+      status(422, 'Invalid', { details: { causes: [{ reason: 'FieldValueInvalid', message: 'must be >= 0', field: 'spec.replicas' }] } }),
+    );
     assert.ok(invalid instanceof InvalidError);
     assert.deepEqual(invalid.causes, [{ reason: 'FieldValueInvalid', message: 'must be >= 0', field: 'spec.replicas' }]);
     const throttled = errorFromResponse(429, status(429, 'TooManyRequests', { details: { retryAfterSeconds: 3 } }));

@@ -41,7 +41,10 @@ export class EventRecorder {
   /** One write at a time per aggregation key, so concurrent repeats count correctly. */
   private readonly pending = new Map<string, Promise<void>>();
 
-  constructor(private readonly client: ObjectClient, private readonly options: EventRecorderOptions) {
+  constructor(
+    private readonly client: ObjectClient,
+    private readonly options: EventRecorderOptions,
+  ) {
     this.instance = options.instance ?? os.hostname();
     this.cacheSize = options.cacheSize ?? 4096;
     this.logger = options.logger ?? stderrLogger;
@@ -53,14 +56,25 @@ export class EventRecorder {
    */
   record(involved: KubeObject, type: EventType, reason: string, message: string): Promise<void> {
     const text = message.length > maxMessageLength ? `${message.slice(0, maxMessageLength - 3)}...` : message;
-    const key = [involved.apiVersion, involved.kind, involved.metadata.namespace ?? '', involved.metadata.name, involved.metadata.uid ?? '', type, reason, text].join('\0');
+    const key = [
+      involved.apiVersion,
+      involved.kind,
+      involved.metadata.namespace ?? '',
+      involved.metadata.name,
+      involved.metadata.uid ?? '',
+      type,
+      reason,
+      text,
+    ].join('\0');
     const previous = this.pending.get(key) ?? Promise.resolve();
-    const next = previous.then(() => this.write(key, involved, type, reason, text)).catch((err) => {
-      const error = toKubeError(err);
-      // As client-go's recorder: an Event cannot outlive its namespace, and nobody would read it.
-      if (error instanceof ForbiddenError && error.namespaceTerminating) return;
-      this.logger.warn({ kind: involved.kind, name: involved.metadata.name, reason, err: error.message }, 'event: could not record');
-    });
+    const next = previous
+      .then(() => this.write(key, involved, type, reason, text))
+      .catch((err) => {
+        const error = toKubeError(err);
+        // As client-go's recorder: an Event cannot outlive its namespace, and nobody would read it.
+        if (error instanceof ForbiddenError && error.namespaceTerminating) return;
+        this.logger.warn({ kind: involved.kind, name: involved.metadata.name, reason, err: error.message }, 'event: could not record');
+      });
     this.pending.set(key, next);
     void next.finally(() => {
       if (this.pending.get(key) === next) this.pending.delete(key);
@@ -94,11 +108,19 @@ export class EventRecorder {
       kind: 'Event',
       metadata: { name, namespace },
       involvedObject: {
-        apiVersion: involved.apiVersion, kind: involved.kind, name: involved.metadata.name,
-        namespace: involved.metadata.namespace, uid: involved.metadata.uid, resourceVersion: involved.metadata.resourceVersion,
+        apiVersion: involved.apiVersion,
+        kind: involved.kind,
+        name: involved.metadata.name,
+        namespace: involved.metadata.namespace,
+        uid: involved.metadata.uid,
+        resourceVersion: involved.metadata.resourceVersion,
       },
-      type, reason, message,
-      count: 1, firstTimestamp: now, lastTimestamp: now,
+      type,
+      reason,
+      message,
+      count: 1,
+      firstTimestamp: now,
+      lastTimestamp: now,
       source: { component: this.options.component, host: this.instance },
       reportingComponent: this.options.component,
       reportingInstance: this.instance,

@@ -10,14 +10,15 @@ import { waitForAllSynced } from './informer-sync.js';
 function pendingInformer(): { waitForSync: (signal?: AbortSignal) => Promise<void>; sync: () => void } {
   let sync = () => {};
   const synced = new Promise<void>((resolve) => (sync = resolve));
-  const waitForSync = (signal?: AbortSignal) => new Promise<void>((resolve, reject) => {
-    const onAbort = () => reject(signal!.reason);
-    signal?.addEventListener('abort', onAbort, { once: true });
-    void synced.then(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
+  const waitForSync = (signal?: AbortSignal) =>
+    new Promise<void>((resolve, reject) => {
+      const onAbort = () => reject(signal!.reason);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      void synced.then(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      });
     });
-  });
   return { waitForSync, sync };
 }
 
@@ -56,12 +57,21 @@ describe('waitForAllSynced', () => {
     const sources = Array.from({ length: 12 }, () => {
       const informer = pendingInformer();
       const source: WatchSource = {
-        kind, waitForSync: informer.waitForSync, addHandler: () => () => {}, list: () => [], resourceInfo: () => undefined,
+        kind,
+        waitForSync: informer.waitForSync,
+        addHandler: () => () => {},
+        list: () => [],
+        resourceInfo: () => undefined,
       };
       return { source, informer };
     });
     const [first, ...rest] = sources;
-    const controller = new Controller({ name: 'many', for: first!.source, owns: rest.map((s) => s.source), reconciler: { reconcile: async () => ({}) } });
+    const controller = new Controller({
+      name: 'many',
+      for: first!.source,
+      owns: rest.map((s) => s.source),
+      reconciler: { reconcile: async () => ({}) },
+    });
     const stop = new AbortController();
     const started = controller.start(stop.signal);
     assert.equal(getEventListeners(stop.signal, 'abort').length, 1);

@@ -78,7 +78,11 @@ export class Informer<T extends KubeObject = KubeObject> implements CacheReader<
   private abort = new AbortController();
   private relistTimer: ReturnType<typeof setInterval> | undefined;
 
-  constructor(private readonly client: KubeClient, readonly kind: KindRef, private readonly options: InformerOptions = {}) {
+  constructor(
+    private readonly client: KubeClient,
+    readonly kind: KindRef,
+    private readonly options: InformerOptions = {},
+  ) {
     this.logger = options.logger ?? stderrLogger;
   }
 
@@ -222,7 +226,9 @@ export class Informer<T extends KubeObject = KubeObject> implements CacheReader<
   /** Lists everything and replaces the cache, emitting exactly the differences as events. */
   private async listAndReplace(): Promise<void> {
     const { items, resourceVersion } = await this.client.list<T>(this.kind, {
-      namespace: this.options.namespace, labelSelector: this.options.labelSelector, fieldSelector: this.options.fieldSelector,
+      namespace: this.options.namespace,
+      labelSelector: this.options.labelSelector,
+      fieldSelector: this.options.fieldSelector,
       signal: this.abort.signal,
     });
     const seen = new Set<string>();
@@ -357,10 +363,13 @@ export class Informer<T extends KubeObject = KubeObject> implements CacheReader<
   /** Waits `ms` with ±20% jitter, or until stopped. */
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.wake = undefined;
-        resolve();
-      }, ms * (0.8 + Math.random() * 0.4));
+      const timer = setTimeout(
+        () => {
+          this.wake = undefined;
+          resolve();
+        },
+        ms * (0.8 + Math.random() * 0.4),
+      );
       this.wake = () => {
         clearTimeout(timer);
         resolve();

@@ -8,7 +8,10 @@ const brief = (conditions: { type: string; status: string; reason: string; obser
 
 describe('kstatus conditions', () => {
   it('current: neither Reconciling nor Stalled', () => {
-    assert.deepEqual(brief(setKstatusConditions([], { state: 'current' }, 3, now)), ['Reconciling=False Reconciled @3', 'Stalled=False Reconciled @3']);
+    assert.deepEqual(brief(setKstatusConditions([], { state: 'current' }, 3, now)), [
+      'Reconciling=False Reconciled @3',
+      'Stalled=False Reconciled @3',
+    ]);
   });
 
   it('progressing: Reconciling=True with the reason', () => {

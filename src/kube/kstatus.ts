@@ -39,7 +39,10 @@ export function kstatusConditions(situation: KstatusSituation): Omit<ConditionIn
 
 /** `conditions` with Reconciling and Stalled set for `situation`, at `generation`. */
 export function setKstatusConditions(
-  conditions: readonly Condition[] | undefined, situation: KstatusSituation, generation: number | undefined, now: Date,
+  conditions: readonly Condition[] | undefined,
+  situation: KstatusSituation,
+  generation: number | undefined,
+  now: Date,
 ): Condition[] {
   let next = [...(conditions ?? [])];
   for (const condition of kstatusConditions(situation)) next = setCondition(next, { ...condition, observedGeneration: generation }, now);

@@ -63,7 +63,10 @@ function readMerged(files: readonly string[], newConfig: () => KubeConfig, conte
   if (missing.length > 0) throw new KubeConfigError(`context "${name}" names ${missing.join(' and ')}, not defined in ${found.join(', ')}`);
   const merged = newConfig();
   merged.loadFromOptions({
-    clusters: [...clusters.values()], users: [...users.values()], contexts: [...contexts.values()], currentContext: name,
+    clusters: [...clusters.values()],
+    users: [...users.values()],
+    contexts: [...contexts.values()],
+    currentContext: name,
   });
   return merged;
 }
@@ -90,7 +93,11 @@ class ClientNodeKubeConfig implements LoadedKubeConfig {
   private stale = false;
   private applying: Promise<{ applied: https.RequestOptions; generation: number }> | undefined;
 
-  constructor(private readonly read: () => KubeConfig, private kc: KubeConfig, private readonly execTimeoutMs: number) {}
+  constructor(
+    private readonly read: () => KubeConfig,
+    private kc: KubeConfig,
+    private readonly execTimeoutMs: number,
+  ) {}
 
   getCurrentContext(): string {
     return this.kc.getCurrentContext();

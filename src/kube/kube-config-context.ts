@@ -84,9 +84,10 @@ function resolveCluster(c: KubeConfigCluster, problems: string[]): ResolvedClust
   if (c.insecureSkipTlsVerify && (c.certificateAuthority || c.certificateAuthorityData)) {
     problems.push(`${where}: insecure-skip-tls-verify with a certificate authority is not allowed (client-go refuses it too)`);
   }
-  const caData = c.certificateAuthorityData === undefined
-    ? undefined
-    : decodeBase64(c.certificateAuthorityData, `${where}: certificate-authority-data`, problems);
+  const caData =
+    c.certificateAuthorityData === undefined
+      ? undefined
+      : decodeBase64(c.certificateAuthorityData, `${where}: certificate-authority-data`, problems);
   if (problems.length > before || !c.server) return undefined;
   return {
     name: c.name,

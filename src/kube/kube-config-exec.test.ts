@@ -32,15 +32,20 @@ function plugin(body: string): Plugin {
   const dir = path.join(scratch, String(++counter));
   mkdirSync(dir, { recursive: true });
   const script = path.join(dir, 'plugin.sh');
-  writeFileSync(script, `#!/bin/sh
+  writeFileSync(
+    script,
+    `#!/bin/sh
 echo run >> "${dir}/runs"
 RUN=$(wc -l < "${dir}/runs" | tr -d ' ')
 printf '%s' "$KUBERNETES_EXEC_INFO" > "${dir}/exec-info"
 printf '%s' "$PLUGIN_PROFILE" > "${dir}/env-PLUGIN_PROFILE"
 ${body}
-`, { mode: 0o755 });
+`,
+    { mode: 0o755 },
+  );
   return {
-    dir, script,
+    dir,
+    script,
     runs: () => (existsSync(path.join(dir, 'runs')) ? readFileSync(path.join(dir, 'runs'), 'utf8').trim().split('\n').length : 0),
     execInfo: () => JSON.parse(readFileSync(path.join(dir, 'exec-info'), 'utf8')),
     lastEnv: (name) => readFileSync(path.join(dir, `env-${name}`), 'utf8'),
@@ -56,7 +61,8 @@ function kubeconfigFor(p: Plugin, exec: string, cluster = 'server: https://10.0.
   return file;
 }
 
-const v1 = (p: Plugin, more = '') => `apiVersion: client.authentication.k8s.io/v1\ncommand: ${p.script}\ninteractiveMode: Never${more ? `\n${more}` : ''}`;
+const v1 = (p: Plugin, more = '') =>
+  `apiVersion: client.authentication.k8s.io/v1\ncommand: ${p.script}\ninteractiveMode: Never${more ? `\n${more}` : ''}`;
 
 const apply = async (file: string, more: Partial<KubeConfigSource> = {}) =>
   appliedOptions(await loadKubeConfig({ env: noEnv, path: file, ...more }));
@@ -65,7 +71,10 @@ const bearer = (o: https.RequestOptions) => (o.headers as Record<string, string>
 describe('exec credential plugins', () => {
   it('a token: sent as a bearer token; the plugin gets args, env and KUBERNETES_EXEC_INFO (no terminal)', async () => {
     const p = plugin(credential('{"token": "tok-$RUN-$1"}'));
-    assert.equal(bearer(await apply(kubeconfigFor(p, v1(p, 'args: [eu-west-1]\nenv:\n- {name: PLUGIN_PROFILE, value: staging}')))), 'Bearer tok-1-eu-west-1');
+    assert.equal(
+      bearer(await apply(kubeconfigFor(p, v1(p, 'args: [eu-west-1]\nenv:\n- {name: PLUGIN_PROFILE, value: staging}')))),
+      'Bearer tok-1-eu-west-1',
+    );
     assert.deepEqual(p.execInfo(), { apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', spec: { interactive: false } });
     assert.equal(p.lastEnv('PLUGIN_PROFILE'), 'staging');
   });
@@ -108,7 +117,12 @@ describe('exec credential plugins', () => {
 
   it('a relative command is resolved against the kubeconfig directory', async () => {
     const p = plugin(credential('{"token": "relative"}'));
-    assert.equal(bearer(await apply(kubeconfigFor(p, `apiVersion: client.authentication.k8s.io/v1\ncommand: ./plugin.sh\ninteractiveMode: IfAvailable`))), 'Bearer relative');
+    assert.equal(
+      bearer(
+        await apply(kubeconfigFor(p, `apiVersion: client.authentication.k8s.io/v1\ncommand: ./plugin.sh\ninteractiveMode: IfAvailable`)),
+      ),
+      'Bearer relative',
+    );
   });
 
   it('a static token wins over the plugin (as in client-go)', async () => {
@@ -121,7 +135,10 @@ describe('exec credential plugins', () => {
 
 describe('exec plugin failures are errors that say what the plugin said', () => {
   async function failure(p: Plugin, exec = v1(p), timeoutMs?: number): Promise<KubeConfigError> {
-    const err = await apply(kubeconfigFor(p, exec), timeoutMs ? { execTimeoutMs: timeoutMs } : {}).then(() => undefined, (e: unknown) => e);
+    const err = await apply(kubeconfigFor(p, exec), timeoutMs ? { execTimeoutMs: timeoutMs } : {}).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     assert.ok(err instanceof KubeConfigError, `a KubeConfigError, not ${String(err)}`);
     return err;
   }
@@ -133,13 +150,20 @@ describe('exec plugin failures are errors that say what the plugin said', () => 
   });
 
   it('output that is not JSON', async () => {
-    assert.match((await failure(plugin('echo "not json at all {"'))).message, /^user "cloud-user" \(exec plugin .*plugin\.sh\): [^]*is not valid JSON$/);
+    assert.match(
+      (await failure(plugin('echo "not json at all {"'))).message,
+      /^user "cloud-user" \(exec plugin .*plugin\.sh\): [^]*is not valid JSON$/,
+    );
   });
 
   it('a command that is not installed: the install hint, not worth a retry', async () => {
-    const exec = 'apiVersion: client.authentication.k8s.io/v1\ncommand: gke-gcloud-auth-plugin-not-installed\ninteractiveMode: Never\ninstallHint: "Install it: gcloud components install gke-gcloud-auth-plugin"';
+    const exec =
+      'apiVersion: client.authentication.k8s.io/v1\ncommand: gke-gcloud-auth-plugin-not-installed\ninteractiveMode: Never\ninstallHint: "Install it: gcloud components install gke-gcloud-auth-plugin"';
     const err = await failure(plugin(''), exec);
-    assert.match(err.message, /exec plugin gke-gcloud-auth-plugin-not-installed\): spawn gke-gcloud-auth-plugin-not-installed ENOENT\nInstall it: gcloud components install gke-gcloud-auth-plugin$/);
+    assert.match(
+      err.message,
+      /exec plugin gke-gcloud-auth-plugin-not-installed\): spawn gke-gcloud-auth-plugin-not-installed ENOENT\nInstall it: gcloud components install gke-gcloud-auth-plugin$/,
+    );
     assert.equal(err.transient, false);
   });
 

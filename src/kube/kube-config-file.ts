@@ -60,7 +60,10 @@ const nullWords = new Set(['', '~', 'null', 'Null', 'NULL']);
 
 /** Reads typed fields of one YAML mapping, naming the entry and field in every complaint. */
 class Fields {
-  constructor(private readonly value: Record<string, unknown>, private readonly where: string) {}
+  constructor(
+    private readonly value: Record<string, unknown>,
+    private readonly where: string,
+  ) {}
 
   static of(value: unknown, where: string): Fields {
     if (isAbsent(value)) return new Fields({}, where);
@@ -127,7 +130,11 @@ export function readKubeConfigFile(file: string): KubeConfigDocument {
   }
   const top = Fields.of(parsed, `kubeconfig ${file}`);
   const doc: KubeConfigDocument = {
-    file, clusters: new Map(), users: new Map(), contexts: new Map(), currentContext: top.string('current-context'),
+    file,
+    clusters: new Map(),
+    users: new Map(),
+    contexts: new Map(),
+    currentContext: top.string('current-context'),
   };
   for (const { name, body, where } of namedEntries(top, 'clusters', 'cluster', file)) {
     add(doc.clusters, name, where, {
@@ -154,7 +161,10 @@ export function readKubeConfigFile(file: string): KubeConfigDocument {
   }
   for (const { name, body, where } of namedEntries(top, 'contexts', 'context', file)) {
     add(doc.contexts, name, where, {
-      name, cluster: body.string('cluster'), user: body.string('user'), namespace: body.string('namespace'),
+      name,
+      cluster: body.string('cluster'),
+      user: body.string('user'),
+      namespace: body.string('namespace'),
     });
   }
   return doc;

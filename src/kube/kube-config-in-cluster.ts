@@ -10,7 +10,8 @@ const defaultServiceAccountDir = '/var/run/secrets/kubernetes.io/serviceaccount'
 
 /** The in-cluster context, or undefined when this process does not run in a pod with a ServiceAccount token. */
 export function inClusterContext(
-  env: Readonly<Record<string, string | undefined>>, serviceAccountDir = defaultServiceAccountDir,
+  env: Readonly<Record<string, string | undefined>>,
+  serviceAccountDir = defaultServiceAccountDir,
 ): ResolvedContext | undefined {
   const host = env.KUBERNETES_SERVICE_HOST;
   const port = env.KUBERNETES_SERVICE_PORT;

@@ -53,7 +53,10 @@ describe('client-node is loaded only for the kubeconfigs that need it', () => {
     } finally {
       client.close();
     }
-    assert.ok(resolved.some((url) => url.endsWith('/src/kube/kube-config-client-node.ts')), 'the adapter itself is loaded (it is small)');
+    assert.ok(
+      resolved.some((url) => url.endsWith('/src/kube/kube-config-client-node.ts')),
+      'the adapter itself is loaded (it is small)',
+    );
     assert.deepEqual(clientNodeModules(), []);
   });
 

@@ -34,8 +34,37 @@ function openssl(...args: string[]): void {
 /** A key and a certificate signed by the test CA, with the given X.509v3 extensions. */
 function issue(name: string, cn: string, extensions: string): { cert: string; key: string; certFile: string; keyFile: string } {
   writeFileSync(path.join(pki, `${name}.ext`), extensions);
-  openssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`);
-  openssl('x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.crt`, '-days', '2', '-extfile', `${name}.ext`);
+  openssl(
+    'req',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-keyout',
+    `${name}.key`,
+    '-out',
+    `${name}.csr`,
+    '-subj',
+    `/CN=${cn}`,
+  );
+  openssl(
+    'x509',
+    '-req',
+    '-in',
+    `${name}.csr`,
+    '-CA',
+    'ca.crt',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    `${name}.crt`,
+    '-days',
+    '2',
+    '-extfile',
+    `${name}.ext`,
+  );
   const certFile = path.join(pki, `${name}.crt`);
   const keyFile = path.join(pki, `${name}.key`);
   return { cert: readFileSync(certFile, 'utf8'), key: readFileSync(keyFile, 'utf8'), certFile, keyFile };
@@ -78,8 +107,27 @@ let byIp: { port: number; connections: () => number };
 let byName: { port: number; connections: () => number };
 
 before(async () => {
-  openssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt',
-    '-subj', '/CN=kube-config-test-ca', '-days', '2', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign');
+  openssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.crt',
+    '-subj',
+    '/CN=kube-config-test-ca',
+    '-days',
+    '2',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign',
+  );
   caFile = path.join(pki, 'ca.crt');
   ca = readFileSync(caFile, 'utf8');
   const ipServer = issue('server-ip', 'kube-apiserver', 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
@@ -100,12 +148,18 @@ async function whoami(file: string, options: { credentialsTtlMs?: number } = {})
 
 describe('TLS from the kubeconfig, end to end', () => {
   it('certificate-authority file verifies the server; client-certificate and client-key files identify the user', async () => {
-    const file = kubeconfig(`server: https://127.0.0.1:${byIp.port}\ncertificate-authority: ${caFile}`, `client-certificate: ${jane.certFile}\nclient-key: ${jane.keyFile}`);
+    const file = kubeconfig(
+      `server: https://127.0.0.1:${byIp.port}\ncertificate-authority: ${caFile}`,
+      `client-certificate: ${jane.certFile}\nclient-key: ${jane.keyFile}`,
+    );
     assert.deepEqual(await whoami(file), { clientCN: 'jane', authorization: null });
   });
 
   it('certificate-authority-data, client-certificate-data and client-key-data', async () => {
-    const file = kubeconfig(`server: https://127.0.0.1:${byIp.port}\ncertificate-authority-data: ${b64(ca)}`, `client-certificate-data: ${b64(jane.cert)}\nclient-key-data: ${b64(jane.key)}`);
+    const file = kubeconfig(
+      `server: https://127.0.0.1:${byIp.port}\ncertificate-authority-data: ${b64(ca)}`,
+      `client-certificate-data: ${b64(jane.cert)}\nclient-key-data: ${b64(jane.key)}`,
+    );
     assert.deepEqual(await whoami(file), { clientCN: 'jane', authorization: null });
   });
 
@@ -119,13 +173,19 @@ describe('TLS from the kubeconfig, end to end', () => {
   it('tls-server-name: a server reached by IP is verified against the name its certificate carries', async () => {
     const withoutName = kubeconfig(`server: https://127.0.0.1:${byName.port}\ncertificate-authority: ${caFile}`, 'token: t');
     await assert.rejects(whoami(withoutName), /IP: 127\.0\.0\.1 is not in the cert's list|does not match certificate's altnames/);
-    const withName = kubeconfig(`server: https://127.0.0.1:${byName.port}\ncertificate-authority: ${caFile}\ntls-server-name: kube.example.test`, 'token: t');
+    const withName = kubeconfig(
+      `server: https://127.0.0.1:${byName.port}\ncertificate-authority: ${caFile}\ntls-server-name: kube.example.test`,
+      'token: t',
+    );
     assert.deepEqual(await whoami(withName), { clientCN: null, authorization: 'Bearer t' });
   });
 
   it('a rotated client certificate file is presented once credentials are read again', async () => {
     const rotating = issue('rotating', 'jane-v1', 'extendedKeyUsage=clientAuth\n');
-    const file = kubeconfig(`server: https://127.0.0.1:${byIp.port}\ncertificate-authority: ${caFile}`, `client-certificate: ${rotating.certFile}\nclient-key: ${rotating.keyFile}`);
+    const file = kubeconfig(
+      `server: https://127.0.0.1:${byIp.port}\ncertificate-authority: ${caFile}`,
+      `client-certificate: ${rotating.certFile}\nclient-key: ${rotating.keyFile}`,
+    );
     const client = new KubeClient(await loadKubeConfig({ env: {}, path: file }), { credentialsTtlMs: 0 });
     try {
       assert.equal((await client.request<Answer>({ path: '/whoami' })).clientCN, 'jane-v1');
@@ -183,16 +243,24 @@ describe('proxy-url (through client-node): an HTTP CONNECT tunnel', () => {
     );
     const client = new KubeClient(await loadKubeConfig({ env: {}, path: file }));
     try {
-      for (let i = 0; i < 3; i++) assert.deepEqual(await client.request<Answer>({ path: '/whoami' }), { clientCN: 'jane', authorization: null });
+      for (let i = 0; i < 3; i++)
+        assert.deepEqual(await client.request<Answer>({ path: '/whoami' }), { clientCN: 'jane', authorization: null });
     } finally {
       client.close();
     }
-    assert.deepEqual(proxy.tunnels, [{ target: `127.0.0.1:${byIp.port}`, auth: `Basic ${b64('bastion:p@ss')}` }], 'one tunnel for three requests');
+    assert.deepEqual(
+      proxy.tunnels,
+      [{ target: `127.0.0.1:${byIp.port}`, auth: `Basic ${b64('bastion:p@ss')}` }],
+      'one tunnel for three requests',
+    );
   });
 
   it('a proxy that refuses the tunnel: the error says so', async () => {
     const proxy = await connectProxy('Basic nobody-has-this');
-    const file = kubeconfig(`server: https://127.0.0.1:${byIp.port}\ncertificate-authority: ${caFile}\nproxy-url: http://127.0.0.1:${proxy.port}`, 'token: t');
+    const file = kubeconfig(
+      `server: https://127.0.0.1:${byIp.port}\ncertificate-authority: ${caFile}\nproxy-url: http://127.0.0.1:${proxy.port}`,
+      'token: t',
+    );
     await assert.rejects(whoami(file), /GET \/whoami: .*Bad response: 407/);
     assert.deepEqual(proxy.tunnels, [{ target: `127.0.0.1:${byIp.port}`, auth: undefined }]);
   });

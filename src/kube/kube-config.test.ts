@@ -40,7 +40,10 @@ const applied = async (source: KubeConfigSource): Promise<https.RequestOptions> 
   appliedOptions(await loadKubeConfig({ env: {}, ...source }));
 
 async function loadError(source: KubeConfigSource): Promise<string> {
-  const err = await loadKubeConfig({ env: {}, ...source }).then(() => assert.fail('expected loadKubeConfig to throw'), (e: unknown) => e);
+  const err = await loadKubeConfig({ env: {}, ...source }).then(
+    () => assert.fail('expected loadKubeConfig to throw'),
+    (e: unknown) => e,
+  );
   assert.ok(err instanceof KubeConfigError, `a KubeConfigError, not ${String(err)}`);
   return err.message;
 }
@@ -58,16 +61,26 @@ describe('which kubeconfig', () => {
     write(path.join(sa, 'token'), 'pod-token');
     const inPod = { KUBERNETES_SERVICE_HOST: '10.96.0.1', KUBERNETES_SERVICE_PORT: '443' };
 
-    assert.equal(await serverOf({ path: explicit, env: { KUBECONFIG: fromEnv, ...inPod }, serviceAccountDir: sa, homeDir: home }), 'https://explicit:6443');
+    assert.equal(
+      await serverOf({ path: explicit, env: { KUBECONFIG: fromEnv, ...inPod }, serviceAccountDir: sa, homeDir: home }),
+      'https://explicit:6443',
+    );
     assert.equal(await serverOf({ env: { KUBECONFIG: fromEnv, ...inPod }, serviceAccountDir: sa, homeDir: home }), 'https://env:6443');
     assert.equal(await serverOf({ env: inPod, serviceAccountDir: sa, homeDir: home }), 'https://10.96.0.1:443');
     assert.equal(await serverOf({ env: {}, serviceAccountDir: sa, homeDir: home }), 'https://home:6443', 'no service host: not in a pod');
-    assert.equal(await serverOf({ env: inPod, serviceAccountDir: path.join(d, 'none'), homeDir: home }), 'https://home:6443', 'no token: not in a pod');
+    assert.equal(
+      await serverOf({ env: inPod, serviceAccountDir: path.join(d, 'none'), homeDir: home }),
+      'https://home:6443',
+      'no token: not in a pod',
+    );
   });
 
   it('nothing to use: says where it looked', async () => {
     const d = dir();
-    assert.match(await loadError({ env: {}, serviceAccountDir: path.join(d, 'sa'), homeDir: d }), /no Kubernetes credentials: set KUBECONFIG, pass a kubeconfig path, run in a pod with a ServiceAccount, or create ~\/\.kube\/config/);
+    assert.match(
+      await loadError({ env: {}, serviceAccountDir: path.join(d, 'sa'), homeDir: d }),
+      /no Kubernetes credentials: set KUBECONFIG, pass a kubeconfig path, run in a pod with a ServiceAccount, or create ~\/\.kube\/config/,
+    );
   });
 
   it('an explicit file that does not exist is an error naming it', async () => {
@@ -77,15 +90,20 @@ describe('which kubeconfig', () => {
 
   it('several files (KUBECONFIG style, through client-node): the first that defines a name wins, current-context from the first that sets one, missing files skipped', async () => {
     const d = dir();
-    const first = write(path.join(d, 'first'), `
+    const first = write(
+      path.join(d, 'first'),
+      `
 clusters:
 - name: shared
   cluster: {server: "https://first:6443"}
 users:
 - name: shared
   user: {token: first-token}
-`);
-    const second = write(path.join(d, 'second'), `
+`,
+    );
+    const second = write(
+      path.join(d, 'second'),
+      `
 current-context: second-ctx
 clusters:
 - name: shared
@@ -101,7 +119,8 @@ contexts:
 - name: other
   context: {cluster: only-second, user: shared}
 current-context: second-ctx
-`.replace(/current-context: second-ctx\n$/, ''));
+`.replace(/current-context: second-ctx\n$/, ''),
+    );
     const third = write(path.join(d, 'third'), 'current-context: other\n');
     const list = [path.join(d, 'missing'), first, second, third].join(path.delimiter);
 
@@ -110,10 +129,19 @@ current-context: second-ctx
     assert.equal(kc.getCurrentCluster().server, 'https://first:6443', 'cluster "shared" of the first file');
     assert.equal(kc.namespace, 'team-a');
     assert.equal((await loadKubeConfig({ path: list, context: 'other' })).getCurrentCluster().server, 'https://only-second:6443');
-    assert.match(await loadError({ path: [path.join(d, 'x'), path.join(d, 'y')].join(path.delimiter) }), /none of the kubeconfig files exists: .*x, .*y/);
-    assert.match(await loadError({ path: list, context: 'staging' }), /context "staging" is not defined in .*first, .*second, .*third \(contexts: second-ctx, other\)/);
+    assert.match(
+      await loadError({ path: [path.join(d, 'x'), path.join(d, 'y')].join(path.delimiter) }),
+      /none of the kubeconfig files exists: .*x, .*y/,
+    );
+    assert.match(
+      await loadError({ path: list, context: 'staging' }),
+      /context "staging" is not defined in .*first, .*second, .*third \(contexts: second-ctx, other\)/,
+    );
     const broken = write(path.join(d, 'broken'), 'contexts:\n- name: broken\n  context: {cluster: gone, user: missing}\n');
-    assert.match(await loadError({ path: [broken, first].join(path.delimiter), context: 'broken' }), /context "broken" names cluster "gone" and user "missing", not defined in/);
+    assert.match(
+      await loadError({ path: [broken, first].join(path.delimiter), context: 'broken' }),
+      /context "broken" names cluster "gone" and user "missing", not defined in/,
+    );
   });
 
   it('merged users: the first definition is the one whose credentials are sent', async () => {
@@ -128,7 +156,10 @@ current-context: second-ctx
     const d = dir();
     write(path.join(d, 'conf', 'certs', 'ca.pem'), fakeCa);
     write(path.join(d, 'conf', 'token'), 'relative-token\n');
-    const file = write(path.join(d, 'conf', 'kubeconfig'), kubeconfig('server: https://k:6443\ncertificate-authority: certs/ca.pem', 'tokenFile: ./token'));
+    const file = write(
+      path.join(d, 'conf', 'kubeconfig'),
+      kubeconfig('server: https://k:6443\ncertificate-authority: certs/ca.pem', 'tokenFile: ./token'),
+    );
     // Loaded from another working directory, through a relative path of its own.
     const options = await applied({ path: path.relative(process.cwd(), file) });
     assert.equal(String(options.ca), fakeCa);
@@ -141,19 +172,24 @@ current-context: second-ctx
     const options = await applied({ path: yaml });
     assert.equal((options.headers as Record<string, string>).Authorization, 'Bearer 000123');
     assert.equal(options.rejectUnauthorized, false);
-    const json = write(path.join(d, 'json'), JSON.stringify({
-      'current-context': 'j',
-      clusters: [{ name: 'c', cluster: { server: 'https://json:6443', 'insecure-skip-tls-verify': true } }],
-      users: [{ name: 'u', user: { token: 'json-token' } }],
-      contexts: [{ name: 'j', context: { cluster: 'c', user: 'u' } }],
-    }));
+    const json = write(
+      path.join(d, 'json'),
+      JSON.stringify({
+        'current-context': 'j',
+        clusters: [{ name: 'c', cluster: { server: 'https://json:6443', 'insecure-skip-tls-verify': true } }],
+        users: [{ name: 'u', user: { token: 'json-token' } }],
+        contexts: [{ name: 'j', context: { cluster: 'c', user: 'u' } }],
+      }),
+    );
     assert.equal((await loadKubeConfig({ path: json })).getCurrentCluster().server, 'https://json:6443');
   });
 });
 
 describe('context selection', () => {
   const d = dir();
-  const file = write(path.join(d, 'kubeconfig'), `
+  const file = write(
+    path.join(d, 'kubeconfig'),
+    `
 current-context: dev
 clusters:
 - name: dev-cluster
@@ -174,7 +210,8 @@ contexts:
   context: {cluster: gone, user: missing}
 - name: anonymous
   context: {cluster: dev-cluster}
-`);
+`,
+  );
 
   it('the current context by default, another by name; the server keeps its path prefix, loses its trailing slash', async () => {
     const dev = await loadKubeConfig({ path: file });
@@ -194,7 +231,10 @@ contexts:
   });
 
   it('an unknown context lists the ones there are; a broken one names every missing part', async () => {
-    assert.match(await loadError({ path: file, context: 'staging' }), /context "staging" is not defined in .*kubeconfig \(contexts: dev, prod, broken, anonymous\)/);
+    assert.match(
+      await loadError({ path: file, context: 'staging' }),
+      /context "staging" is not defined in .*kubeconfig \(contexts: dev, prod, broken, anonymous\)/,
+    );
     const broken = await loadError({ path: file, context: 'broken' });
     assert.match(broken, /context "broken" names cluster "gone", which .* does not define/);
     assert.match(broken, /context "broken" names user "missing", which .* does not define/);
@@ -209,26 +249,49 @@ contexts:
     const d2 = dir();
     assert.match(await loadError({ path: write(path.join(d2, 'a'), 'clusters: [\n') }), /kubeconfig .*a is not valid YAML/);
     assert.match(await loadError({ path: write(path.join(d2, 'b'), 'clusters: {a: 1}\n') }), /kubeconfig .*b: clusters must be a list/);
-    assert.match(await loadError({ path: write(path.join(d2, 'c'), 'clusters:\n- cluster: {server: x}\n') }), /kubeconfig .*c: clusters\[0\] has no name/);
-    assert.match(await loadError({ path: write(path.join(d2, 'd'), kubeconfig('server: https://k\ninsecure-skip-tls-verify: maybe')) }), /cluster "c" in .*d: insecure-skip-tls-verify must be true or false, not "maybe"/);
-    assert.match(await loadError({ path: write(path.join(d2, 'e'), kubeconfig('server: k8s.local:6443')) }), /cluster "c": server "k8s.local:6443" must be an https:\/\/ \(or http:\/\/\) URL/);
-    assert.match(await loadError({ path: write(path.join(d2, 'f'), kubeconfig('certificate-authority-data: "not base64!"')) }), /cluster "c" has no server[\s\S]*certificate-authority-data is not valid base64/);
+    assert.match(
+      await loadError({ path: write(path.join(d2, 'c'), 'clusters:\n- cluster: {server: x}\n') }),
+      /kubeconfig .*c: clusters\[0\] has no name/,
+    );
+    assert.match(
+      await loadError({ path: write(path.join(d2, 'd'), kubeconfig('server: https://k\ninsecure-skip-tls-verify: maybe')) }),
+      /cluster "c" in .*d: insecure-skip-tls-verify must be true or false, not "maybe"/,
+    );
+    assert.match(
+      await loadError({ path: write(path.join(d2, 'e'), kubeconfig('server: k8s.local:6443')) }),
+      /cluster "c": server "k8s.local:6443" must be an https:\/\/ \(or http:\/\/\) URL/,
+    );
+    assert.match(
+      await loadError({ path: write(path.join(d2, 'f'), kubeconfig('certificate-authority-data: "not base64!"')) }),
+      /cluster "c" has no server[\s\S]*certificate-authority-data is not valid base64/,
+    );
   });
 });
 
 describe('credentials on a request', () => {
   it('cluster: certificate-authority-data, tls-server-name; user: token', async () => {
-    const file = write(path.join(dir(), 'k'), kubeconfig(`server: https://10.0.0.1:6443\ncertificate-authority-data: ${b64(fakeCa)}\ntls-server-name: api.internal`, 'token: abc'));
+    const file = write(
+      path.join(dir(), 'k'),
+      kubeconfig(`server: https://10.0.0.1:6443\ncertificate-authority-data: ${b64(fakeCa)}\ntls-server-name: api.internal`, 'token: abc'),
+    );
     const options = await applied({ path: file });
-    assert.deepEqual({ ...options, ca: String(options.ca) }, {
-      headers: { Authorization: 'Bearer abc' }, ca: fakeCa, servername: 'api.internal',
-    });
+    assert.deepEqual(
+      { ...options, ca: String(options.ca) },
+      {
+        headers: { Authorization: 'Bearer abc' },
+        ca: fakeCa,
+        servername: 'api.internal',
+      },
+    );
   });
 
   it('certificate-authority file, read again when applied (a rotated CA is seen)', async () => {
     const d = dir();
     const ca = write(path.join(d, 'ca.crt'), fakeCa);
-    const kc = await loadKubeConfig({ env: {}, path: write(path.join(d, 'k'), kubeconfig(`server: https://k:6443\ncertificate-authority: ${ca}`)) });
+    const kc = await loadKubeConfig({
+      env: {},
+      path: write(path.join(d, 'k'), kubeconfig(`server: https://k:6443\ncertificate-authority: ${ca}`)),
+    });
     const first: https.RequestOptions = {};
     await kc.applyToHTTPSOptions(first);
     assert.equal(String(first.ca), fakeCa);
@@ -245,7 +308,9 @@ describe('credentials on a request', () => {
   });
 
   it('insecure-skip-tls-verify: rejectUnauthorized false and no CA', async () => {
-    const options = await applied({ path: write(path.join(dir(), 'k'), kubeconfig('server: https://k:6443\ninsecure-skip-tls-verify: true')) });
+    const options = await applied({
+      path: write(path.join(dir(), 'k'), kubeconfig('server: https://k:6443\ninsecure-skip-tls-verify: true')),
+    });
     assert.equal(options.rejectUnauthorized, false);
     assert.equal(options.ca, undefined);
   });
@@ -257,7 +322,9 @@ describe('credentials on a request', () => {
   });
 
   it('username/password (through client-node): basic auth', async () => {
-    const options = await applied({ path: write(path.join(dir(), 'k'), kubeconfig('server: https://k:6443', 'username: admin\npassword: "s3cr:et"')) });
+    const options = await applied({
+      path: write(path.join(dir(), 'k'), kubeconfig('server: https://k:6443', 'username: admin\npassword: "s3cr:et"')),
+    });
     assert.equal(options.auth, 'admin:s3cr:et');
     assert.deepEqual(options.headers, {});
   });
@@ -267,7 +334,7 @@ describe('credentials on a request', () => {
     assert.deepEqual(options.headers, { Authorization: 'Bearer t', 'Impersonate-User': 'jane' });
   });
 
-  it('an auth provider (through client-node): a gcp provider\'s cached access-token', async () => {
+  it("an auth provider (through client-node): a gcp provider's cached access-token", async () => {
     const user = 'auth-provider:\n  name: gcp\n  config: {access-token: ya29.cached, expiry: "2999-01-01T00:00:00Z"}';
     const options = await applied({ path: write(path.join(dir(), 'k'), kubeconfig('server: https://k:6443', user)) });
     assert.deepEqual(options.headers, { Authorization: 'Bearer ya29.cached' });
@@ -281,7 +348,10 @@ describe('credentials on a request', () => {
   it('tokenFile: read again on every apply (a rotated token is seen), trimmed', async () => {
     const d = dir();
     const tokenFile = write(path.join(d, 'token'), 'first\n');
-    const kc = await loadKubeConfig({ env: {}, path: write(path.join(d, 'k'), kubeconfig('server: https://k:6443', `tokenFile: ${tokenFile}`)) });
+    const kc = await loadKubeConfig({
+      env: {},
+      path: write(path.join(d, 'k'), kubeconfig('server: https://k:6443', `tokenFile: ${tokenFile}`)),
+    });
     const bearer = async () => {
       const o: https.RequestOptions = {};
       await kc.applyToHTTPSOptions(o);
@@ -297,7 +367,10 @@ describe('credentials on a request', () => {
   it('tokenFile with an inline token: the file while it can be read, the inline token otherwise', async () => {
     const d = dir();
     const tokenFile = write(path.join(d, 'token'), 'from-file');
-    const kc = await loadKubeConfig({ env: {}, path: write(path.join(d, 'k'), kubeconfig('server: https://k:6443', `token: inline\ntokenFile: ${tokenFile}`)) });
+    const kc = await loadKubeConfig({
+      env: {},
+      path: write(path.join(d, 'k'), kubeconfig('server: https://k:6443', `token: inline\ntokenFile: ${tokenFile}`)),
+    });
     const o1: https.RequestOptions = {};
     await kc.applyToHTTPSOptions(o1);
     assert.equal((o1.headers as Record<string, string>).Authorization, 'Bearer from-file');
@@ -309,8 +382,14 @@ describe('credentials on a request', () => {
 
   it('files that cannot be read fail at load, naming the field and the file', async () => {
     const d = dir();
-    assert.match(await loadError({ path: write(path.join(d, 'a'), kubeconfig(`server: https://k\ncertificate-authority: ${d}/missing-ca`)) }), /cluster "c": certificate-authority .*missing-ca cannot be read: ENOENT/);
-    assert.match(await loadError({ path: write(path.join(d, 'b'), kubeconfig('server: https://k', `tokenFile: ${d}/missing-token`)) }), /user "u": tokenFile .*missing-token cannot be read/);
+    assert.match(
+      await loadError({ path: write(path.join(d, 'a'), kubeconfig(`server: https://k\ncertificate-authority: ${d}/missing-ca`)) }),
+      /cluster "c": certificate-authority .*missing-ca cannot be read: ENOENT/,
+    );
+    assert.match(
+      await loadError({ path: write(path.join(d, 'b'), kubeconfig('server: https://k', `tokenFile: ${d}/missing-token`)) }),
+      /user "u": tokenFile .*missing-token cannot be read/,
+    );
   });
 });
 
@@ -344,7 +423,10 @@ describe('in-cluster', () => {
 
   it('a context asked for in a pod without a kubeconfig is an error, not ignored', async () => {
     const { sa, env } = pod('10.96.0.1');
-    assert.match(await loadError({ env, serviceAccountDir: sa, context: 'prod' }), /context "prod" was asked for, but no kubeconfig file is in use/);
+    assert.match(
+      await loadError({ env, serviceAccountDir: sa, context: 'prod' }),
+      /context "prod" was asked for, but no kubeconfig file is in use/,
+    );
   });
 });
 
@@ -363,13 +445,20 @@ describe('refused with a clear error', () => {
   });
 
   it('a namespace that is not a DNS label', async () => {
-    const f = write(path.join(dir(), 'k'), kubeconfig('server: https://k').replace('context: {cluster: c, user: u}', 'context: {cluster: c, user: u, namespace: Team_A}'));
+    const f = write(
+      path.join(dir(), 'k'),
+      kubeconfig('server: https://k').replace('context: {cluster: c, user: u}', 'context: {cluster: c, user: u, namespace: Team_A}'),
+    );
     assert.match(await loadError({ path: f }), /context "ctx": namespace "Team_A" is not a valid namespace name/);
   });
 
-  it('a file that cannot be read (permissions), not mistaken for a missing one', { skip: process.getuid?.() === 0 ? 'root reads every file' : false }, async () => {
-    const f = write(path.join(dir(), 'k'), kubeconfig('server: https://k'));
-    chmodSync(f, 0o000);
-    assert.match(await loadError({ path: f }), /cannot read kubeconfig .*k: EACCES/);
-  });
+  it(
+    'a file that cannot be read (permissions), not mistaken for a missing one',
+    { skip: process.getuid?.() === 0 ? 'root reads every file' : false },
+    async () => {
+      const f = write(path.join(dir(), 'k'), kubeconfig('server: https://k'));
+      chmodSync(f, 0o000);
+      assert.match(await loadError({ path: f }), /cannot read kubeconfig .*k: EACCES/);
+    },
+  );
 });

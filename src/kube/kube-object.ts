@@ -4,8 +4,14 @@
 import type { KubeObject } from '../../constructs/kube-object.js';
 
 export {
-  controllerReference, isControlledBy,
-  type Condition, type KindRef, type KubeObject, type ManagedFieldsEntry, type ObjectMeta, type OwnerReference,
+  controllerReference,
+  isControlledBy,
+  type Condition,
+  type KindRef,
+  type KubeObject,
+  type ManagedFieldsEntry,
+  type ObjectMeta,
+  type OwnerReference,
 } from '../../constructs/kube-object.js';
 
 /** Identifies one object: its type and where it lives. */

@@ -65,7 +65,10 @@ export class LeaderElector {
   private inFlight: Promise<void> | undefined;
   private lastLeader: string | undefined;
 
-  constructor(private readonly client: KubeClient, private readonly options: LeaderElectionOptions) {
+  constructor(
+    private readonly client: KubeClient,
+    private readonly options: LeaderElectionOptions,
+  ) {
     this.identity = options.identity ?? `${os.hostname()}_${randomUUID()}`;
     this.leaseDurationMs = options.leaseDurationMs ?? 15_000;
     this.renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
@@ -184,8 +187,15 @@ export class LeaderElector {
       const spec = this.ourSpec(now, undefined);
       try {
         const created = await this.client.request<Lease>({
-          method: 'POST', path: await this.client.pathOf({ ...this.leaseRef(), name: undefined }), signal,
-          body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: this.options.name, namespace: this.options.namespace }, spec },
+          method: 'POST',
+          path: await this.client.pathOf({ ...this.leaseRef(), name: undefined }),
+          signal,
+          body: {
+            apiVersion: 'coordination.k8s.io/v1',
+            kind: 'Lease',
+            metadata: { name: this.options.name, namespace: this.options.namespace },
+            spec,
+          },
         });
         this.observe(created, now.getTime());
         return true;
@@ -201,7 +211,9 @@ export class LeaderElector {
     if (holder && holder !== this.identity && this.observed!.at + durationMs > now.getTime()) return false;
     try {
       const updated = await this.client.request<Lease>({
-        method: 'PUT', path, signal,
+        method: 'PUT',
+        path,
+        signal,
         body: { ...lease, spec: this.ourSpec(now, spec) },
       });
       this.observe(updated, now.getTime());
@@ -231,7 +243,9 @@ export class LeaderElector {
       if (lease.spec?.holderIdentity !== this.identity) return;
       const now = formatMicroTime(new Date());
       await this.client.request({
-        method: 'PUT', path, signal: AbortSignal.timeout(this.renewDeadlineMs),
+        method: 'PUT',
+        path,
+        signal: AbortSignal.timeout(this.renewDeadlineMs),
         body: { ...lease, spec: { ...lease.spec, holderIdentity: null, leaseDurationSeconds: 1, acquireTime: now, renewTime: now } },
       });
       this.logger.info({ lease: this.options.name, identity: this.identity }, 'leader election: released the lease');

@@ -28,14 +28,25 @@ const appliedFields = {
 };
 
 const desired: KubeObject = {
-  apiVersion: 'apps/v1', kind: 'Deployment',
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
   metadata: { name: 'web', namespace: 'ns', labels: { app: 'web' } },
   spec: {
     replicas: 1,
     selector: { matchLabels: { app: 'web' } },
     template: {
       metadata: { labels: { app: 'web' } },
-      spec: { containers: [{ name: 'web', image: 'x', ports: [{ containerPort: 8080 }], env: [{ name: 'A', value: '1' }], resources: { requests: { cpu: '0.5' } } }] },
+      spec: {
+        containers: [
+          {
+            name: 'web',
+            image: 'x',
+            ports: [{ containerPort: 8080 }],
+            env: [{ name: 'A', value: '1' }],
+            resources: { requests: { cpu: '0.5' } },
+          },
+        ],
+      },
     },
   },
 };
@@ -43,7 +54,13 @@ const desired: KubeObject = {
 function live(fields: object, manager = 'preview-operator', extra: ManagedFieldsEntry[] = []): KubeObject {
   return {
     ...desired,
-    metadata: { ...desired.metadata, managedFields: [{ manager, operation: 'Apply', apiVersion: 'apps/v1', fieldsType: 'FieldsV1', fieldsV1: fields as Record<string, unknown> }, ...extra] },
+    metadata: {
+      ...desired.metadata,
+      managedFields: [
+        { manager, operation: 'Apply', apiVersion: 'apps/v1', fieldsType: 'FieldsV1', fieldsV1: fields as Record<string, unknown> },
+        ...extra,
+      ],
+    },
   };
 }
 
@@ -77,7 +94,10 @@ describe('applied field ownership', () => {
 
   it('does not when the desired object has a field never applied', () => {
     const more = structuredClone(desired);
-    (more.spec as { template: { spec: { containers: { env: unknown[] }[] } } }).template.spec.containers[0]!.env.push({ name: 'B', value: '2' });
+    (more.spec as { template: { spec: { containers: { env: unknown[] }[] } } }).template.spec.containers[0]!.env.push({
+      name: 'B',
+      value: '2',
+    });
     assert.equal(appliedFieldsCover(live(appliedFields), more, 'preview-operator'), false);
     const labelled = { ...desired, metadata: { ...desired.metadata, annotations: { note: 'x' } } };
     assert.equal(appliedFieldsCover(live(appliedFields), labelled, 'preview-operator'), false);
@@ -85,14 +105,30 @@ describe('applied field ownership', () => {
 
   it('looks only at the Apply entry of the named manager on the main resource', () => {
     assert.equal(appliedFieldsCover(live(appliedFields, 'someone-else'), desired, 'preview-operator'), false);
-    const updateOnly: KubeObject = { ...desired, metadata: { ...desired.metadata, managedFields: [{ manager: 'preview-operator', operation: 'Update', fieldsV1: appliedFields }] } };
+    const updateOnly: KubeObject = {
+      ...desired,
+      metadata: { ...desired.metadata, managedFields: [{ manager: 'preview-operator', operation: 'Update', fieldsV1: appliedFields }] },
+    };
     assert.equal(appliedFieldsCover(updateOnly, desired, 'preview-operator'), false);
-    const withStatus = live(appliedFields, 'preview-operator', [{ manager: 'kube-controller-manager', operation: 'Update', subresource: 'status', fieldsV1: { 'f:status': {} } }]);
-    assert.equal(appliedFieldsCover(withStatus, { ...desired, status: { replicas: 3 } }, 'preview-operator'), true, 'status is never part of an apply of the main resource');
+    const withStatus = live(appliedFields, 'preview-operator', [
+      { manager: 'kube-controller-manager', operation: 'Update', subresource: 'status', fieldsV1: { 'f:status': {} } },
+    ]);
+    assert.equal(
+      appliedFieldsCover(withStatus, { ...desired, status: { replicas: 3 } }, 'preview-operator'),
+      true,
+      'status is never part of an apply of the main resource',
+    );
   });
 
   it('covers list elements the server records whole, as it does owner references', () => {
-    const owner = { apiVersion: 'ai.alien6.io/v1', kind: 'Algorithm', name: 'reco', uid: 'u-1', controller: true, blockOwnerDeletion: true };
+    const owner = {
+      apiVersion: 'ai.alien6.io/v1',
+      kind: 'Algorithm',
+      name: 'reco',
+      uid: 'u-1',
+      controller: true,
+      blockOwnerDeletion: true,
+    };
     const owned = { ...desired, metadata: { ...desired.metadata, ownerReferences: [owner] } };
     // What the API server wrote for an apply carrying that owner reference (one entry per uid, owned whole).
     const fields = structuredClone(appliedFields) as Record<string, Record<string, unknown>>;

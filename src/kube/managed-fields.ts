@@ -10,8 +10,17 @@ export type FieldsNode = Record<string, unknown>;
 
 /** Fields the server sets or that identify the object, never part of an apply's field set. */
 const ignoredMetadata = new Set([
-  'name', 'namespace', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp',
-  'deletionGracePeriodSeconds', 'managedFields', 'generateName', 'selfLink',
+  'name',
+  'namespace',
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'managedFields',
+  'generateName',
+  'selfLink',
 ]);
 const ignoredTopLevel = new Set(['apiVersion', 'kind', 'status']);
 

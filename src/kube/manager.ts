@@ -91,7 +91,13 @@ export class Manager {
    * controller watching the same objects shares one watch and one cache.
    */
   informer<T extends KubeObject = KubeObject>(kind: KindRef, options: Omit<InformerOptions, 'logger'> = {}): Informer<T> {
-    const key = JSON.stringify([kind.apiVersion, kind.kind, options.namespace ?? '', options.labelSelector ?? '', options.fieldSelector ?? '']);
+    const key = JSON.stringify([
+      kind.apiVersion,
+      kind.kind,
+      options.namespace ?? '',
+      options.labelSelector ?? '',
+      options.fieldSelector ?? '',
+    ]);
     const shared = this.informers.get(key);
     if (isInformerOf<T>(shared, kind)) return shared;
     const informer = new Informer<T>(this.options.client, kind, { ...options, logger: this.logger });
@@ -155,17 +161,26 @@ export class Manager {
     const running: Promise<unknown>[] = [];
     this.leadership = { abort, running };
     this.options.onLeadershipChange?.(true);
-    this.logger.info({ identity: this.identity, controllers: this.controllers.map((c) => c.name) }, 'manager: leading, starting controllers');
+    this.logger.info(
+      { identity: this.identity, controllers: this.controllers.map((c) => c.name) },
+      'manager: leading, starting controllers',
+    );
     const signal = abort.signal;
     for (const controller of this.controllers) {
-      running.push(controller.start(signal).catch((err) => {
-        if (!signal.aborted) this.logger.error({ controller: controller.name, err }, 'manager: controller failed to start');
-      }));
+      running.push(
+        controller.start(signal).catch((err) => {
+          if (!signal.aborted) this.logger.error({ controller: controller.name, err }, 'manager: controller failed to start');
+        }),
+      );
     }
     for (const runnable of this.runnables) {
-      running.push(Promise.resolve().then(() => runnable.start(signal)).catch((err) => {
-        if (!signal.aborted) this.logger.error({ runnable: runnable.name, err }, 'manager: runnable failed');
-      }));
+      running.push(
+        Promise.resolve()
+          .then(() => runnable.start(signal))
+          .catch((err) => {
+            if (!signal.aborted) this.logger.error({ runnable: runnable.name, err }, 'manager: runnable failed');
+          }),
+      );
     }
   }
 

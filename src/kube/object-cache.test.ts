@@ -5,7 +5,8 @@ import { objectKey, parseKey, identityOf } from './kube-object.js';
 import { ObjectCache } from './object-cache.js';
 
 const obj = (name: string, namespace: string | undefined, labels: Record<string, string> = {}, owners: string[] = []): KubeObject => ({
-  apiVersion: 'v1', kind: 'ConfigMap',
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
   metadata: { name, namespace, labels, ownerReferences: owners.map((uid) => ({ apiVersion: 'v1', kind: 'X', name: 'o', uid })) },
 });
 

@@ -38,7 +38,7 @@ describe('rate limiters', () => {
     assert.equal(r.when('a'), 5);
     assert.equal(r.when('a'), 10);
     for (let i = 0; i < 98; i++) r.when(`k${i}`);
-    assert.equal(r.when('b'), 100, 'bucket empty: 100 ms beats b\'s 5 ms');
+    assert.equal(r.when('b'), 100, "bucket empty: 100 ms beats b's 5 ms");
     assert.equal(r.numRequeues('a'), 2);
     r.forget('a');
     assert.equal(r.numRequeues('a'), 0);

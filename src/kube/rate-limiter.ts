@@ -16,7 +16,10 @@ export interface RateLimiter {
 export class ExponentialBackoffRateLimiter implements RateLimiter {
   private readonly failures = new Map<string, number>();
 
-  constructor(readonly baseMs = 5, readonly maxMs = 1_000_000) {}
+  constructor(
+    readonly baseMs = 5,
+    readonly maxMs = 1_000_000,
+  ) {}
 
   when(key: string): number {
     const exp = this.failures.get(key) ?? 0;
@@ -39,7 +42,11 @@ export class TokenBucketRateLimiter implements RateLimiter {
   private tokens: number;
   private last: number;
 
-  constructor(readonly qps = 10, readonly burst = 100, private readonly clock: Clock = systemClock) {
+  constructor(
+    readonly qps = 10,
+    readonly burst = 100,
+    private readonly clock: Clock = systemClock,
+  ) {
     this.tokens = burst;
     this.last = clock.now();
   }

@@ -7,7 +7,9 @@ const tick = () => new Promise((r) => setImmediate(r));
 // Promise.withResolvers arrives in Node 22.
 function gate(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;
-  const promise = new Promise<void>((r) => { resolve = r; });
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
   return { promise, resolve };
 }
 
@@ -17,13 +19,15 @@ test('a semaphore never lets more than its limit run, and serves waiters in orde
   let peak = 0;
   const order: number[] = [];
   const gates = Array.from({ length: 5 }, () => gate());
-  const runs = gates.map((gate, i) => semaphore.run(async () => {
-    running += 1;
-    peak = Math.max(peak, running);
-    order.push(i);
-    await gate.promise;
-    running -= 1;
-  }));
+  const runs = gates.map((gate, i) =>
+    semaphore.run(async () => {
+      running += 1;
+      peak = Math.max(peak, running);
+      order.push(i);
+      await gate.promise;
+      running -= 1;
+    }),
+  );
   await tick();
   assert.deepEqual(order, [0, 1]);
   assert.equal(semaphore.queued, 3);
@@ -39,7 +43,12 @@ test('a semaphore never lets more than its limit run, and serves waiters in orde
 
 test('a failing task releases its slot', async () => {
   const semaphore = new Semaphore(1);
-  await assert.rejects(semaphore.run(async () => { throw new Error('boom'); }), /boom/);
+  await assert.rejects(
+    semaphore.run(async () => {
+      throw new Error('boom');
+    }),
+    /boom/,
+  );
   assert.equal(await semaphore.run(async () => 'next'), 'next');
 });
 
@@ -47,9 +56,17 @@ test('a keyed lock serialises one key, lets other keys run, and forgets idle key
   const lock = new KeyedLock();
   const events: string[] = [];
   const a1 = gate();
-  const first = lock.run('a', async () => { events.push('a1 start'); await a1.promise; events.push('a1 end'); });
-  const second = lock.run('a', async () => { events.push('a2'); });
-  const other = lock.run('b', async () => { events.push('b'); });
+  const first = lock.run('a', async () => {
+    events.push('a1 start');
+    await a1.promise;
+    events.push('a1 end');
+  });
+  const second = lock.run('a', async () => {
+    events.push('a2');
+  });
+  const other = lock.run('b', async () => {
+    events.push('b');
+  });
   await other;
   assert.deepEqual(events, ['a1 start', 'b']);
   a1.resolve();

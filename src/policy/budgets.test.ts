@@ -34,7 +34,7 @@ test('expiry is the last deployment plus the TTL', () => {
   assert.throws(() => expiresAt('yesterday', '1h'), RangeError);
 });
 
-test('the TTL: spec.ttl, else the repository\'s, else the policy\'s default; the policy\'s maxTtl caps the last two', () => {
+test("the TTL: spec.ttl, else the repository's, else the policy's default; the policy's maxTtl caps the last two", () => {
   const policy = { ttl: '72h', maxTtl: null };
   assert.deepEqual(effectiveTtl(undefined, undefined, policy), { ttl: '72h', source: 'policy' });
   assert.deepEqual(effectiveTtl(undefined, '2m', policy), { ttl: '2m', source: 'repository' });
@@ -60,12 +60,20 @@ test('cap: slot holders keep their slots, free slots go to the lowest waiting PR
 });
 
 test('lowering the cap below the running count tears nothing down; newcomers wait', () => {
-  const envs = [{ number: 1, holdsSlot: true }, { number: 2, holdsSlot: true }, { number: 3, holdsSlot: false }];
+  const envs = [
+    { number: 1, holdsSlot: true },
+    { number: 2, holdsSlot: true },
+    { number: 3, holdsSlot: false },
+  ];
   assert.deepEqual(allocateSlots(envs, 1), { deploy: [1, 2], queued: [3] });
 });
 
 test('when a slot frees up, the queue head gets it', () => {
   // PR 3 closed: its environment is gone from the list.
-  const envs = [{ number: 1, holdsSlot: true }, { number: 7, holdsSlot: false }, { number: 4, holdsSlot: false }];
+  const envs = [
+    { number: 1, holdsSlot: true },
+    { number: 7, holdsSlot: false },
+    { number: 4, holdsSlot: false },
+  ];
   assert.deepEqual(allocateSlots(envs, 2), { deploy: [1, 4], queued: [7] });
 });

@@ -5,7 +5,12 @@
 export const durationPattern = /^([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+$/;
 
 const nanosPerUnit: Record<string, bigint> = {
-  ns: 1n, us: 1_000n, ms: 1_000_000n, s: 1_000_000_000n, m: 60_000_000_000n, h: 3_600_000_000_000n,
+  ns: 1n,
+  us: 1_000n,
+  ms: 1_000_000n,
+  s: 1_000_000_000n,
+  m: 60_000_000_000n,
+  h: 3_600_000_000_000n,
 };
 
 /** Go's time.Duration is an int64 of nanoseconds; longer durations do not parse there (nor in CEL). */
@@ -15,7 +20,10 @@ const maxDurationNanos = 2n ** 63n - 1n;
 export const minimumTtlMs = 60_000;
 
 export class DurationError extends Error {
-  constructor(readonly text: string, reason: string) {
+  constructor(
+    readonly text: string,
+    reason: string,
+  ) {
     super(`invalid duration "${text}": ${reason}`);
     this.name = 'DurationError';
   }
@@ -23,7 +31,8 @@ export class DurationError extends Error {
 
 /** Parses a Go-style duration (`72h`, `90m`, `1h30m`, `1.5h`) into milliseconds (truncated, as Go does). */
 export function parseDuration(text: string): number {
-  if (!durationPattern.test(text)) throw new DurationError(text, 'expected a number and unit, e.g. 72h, 90m or 1h30m (units ns, us, ms, s, m, h)');
+  if (!durationPattern.test(text))
+    throw new DurationError(text, 'expected a number and unit, e.g. 72h, 90m or 1h30m (units ns, us, ms, s, m, h)');
   let total = 0n;
   for (const [, whole, fraction = '', unit] of text.matchAll(/([0-9]+)(?:\.([0-9]+))?(ns|us|ms|s|m|h)/g)) {
     const per = nanosPerUnit[unit!]!;

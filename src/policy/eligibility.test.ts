@@ -8,9 +8,17 @@ import type { PullRequestFacts } from './pull-request-facts.js';
 function pr(overrides: Partial<PullRequestFacts> = {}): PullRequestFacts {
   return {
     repository: { owner: 'acme', name: 'shop', cloneUrl: 'https://github.com/acme/shop.git' },
-    number: 7, state: 'open', merged: false,
-    headSha: 'a'.repeat(40), headRef: 'feature-7', baseRef: 'main',
-    author: 'alice', authorAssociation: 'MEMBER', labels: [], draft: false, fork: false,
+    number: 7,
+    state: 'open',
+    merged: false,
+    headSha: 'a'.repeat(40),
+    headRef: 'feature-7',
+    baseRef: 'main',
+    author: 'alice',
+    authorAssociation: 'MEMBER',
+    labels: [],
+    draft: false,
+    fork: false,
     ...overrides,
   };
 }
@@ -26,8 +34,16 @@ test('an open, trusted pull request that passes the filters is eligible', () => 
 });
 
 test('closed or merged: not eligible, whatever else holds', () => {
-  assert.deepEqual(environmentEligibility(pr({ state: 'closed', merged: true }), shop), { eligible: false, rule: 'closed', reason: 'the pull request was merged' });
-  assert.deepEqual(environmentEligibility(pr({ state: 'closed' }), shop), { eligible: false, rule: 'closed', reason: 'the pull request was closed' });
+  assert.deepEqual(environmentEligibility(pr({ state: 'closed', merged: true }), shop), {
+    eligible: false,
+    rule: 'closed',
+    reason: 'the pull request was merged',
+  });
+  assert.deepEqual(environmentEligibility(pr({ state: 'closed' }), shop), {
+    eligible: false,
+    rule: 'closed',
+    reason: 'the pull request was closed',
+  });
 });
 
 test('a disabled repository gets no environments', () => {
@@ -47,5 +63,7 @@ test('filters are checked before trust: a draft fork is turned away as a draft',
 test('an untrusted pull request is eligible only with the approval label', () => {
   const fork = environmentEligibility(pr({ fork: true, authorAssociation: 'CONTRIBUTOR' }), shop);
   assert.equal(!fork.eligible && fork.rule, 'trust');
-  assert.deepEqual(environmentEligibility(pr({ fork: true, authorAssociation: 'CONTRIBUTOR', labels: ['preview-approved'] }), shop), { eligible: true });
+  assert.deepEqual(environmentEligibility(pr({ fork: true, authorAssociation: 'CONTRIBUTOR', labels: ['preview-approved'] }), shop), {
+    eligible: true,
+  });
 });

@@ -8,16 +8,15 @@ import { trustRejection } from './trust.js';
 
 export type IneligibilityRule = 'closed' | 'disabled' | FilterRule | 'trust';
 
-export type Eligibility =
-  | { eligible: true }
-  | { eligible: false; rule: IneligibilityRule; reason: string };
+export type Eligibility = { eligible: true } | { eligible: false; rule: IneligibilityRule; reason: string };
 
 /**
  * An environment exists iff the pull request is open, its repository is enabled, it
  * passes the filters, and it is trusted or approved.
  */
 export function environmentEligibility(pr: PullRequestFacts, policy: EffectivePolicy): Eligibility {
-  if (pr.state !== 'open') return { eligible: false, rule: 'closed', reason: pr.merged ? 'the pull request was merged' : 'the pull request was closed' };
+  if (pr.state !== 'open')
+    return { eligible: false, rule: 'closed', reason: pr.merged ? 'the pull request was merged' : 'the pull request was closed' };
   if (!policy.enabled) return { eligible: false, rule: 'disabled', reason: `previews are not enabled for ${policy.repository}` };
   const filtered = filterRejection(pr, policy.filters);
   if (filtered) return { eligible: false, ...filtered };

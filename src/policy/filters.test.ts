@@ -7,9 +7,17 @@ import type { PullRequestFacts } from './pull-request-facts.js';
 function pr(overrides: Partial<PullRequestFacts> = {}): PullRequestFacts {
   return {
     repository: { owner: 'acme', name: 'shop', cloneUrl: 'https://github.com/acme/shop.git' },
-    number: 7, state: 'open', merged: false,
-    headSha: 'a'.repeat(40), headRef: 'feature-7', baseRef: 'main',
-    author: 'alice', authorAssociation: 'MEMBER', labels: [], draft: false, fork: false,
+    number: 7,
+    state: 'open',
+    merged: false,
+    headSha: 'a'.repeat(40),
+    headRef: 'feature-7',
+    baseRef: 'main',
+    author: 'alice',
+    authorAssociation: 'MEMBER',
+    labels: [],
+    draft: false,
+    fork: false,
     ...overrides,
   };
 }

@@ -23,7 +23,8 @@ export function filterRejection(pr: PullRequestFacts, filters: FilterPolicy): Fi
   const excluded = filters.labels.exclude.find((l) => labels.has(l.toLowerCase()));
   if (excluded !== undefined) return { rule: 'labels', reason: `label "${excluded}" excludes the pull request` };
   const missing = filters.labels.allOf.filter((l) => !labels.has(l.toLowerCase()));
-  if (missing.length > 0) return { rule: 'labels', reason: `missing required label${missing.length > 1 ? 's' : ''} ${missing.map((l) => `"${l}"`).join(', ')}` };
+  if (missing.length > 0)
+    return { rule: 'labels', reason: `missing required label${missing.length > 1 ? 's' : ''} ${missing.map((l) => `"${l}"`).join(', ')}` };
   if (filters.labels.anyOf.length > 0 && !filters.labels.anyOf.some((l) => labels.has(l.toLowerCase()))) {
     return { rule: 'labels', reason: `needs one of the labels ${filters.labels.anyOf.map((l) => `"${l}"`).join(', ')}` };
   }

@@ -63,7 +63,10 @@ test('wait for CI: none by default, set globally, overridden per repository, map
     repositories: { 'acme/shop': { checks: { require: 'all' } }, 'acme/docs': { checks: { require: 'none' } } },
   });
   assert.deepEqual(checksRequirement(resolvePolicyConfig({})), { mode: 'none' });
-  assert.deepEqual(checksRequirement(effectivePolicy(config, { owner: 'acme', name: 'blog' })), { mode: 'named', checks: ['build', 'test'] });
+  assert.deepEqual(checksRequirement(effectivePolicy(config, { owner: 'acme', name: 'blog' })), {
+    mode: 'named',
+    checks: ['build', 'test'],
+  });
   assert.deepEqual(checksRequirement(effectivePolicy(config, { owner: 'ACME', name: 'Shop' })), { mode: 'all' });
   assert.deepEqual(checksRequirement(effectivePolicy(config, { owner: 'acme', name: 'docs' })), { mode: 'none' });
   assert.deepEqual(checksRequirement(resolvePolicyConfig({ checks: { require: [] } })), { mode: 'none' });

@@ -11,8 +11,12 @@ import { startServer } from './start-server.js';
 
 const noWrites = new EnvironmentWriter({
   store: {
-    upsert: async () => { throw new Error('not expected'); },
-    delete: async () => { throw new Error('not expected'); },
+    upsert: async () => {
+      throw new Error('not expected');
+    },
+    delete: async () => {
+      throw new Error('not expected');
+    },
   },
 });
 
@@ -33,8 +37,12 @@ test('GET /healthz answers 200 ok; an unhealthy check answers 503', async (t) =>
 });
 
 test('extra routers are mounted (how /readyz and /metrics get added)', async (t) => {
-  const ready = Router().get('/readyz', (_req, res) => { res.send('ready'); });
-  const metrics = Router().get('/metrics', (_req, res) => { res.type('text/plain').send('up 1\n'); });
+  const ready = Router().get('/readyz', (_req, res) => {
+    res.send('ready');
+  });
+  const metrics = Router().get('/metrics', (_req, res) => {
+    res.type('text/plain').send('up 1\n');
+  });
   const running = await startServer(createServer({ routers: [ready, metrics] }));
   t.after(() => running.close());
   assert.equal(await (await fetch(`${running.url}/readyz`)).text(), 'ready');
@@ -71,8 +79,17 @@ test('every spelling of the webhook path gets the same answer, served as JSON', 
 
 test('a webhook receiver that throws is answered 500 and logged, and the server goes on', async (t) => {
   const logged: unknown[] = [];
-  const logger = { ...silentLogger, error: (fields: unknown) => { logged.push(fields); } };
-  const broken = { handle: async () => { throw new Error('boom'); } } as unknown as WebhookReceiver;
+  const logger = {
+    ...silentLogger,
+    error: (fields: unknown) => {
+      logged.push(fields);
+    },
+  };
+  const broken = {
+    handle: async () => {
+      throw new Error('boom');
+    },
+  } as unknown as WebhookReceiver;
   const running = await startServer(createServer({ webhook: broken, logger }));
   t.after(() => running.close());
   for (const path of ['/api/github/webhooks', '/api/github/webhooks/']) {

@@ -36,8 +36,11 @@ export function createServer(options: ServerOptions = {}): RequestListener {
   // parser may run before it.
   const answerWebhook = webhook
     ? (req: IncomingMessage, res: ServerResponse) => {
-      webhook.handle(req).then((answer) => sendJson(res, answer.status, answer.body, answer.headers)).catch((err) => fail(err, req, res));
-    }
+        webhook
+          .handle(req)
+          .then((answer) => sendJson(res, answer.status, answer.body, answer.headers))
+          .catch((err) => fail(err, req, res));
+      }
     : undefined;
   if (answerWebhook) {
     app.post(path, (req, res) => answerWebhook(req, res));
@@ -46,7 +49,10 @@ export function createServer(options: ServerOptions = {}): RequestListener {
 
   app.get('/healthz', async (_req, res) => {
     const alive = options.health ? await options.health() : true;
-    res.status(alive ? 200 : 503).type('text/plain').send(alive ? 'ok' : 'unhealthy');
+    res
+      .status(alive ? 200 : 503)
+      .type('text/plain')
+      .send(alive ? 'ok' : 'unhealthy');
   });
 
   for (const router of options.routers ?? []) app.use(router);

@@ -6,9 +6,11 @@ import { startServer } from './start-server.js';
 
 test('/readyz names the failing check, turns ready when it passes, and unready when draining', async () => {
   let synced = false;
-  const readiness = new Readiness().add('informers-synced', () => synced).add('broken', () => {
-    throw new Error('boom');
-  });
+  const readiness = new Readiness()
+    .add('informers-synced', () => synced)
+    .add('broken', () => {
+      throw new Error('boom');
+    });
   readiness.add('broken', () => true);
   const server = await startServer(createServer({ routers: [readiness.router()] }));
   try {
@@ -31,5 +33,11 @@ test('/readyz names the failing check, turns ready when it passes, and unready w
 
 test('a check that throws counts as not ready', async () => {
   const readiness = new Readiness().add('throws', () => Promise.reject(new Error('no')));
-  assert.deepEqual(await readiness.evaluate(), { ready: false, checks: [{ name: 'not-shutting-down', ok: true }, { name: 'throws', ok: false }] });
+  assert.deepEqual(await readiness.evaluate(), {
+    ready: false,
+    checks: [
+      { name: 'not-shutting-down', ok: true },
+      { name: 'throws', ok: false },
+    ],
+  });
 });

@@ -45,7 +45,10 @@ export class Readiness {
       const shown = req.query.verbose !== undefined ? checks : checks.filter((c) => !c.ok);
       const lines = shown.map((c) => `[${c.ok ? '+' : '-'}]${c.name} ${c.ok ? 'ok' : 'failed'}`);
       lines.push(ready ? 'ok' : 'not ready');
-      res.status(ready ? 200 : 503).type('text/plain').send(`${lines.join('\n')}\n`);
+      res
+        .status(ready ? 200 : 503)
+        .type('text/plain')
+        .send(`${lines.join('\n')}\n`);
     });
     return router;
   }

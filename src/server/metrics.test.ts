@@ -28,12 +28,31 @@ test('controller, webhook, GitHub and environment metrics appear in the expositi
   metrics.observeWebhookToReady(33);
   const observer = new RateLimitObserver();
   metrics.trackGitHub(observer);
-  observer.record('token', { 'x-ratelimit-limit': '5000', 'x-ratelimit-remaining': '4990', 'x-ratelimit-reset': '1800000000', 'x-ratelimit-resource': 'core' });
-  observer.record('token', { 'x-ratelimit-limit': '5000', 'x-ratelimit-remaining': '4989', 'x-ratelimit-reset': '1800000000', 'x-ratelimit-resource': 'core' });
+  observer.record('token', {
+    'x-ratelimit-limit': '5000',
+    'x-ratelimit-remaining': '4990',
+    'x-ratelimit-reset': '1800000000',
+    'x-ratelimit-resource': 'core',
+  });
+  observer.record('token', {
+    'x-ratelimit-limit': '5000',
+    'x-ratelimit-remaining': '4989',
+    'x-ratelimit-reset': '1800000000',
+    'x-ratelimit-resource': 'core',
+  });
   const created = new Date(Date.now() - 3_600_000).toISOString();
   metrics.trackEnvironments(() => [
-    { apiVersion: 'preview.alien6.io/v1alpha1', kind: 'PreviewEnvironment', metadata: { name: 'pr-1-shop-abc', creationTimestamp: created }, status: { phase: 'Ready' } } as never,
-    { apiVersion: 'preview.alien6.io/v1alpha1', kind: 'PreviewEnvironment', metadata: { name: 'pr-2-shop-def', creationTimestamp: created } },
+    {
+      apiVersion: 'preview.alien6.io/v1alpha1',
+      kind: 'PreviewEnvironment',
+      metadata: { name: 'pr-1-shop-abc', creationTimestamp: created },
+      status: { phase: 'Ready' },
+    } as never,
+    {
+      apiVersion: 'preview.alien6.io/v1alpha1',
+      kind: 'PreviewEnvironment',
+      metadata: { name: 'pr-2-shop-def', creationTimestamp: created },
+    },
   ]);
 
   metrics.resyncPass({ created: ['a'], updated: [], deleted: ['b', 'c'], deletionCapReached: true, errors: [], durationMs: 1500 } as never);
@@ -44,10 +63,22 @@ test('controller, webhook, GitHub and environment metrics appear in the expositi
   assert.ok(line(text, 'preview_operator_resync_changes_total{change="deleted"} 2'));
   assert.ok(line(text, 'preview_operator_resync_duration_seconds_count 1'));
   assert.ok(line(text, 'preview_operator_leader 1'));
-  assert.equal(line(text, 'preview_operator_reconciles_total{controller="algorithm",outcome="success"}'), 'preview_operator_reconciles_total{controller="algorithm",outcome="success"} 1');
-  assert.equal(line(text, 'preview_operator_reconcile_errors_total{controller="algorithm"}'), 'preview_operator_reconcile_errors_total{controller="algorithm"} 1');
-  assert.equal(line(text, 'preview_operator_reconcile_duration_seconds_count{controller="algorithm"}'), 'preview_operator_reconcile_duration_seconds_count{controller="algorithm"} 2');
-  assert.equal(line(text, 'preview_operator_queue_depth{controller="algorithm"}'), 'preview_operator_queue_depth{controller="algorithm"} 4');
+  assert.equal(
+    line(text, 'preview_operator_reconciles_total{controller="algorithm",outcome="success"}'),
+    'preview_operator_reconciles_total{controller="algorithm",outcome="success"} 1',
+  );
+  assert.equal(
+    line(text, 'preview_operator_reconcile_errors_total{controller="algorithm"}'),
+    'preview_operator_reconcile_errors_total{controller="algorithm"} 1',
+  );
+  assert.equal(
+    line(text, 'preview_operator_reconcile_duration_seconds_count{controller="algorithm"}'),
+    'preview_operator_reconcile_duration_seconds_count{controller="algorithm"} 2',
+  );
+  assert.equal(
+    line(text, 'preview_operator_queue_depth{controller="algorithm"}'),
+    'preview_operator_queue_depth{controller="algorithm"} 4',
+  );
   assert.ok(line(text, 'preview_operator_webhook_deliveries_total{event="pull_request",result="accepted",status="202"} 1'));
   assert.ok(line(text, 'preview_operator_webhook_writes_total{op="upsert",result="upserted"} 2'));
   assert.ok(line(text, 'preview_operator_webhook_writes_total{op="delete",result="absent"} 1'));

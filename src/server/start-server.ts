@@ -36,9 +36,10 @@ export async function startServer(listener: RequestListener, options: ListenOpti
     server,
     port,
     url: `http://${shown === '0.0.0.0' ? '127.0.0.1' : shown}:${port}`,
-    close: () => new Promise<void>((resolve, reject) => {
-      server.close((err) => (err ? reject(err) : resolve()));
-      server.closeIdleConnections();
-    }),
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((err) => (err ? reject(err) : resolve()));
+        server.closeIdleConnections();
+      }),
   };
 }

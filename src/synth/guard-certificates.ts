@@ -17,23 +17,32 @@ export function checkCertificate(object: Manifest, policy: RenderPolicy, violate
   const spec = asObject(object.spec) ?? {};
   const names = [...(Array.isArray(spec.dnsNames) ? spec.dnsNames : []), ...(spec.commonName === undefined ? [] : [spec.commonName])];
   for (const name of names) {
-    if (!withinHost(name, policy.host)) violate('foreign-host', `it names "${String(name)}"; certificates may cover ${policy.host} and its subdomains only`);
+    if (!withinHost(name, policy.host))
+      violate('foreign-host', `it names "${String(name)}"; certificates may cover ${policy.host} and its subdomains only`);
   }
   if (spec.isCA !== undefined && spec.isCA !== false) {
     violate('certificate-ca', 'spec.isCA would make it a certificate authority under the preview issuer, able to sign for any host');
   }
   for (const usage of asStrings(spec.usages)) {
     if (caUsages.has(usage)) violate('certificate-ca', `spec.usages has "${usage}", which only a certificate authority needs`);
-    else if (!serverUsages.has(usage)) violate('certificate-usage', `spec.usages has "${usage}"; preview certificates are for serving TLS only`);
+    else if (!serverUsages.has(usage))
+      violate('certificate-usage', `spec.usages has "${usage}"; preview certificates are for serving TLS only`);
   }
   for (const field of otherNameFields) {
-    if (isSet(spec[field])) violate('certificate-san', `spec.${field} must not be set; certificates name the environment's hosts in spec.dnsNames only`);
+    if (isSet(spec[field]))
+      violate('certificate-san', `spec.${field} must not be set; certificates name the environment's hosts in spec.dnsNames only`);
   }
   const issuer = asObject(spec.issuerRef) ?? {};
   const wanted = policy.certificateIssuer;
   // Another group is another issuer of the same kind and name (an external issuer's).
   const group = issuer.group ?? 'cert-manager.io';
-  if (wanted && (issuer.name !== wanted.name || (issuer.kind ?? 'Issuer') !== wanted.kind || (group !== 'cert-manager.io' && group !== ''))) {
-    violate('certificate-issuer', `issuerRef is ${String(issuer.kind ?? 'Issuer')}.${String(group)} "${String(issuer.name)}"; previews use ${wanted.kind} "${wanted.name}"`);
+  if (
+    wanted &&
+    (issuer.name !== wanted.name || (issuer.kind ?? 'Issuer') !== wanted.kind || (group !== 'cert-manager.io' && group !== ''))
+  ) {
+    violate(
+      'certificate-issuer',
+      `issuerRef is ${String(issuer.kind ?? 'Issuer')}.${String(group)} "${String(issuer.name)}"; previews use ${wanted.kind} "${wanted.name}"`,
+    );
   }
 }

@@ -11,21 +11,40 @@ const nginx = 'nginx.ingress.kubernetes.io/';
 
 /** Allowed without configuration: request sizes and timeouts, redirects, the backend's protocol, path rewriting. */
 export const defaultIngressAnnotations: readonly string[] = [
-  ...['proxy-body-size', 'proxy-connect-timeout', 'proxy-read-timeout', 'proxy-send-timeout',
-    'ssl-redirect', 'force-ssl-redirect', 'backend-protocol', 'rewrite-target', 'use-regex'].map((name) => `${nginx}${name}`),
+  ...[
+    'proxy-body-size',
+    'proxy-connect-timeout',
+    'proxy-read-timeout',
+    'proxy-send-timeout',
+    'ssl-redirect',
+    'force-ssl-redirect',
+    'backend-protocol',
+    'rewrite-target',
+    'use-regex',
+  ].map((name) => `${nginx}${name}`),
   // The operator's own, stamped on every object it renders.
   ...Object.values(ownershipAnnotationKeys),
 ];
 
 /** Annotation names (after the prefix) that reach outside the Ingress, whichever controller reads them. */
 const neverNames = new Set([
-  'auth-url', 'auth-signin', 'auth-secret', 'auth-tls-secret', 'auth-tls-match-cn', 'proxy-ssl-secret',
-  'mirror-target', 'mirror-host', 'server-alias', 'ingress.class', 'tls-acme',
+  'auth-url',
+  'auth-signin',
+  'auth-secret',
+  'auth-tls-secret',
+  'auth-tls-match-cn',
+  'proxy-ssl-secret',
+  'mirror-target',
+  'mirror-host',
+  'server-alias',
+  'ingress.class',
+  'tls-acme',
 ]);
 /** Prefixes whose annotations pick an issuer or a certificate behind the guard's back (cert-manager's ingress-shim). */
 const neverPrefixes = ['cert-manager.io/', 'acme.cert-manager.io/'];
 
-const annotationKey = /^(([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+const annotationKey =
+  /^(([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 // nginx configuration syntax (quotes, braces, `;`, `#`, backslashes, white space other than
 // the space) has no business in a tuning value; refusing it closes value-injection holes.
 const safeValue = /^[\w ./:$?=&%+~@,*^()|[\]-]{0,256}$/;
@@ -34,9 +53,10 @@ const safeValue = /^[\w ./:$?=&%+~@,*^()|[\]-]{0,256}$/;
 export function forbiddenIngressAnnotation(key: string): string | undefined {
   const name = key.slice(key.indexOf('/') + 1).toLowerCase();
   if (name.includes('snippet')) return 'snippets are raw controller configuration';
-  if (name === 'ingress.class') return 'the IngressClass is the operator\'s (spec.ingressClassName)';
+  if (name === 'ingress.class') return "the IngressClass is the operator's (spec.ingressClassName)";
   if (neverNames.has(name)) return 'it reaches outside the Ingress (other hosts, addresses or Secrets)';
-  if (neverPrefixes.some((prefix) => key.startsWith(prefix))) return 'certificates are requested through a Certificate, with the operator\'s issuer';
+  if (neverPrefixes.some((prefix) => key.startsWith(prefix)))
+    return "certificates are requested through a Certificate, with the operator's issuer";
   return deniedAnnotation(key);
 }
 

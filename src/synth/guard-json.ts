@@ -14,7 +14,7 @@ export function asObjects(value: unknown): Json[] {
 
 /** A list as strings (non-strings kept as their JSON, so they never match a name); `[]` for anything not a list. */
 export function asStrings(value: unknown): string[] {
-  return Array.isArray(value) ? value.map((v) => (typeof v === 'string' ? v : JSON.stringify(v) ?? '')) : [];
+  return Array.isArray(value) ? value.map((v) => (typeof v === 'string' ? v : (JSON.stringify(v) ?? ''))) : [];
 }
 
 /** Present and not empty: a list with entries, a non-empty string or object, or any other value. */

@@ -15,8 +15,11 @@ export function checkService(object: Manifest, policy: RenderPolicy, violate: Vi
   const type = spec.type ?? 'ClusterIP';
   const allowed: readonly unknown[] = policy.allowedServiceTypes ?? [];
   if (type === 'ExternalName') {
-    violate('service-external-name', `type ExternalName makes the Service's name a DNS alias of "${String(spec.externalName)}" for every pod that `
-      + 'resolves it; previews may not create aliases');
+    violate(
+      'service-external-name',
+      `type ExternalName makes the Service's name a DNS alias of "${String(spec.externalName)}" for every pod that ` +
+        'resolves it; previews may not create aliases',
+    );
   } else if (type !== 'ClusterIP' && !allowed.includes(type)) {
     const others = allowed.length > 0 ? ` (or ${allowed.join(', ')})` : '';
     violate('service-type', `spec.type is ${JSON.stringify(type)}; preview Services are ClusterIP${others}, reached through the Ingress`);
@@ -35,12 +38,18 @@ export function checkIngress(object: Manifest, policy: RenderPolicy, violate: Vi
   const spec = asObject(object.spec) ?? {};
   if (spec.ingressClassName === undefined || spec.ingressClassName === null) spec.ingressClassName = policy.ingressClassName;
   else if (spec.ingressClassName !== policy.ingressClassName) {
-    violate('ingress-class', `spec.ingressClassName is ${JSON.stringify(spec.ingressClassName)}; previews are served by the IngressClass "${policy.ingressClassName}"`);
+    violate(
+      'ingress-class',
+      `spec.ingressClassName is ${JSON.stringify(spec.ingressClassName)}; previews are served by the IngressClass "${policy.ingressClassName}"`,
+    );
   }
   const allowed = new Set([...defaultIngressAnnotations, ...(policy.ingressAnnotations ?? [])]);
   for (const [key, value] of Object.entries(asObject(object.metadata.annotations) ?? {})) {
     if (key === 'kubernetes.io/ingress.class') {
-      violate('ingress-class', 'the annotation kubernetes.io/ingress.class picks another controller; the operator sets spec.ingressClassName');
+      violate(
+        'ingress-class',
+        'the annotation kubernetes.io/ingress.class picks another controller; the operator sets spec.ingressClassName',
+      );
       continue;
     }
     const problem = ingressAnnotationProblem(key, value, allowed);
@@ -52,13 +61,18 @@ export function checkIngress(object: Manifest, policy: RenderPolicy, violate: Vi
 function checkIngressHosts(spec: Record<string, unknown>, host: string, violate: Violate): void {
   asObjects(spec.rules).forEach((rule, i) => {
     if (!withinHost(rule.host, host)) {
-      violate('foreign-host', `spec.rules[${i}].host is ${rule.host === undefined ? 'empty (every host)' : `"${String(rule.host)}"`}; it must be ${host} or a subdomain of it`);
+      violate(
+        'foreign-host',
+        `spec.rules[${i}].host is ${rule.host === undefined ? 'empty (every host)' : `"${String(rule.host)}"`}; it must be ${host} or a subdomain of it`,
+      );
     }
   });
   asObjects(spec.tls).forEach((entry, i) => {
     for (const name of Array.isArray(entry.hosts) ? entry.hosts : []) {
-      if (!withinHost(name, host)) violate('foreign-host', `spec.tls[${i}].hosts names "${String(name)}"; it must be ${host} or a subdomain of it`);
+      if (!withinHost(name, host))
+        violate('foreign-host', `spec.tls[${i}].hosts names "${String(name)}"; it must be ${host} or a subdomain of it`);
     }
   });
-  if (spec.defaultBackend !== undefined) violate('foreign-host', 'spec.defaultBackend would serve every host; route the environment\'s host instead');
+  if (spec.defaultBackend !== undefined)
+    violate('foreign-host', "spec.defaultBackend would serve every host; route the environment's host instead");
 }

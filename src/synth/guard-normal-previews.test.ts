@@ -8,7 +8,12 @@ import { App, Chart } from 'cdk8s';
 import { parseAllDocuments } from 'yaml';
 import { exampleChart, exampleIdentity } from '../../examples/example-preview.js';
 import {
-  kplus, renderAlgorithmWorkloads, renderDatabaseWorkloads, type AlgorithmSpec, type DatabaseSpec, type Manifest,
+  kplus,
+  renderAlgorithmWorkloads,
+  renderDatabaseWorkloads,
+  type AlgorithmSpec,
+  type DatabaseSpec,
+  type Manifest,
 } from '../../constructs/index.js';
 import { AllowedKinds } from './guard-allowed-kinds.js';
 import { checkRenderedObjects, formatPolicyViolations, type RenderPolicy } from './guard-rendered-objects.js';
@@ -16,8 +21,12 @@ import { splitRendering, type InProcessRendering } from './render-preview.js';
 
 const identity = exampleIdentity();
 const policy: RenderPolicy = {
-  namespace: identity.namespace, host: identity.host, allowedKinds: new AllowedKinds(), podSecurity: 'restricted',
-  ingressClassName: 'nginx', certificateIssuer: { name: 'preview-issuer', kind: 'ClusterIssuer' },
+  namespace: identity.namespace,
+  host: identity.host,
+  allowedKinds: new AllowedKinds(),
+  podSecurity: 'restricted',
+  ingressClassName: 'nginx',
+  certificateIssuer: { name: 'preview-issuer', kind: 'ClusterIssuer' },
 };
 
 function assertPasses(objects: readonly Manifest[]): Manifest[] {
@@ -39,21 +48,34 @@ function exampleObjects(tls: boolean): Manifest[] {
   return splitRendering(operator, operator.manifests, identity.namespace).objects;
 }
 
-const seeds = parseAllDocuments(readFileSync(new URL('../../test/fixtures/crds/seed-examples.yaml', import.meta.url), 'utf8'))
-  .map((d) => d.toJSON() as Manifest);
+const seeds = parseAllDocuments(readFileSync(new URL('../../test/fixtures/crds/seed-examples.yaml', import.meta.url), 'utf8')).map(
+  (d) => d.toJSON() as Manifest,
+);
 const seed = (kind: string) => seeds.find((s) => s.kind === kind)!;
 
 describe('what a normal preview renders passes the policy with the default settings', () => {
   it('the example repository (preview.yaml and main.ts), with and without TLS', () => {
     const objects = assertPasses(exampleObjects(true));
     assert.deepEqual(objects.map((o) => o.kind).sort(), [
-      'Algorithm', 'Algorithm', 'Algorithm', 'Certificate', 'ConfigMap', 'ConfigMap', 'ConfigMap', 'ConfigMap', 'Database', 'Ingress',
+      'Algorithm',
+      'Algorithm',
+      'Algorithm',
+      'Certificate',
+      'ConfigMap',
+      'ConfigMap',
+      'ConfigMap',
+      'ConfigMap',
+      'Database',
+      'Ingress',
     ]);
     assertPasses(exampleObjects(false));
   });
 
   it('the seed Algorithm recommendation-engine-v2 and Database myapp-db, verbatim', () => {
-    assert.deepEqual(seeds.map((s) => s.metadata.name), ['recommendation-engine-v2', 'myapp-db']);
+    assert.deepEqual(
+      seeds.map((s) => s.metadata.name),
+      ['recommendation-engine-v2', 'myapp-db'],
+    );
     assertPasses(seeds);
   });
 
@@ -61,9 +83,12 @@ describe('what a normal preview renders passes the policy with the default setti
     const algorithm = seed('Algorithm');
     const database = seed('Database');
     assertPasses([
-      ...renderAlgorithmWorkloads({ metadata: { name: algorithm.metadata.name }, spec: algorithm.spec as unknown as AlgorithmSpec }, {
-        canary: { image: 'registry.alien6.io/algo/reco:2.2.0', replicas: 1 },
-      }),
+      ...renderAlgorithmWorkloads(
+        { metadata: { name: algorithm.metadata.name }, spec: algorithm.spec as unknown as AlgorithmSpec },
+        {
+          canary: { image: 'registry.alien6.io/algo/reco:2.2.0', replicas: 1 },
+        },
+      ),
       ...renderDatabaseWorkloads({ metadata: { name: database.metadata.name }, spec: database.spec as unknown as DatabaseSpec }),
     ]);
   });
@@ -73,20 +98,36 @@ describe('what a normal preview renders passes the policy with the default setti
     new kplus.ServiceAccount(chart, 'worker', { metadata: { name: 'worker' } });
     new kplus.Secret(chart, 'api-key', { metadata: { name: 'api-key' }, stringData: { key: 'not-a-secret' } });
     const web = new kplus.Service(chart, 'web', { metadata: { name: 'web' }, ports: [{ port: 80, targetPort: 8080 }] });
-    new kplus.Ingress(chart, 'docs', { metadata: { name: 'docs' } }).addHostRule(`docs.${identity.host}`, '/', kplus.IngressBackend.fromService(web));
+    new kplus.Ingress(chart, 'docs', { metadata: { name: 'docs' } }).addHostRule(
+      `docs.${identity.host}`,
+      '/',
+      kplus.IngressBackend.fromService(web),
+    );
     const objects: Manifest[] = [
       ...(chart.toJson() as Manifest[]),
       {
-        apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'reader' },
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'Role',
+        metadata: { name: 'reader' },
         rules: [{ apiGroups: [''], resources: ['configmaps', 'pods'], verbs: ['get', 'list', 'watch'] }],
       },
       {
-        apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'worker-reader' },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'reader' }, subjects: [{ kind: 'ServiceAccount', name: 'worker' }],
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'RoleBinding',
+        metadata: { name: 'worker-reader' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'reader' },
+        subjects: [{ kind: 'ServiceAccount', name: 'worker' }],
       },
     ];
-    assert.deepEqual(objects.map((o) => o.kind), ['ServiceAccount', 'Secret', 'Service', 'Ingress', 'Role', 'RoleBinding']);
+    assert.deepEqual(
+      objects.map((o) => o.kind),
+      ['ServiceAccount', 'Secret', 'Service', 'Ingress', 'Role', 'RoleBinding'],
+    );
     const passed = assertPasses(objects);
-    assert.equal((passed.find((o) => o.kind === 'Ingress')!.spec as { ingressClassName: string }).ingressClassName, 'nginx', 'the library names no class: the operator\'s is set');
+    assert.equal(
+      (passed.find((o) => o.kind === 'Ingress')!.spec as { ingressClassName: string }).ingressClassName,
+      'nginx',
+      "the library names no class: the operator's is set",
+    );
   });
 });

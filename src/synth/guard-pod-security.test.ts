@@ -39,13 +39,17 @@ describe('Pod Security Standards', () => {
 
   it('host namespaces, hostPath, host ports, unsafe sysctls and capabilities fail baseline', () => {
     const spec = {
-      hostNetwork: true, hostPID: true,
+      hostNetwork: true,
+      hostPID: true,
       securityContext: { sysctls: [{ name: 'kernel.msgmax', value: '1' }] },
       volumes: [{ name: 'root', hostPath: { path: '/' } }],
-      containers: [{
-        name: 'c', ports: [{ containerPort: 80, hostPort: 80 }],
-        securityContext: { capabilities: { add: ['SYS_ADMIN', 'CHOWN'] }, procMount: 'Unmasked', seccompProfile: { type: 'Unconfined' } },
-      }],
+      containers: [
+        {
+          name: 'c',
+          ports: [{ containerPort: 80, hostPort: 80 }],
+          securityContext: { capabilities: { add: ['SYS_ADMIN', 'CHOWN'] }, procMount: 'Unmasked', seccompProfile: { type: 'Unconfined' } },
+        },
+      ],
     };
     assert.deepEqual(checks(spec, 'baseline').sort(), [
       'capabilities@containers[0].securityContext.capabilities.add',
@@ -77,27 +81,43 @@ describe('Pod Security Standards', () => {
 
   it('restricted allows only NET_BIND_SERVICE to be added and only the safe volume types', () => {
     const spec = {
-      volumes: [{ name: 'nfs', nfs: { server: 'x', path: '/' } }, { name: 'cm', configMap: { name: 'x' } }],
-      containers: [{ ...restrictedContainer, securityContext: { ...restrictedContainer.securityContext, capabilities: { drop: ['ALL'], add: ['NET_BIND_SERVICE', 'CHOWN'] } } }],
+      volumes: [
+        { name: 'nfs', nfs: { server: 'x', path: '/' } },
+        { name: 'cm', configMap: { name: 'x' } },
+      ],
+      containers: [
+        {
+          ...restrictedContainer,
+          securityContext: { ...restrictedContainer.securityContext, capabilities: { drop: ['ALL'], add: ['NET_BIND_SERVICE', 'CHOWN'] } },
+        },
+      ],
     };
     assert.deepEqual(checks(spec).sort(), ['capabilities@containers[0].securityContext.capabilities.add', 'volumeTypes@volumes[0].nfs']);
   });
 
   it('AppArmor annotations other than runtime/default or localhost/* fail baseline', () => {
     const spec = { containers: [restrictedContainer] };
-    assert.deepEqual(checks(spec, 'baseline', { 'container.apparmor.security.beta.kubernetes.io/app': 'unconfined' }), ['appArmorProfile@metadata.annotations[container.apparmor.security.beta.kubernetes.io/app]']);
+    assert.deepEqual(checks(spec, 'baseline', { 'container.apparmor.security.beta.kubernetes.io/app': 'unconfined' }), [
+      'appArmorProfile@metadata.annotations[container.apparmor.security.beta.kubernetes.io/app]',
+    ]);
     assert.deepEqual(checks(spec, 'baseline', { 'container.apparmor.security.beta.kubernetes.io/app': 'runtime/default' }), []);
   });
 
   it('privileged allows anything', () => {
-    assert.deepEqual(checkPodSecurity({ hostNetwork: true, containers: [{ name: 'x', securityContext: { privileged: true } }] }, undefined, 'privileged'), []);
+    assert.deepEqual(
+      checkPodSecurity({ hostNetwork: true, containers: [{ name: 'x', securityContext: { privileged: true } }] }, undefined, 'privileged'),
+      [],
+    );
   });
 
   it('finds the pod template of every workload kind', () => {
     const pod = { spec: { containers: [] } };
     assert.equal(podTemplateOf({ apiVersion: 'apps/v1', kind: 'Deployment', spec: { template: pod } })?.path, 'spec.template.spec');
     assert.equal(podTemplateOf({ apiVersion: 'apps/v1', kind: 'DaemonSet', spec: { template: pod } })?.path, 'spec.template.spec');
-    assert.equal(podTemplateOf({ apiVersion: 'batch/v1', kind: 'CronJob', spec: { jobTemplate: { spec: { template: pod } } } })?.path, 'spec.jobTemplate.spec.template.spec');
+    assert.equal(
+      podTemplateOf({ apiVersion: 'batch/v1', kind: 'CronJob', spec: { jobTemplate: { spec: { template: pod } } } })?.path,
+      'spec.jobTemplate.spec.template.spec',
+    );
     assert.equal(podTemplateOf({ apiVersion: 'v1', kind: 'Pod', spec: { containers: [] } })?.path, 'spec');
     assert.equal(podTemplateOf({ apiVersion: 'v1', kind: 'ConfigMap', data: {} }), undefined);
     assert.equal(podTemplateOf({ apiVersion: 'ai.alien6.io/v1', kind: 'Algorithm', spec: { template: pod } }), undefined);

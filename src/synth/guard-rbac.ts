@@ -12,13 +12,28 @@ import { checkRoleBindingFields } from './guard-object-fields.js';
 
 /** Refused for every verb: the namespace itself and its guards, RBAC itself, and minting tokens. */
 const guardResources = new Set([
-  'namespaces', 'networkpolicies', 'resourcequotas', 'limitranges',
-  'roles', 'rolebindings', 'clusterroles', 'clusterrolebindings', 'serviceaccounts/token',
+  'namespaces',
+  'networkpolicies',
+  'resourcequotas',
+  'limitranges',
+  'roles',
+  'rolebindings',
+  'clusterroles',
+  'clusterrolebindings',
+  'serviceaccounts/token',
 ]);
 /** Refused for writes (with their subresources, e.g. services/status): kinds this policy checks at render time. */
 const checkedResources = new Set([
-  'services', 'endpoints', 'endpointslices', 'ingresses', 'secrets', 'serviceaccounts', 'persistentvolumeclaims',
-  'certificates', 'certificaterequests', 'issuers',
+  'services',
+  'endpoints',
+  'endpointslices',
+  'ingresses',
+  'secrets',
+  'serviceaccounts',
+  'persistentvolumeclaims',
+  'certificates',
+  'certificaterequests',
+  'issuers',
 ]);
 const writeVerbs = new Set(['create', 'update', 'patch']);
 /** ServiceAccounts may not be deleted either: the namespace's `default` one is a guard, and deleted it comes back mounting tokens. */
@@ -32,22 +47,29 @@ export function checkRole(object: Manifest, violate: Violate): void {
     const verbs = asStrings(rule.verbs);
     const wildcards = [...apiGroups, ...resources, ...verbs].filter((x) => x.includes('*'));
     if (wildcards.length > 0) violate('rbac-wildcard', `rules[${i}] grants "${wildcards[0]}"; name the groups, resources and verbs`);
-    if (rule.nonResourceURLs !== undefined) violate('rbac-wildcard', `rules[${i}] names nonResourceURLs; a Role grants namespaced resources only`);
+    if (rule.nonResourceURLs !== undefined)
+      violate('rbac-wildcard', `rules[${i}] names nonResourceURLs; a Role grants namespaced resources only`);
     for (const verb of verbs.filter((v) => privilegedVerbs.has(v))) {
       violate('rbac-privileged-verb', `rules[${i}] grants "${verb}", which lets its holders gain permissions they do not have`);
     }
     for (const resource of resources.filter((r) => guardResources.has(r) || guardResources.has(r.split('/')[0]!))) {
-      violate('rbac-guard-resource', `rules[${i}] grants access to ${resource}: the namespace's guards, RBAC and tokens are the operator's`);
+      violate(
+        'rbac-guard-resource',
+        `rules[${i}] grants access to ${resource}: the namespace's guards, RBAC and tokens are the operator's`,
+      );
     }
     const deletes = verbs.filter((v) => deleteVerbs.has(v));
     if (deletes.length > 0 && resources.some((r) => r.split('/')[0] === 'serviceaccounts')) {
-      const why = 'the namespace\'s default ServiceAccount is the operator\'s';
+      const why = "the namespace's default ServiceAccount is the operator's";
       violate('rbac-guard-resource', `rules[${i}] grants ${deletes.join(', ')} on serviceaccounts: ${why}`);
     }
     const writes = verbs.filter((v) => writeVerbs.has(v));
     if (writes.length === 0) return;
     for (const resource of resources.filter((r) => !guardResources.has(r) && checkedResources.has(r.split('/')[0]!))) {
-      violate('rbac-checked-write', `rules[${i}] grants ${writes.join(', ')} on ${resource}, which would let pods create at run time what a rendering may not`);
+      violate(
+        'rbac-checked-write',
+        `rules[${i}] grants ${writes.join(', ')} on ${resource}, which would let pods create at run time what a rendering may not`,
+      );
     }
   });
 }
@@ -55,10 +77,17 @@ export function checkRole(object: Manifest, violate: Violate): void {
 export function checkRoleBinding(object: Manifest, policy: RenderPolicy, violate: Violate): void {
   checkRoleBindingFields(object, violate);
   const roleRef = asObject(object.roleRef) ?? {};
-  if (roleRef.kind !== 'Role') violate('rbac-cluster-role', `roleRef names ${String(roleRef.kind)} "${String(roleRef.name)}"; bindings may name Roles of the namespace only`);
+  if (roleRef.kind !== 'Role')
+    violate(
+      'rbac-cluster-role',
+      `roleRef names ${String(roleRef.kind)} "${String(roleRef.name)}"; bindings may name Roles of the namespace only`,
+    );
   asObjects(object.subjects).forEach((subject, i) => {
     if (subject.kind !== 'ServiceAccount') {
-      violate('rbac-subject', `subjects[${i}] is the ${String(subject.kind)} "${String(subject.name)}"; only ServiceAccounts of the namespace may be bound`);
+      violate(
+        'rbac-subject',
+        `subjects[${i}] is the ${String(subject.kind)} "${String(subject.name)}"; only ServiceAccounts of the namespace may be bound`,
+      );
     } else if (subject.namespace !== undefined && subject.namespace !== policy.namespace) {
       violate('rbac-subject', `subjects[${i}] is a ServiceAccount of namespace "${String(subject.namespace)}"`);
     }

@@ -10,50 +10,86 @@ import { checkRenderedObjects, formatPolicyViolations, type RenderPolicy } from 
 const namespace = 'pr-7-app-1234';
 const host = 'app-pr-7.preview.example.com';
 const policy: RenderPolicy = {
-  namespace, host, allowedKinds: new AllowedKinds(), podSecurity: 'restricted', ingressClassName: 'nginx',
+  namespace,
+  host,
+  allowedKinds: new AllowedKinds(),
+  podSecurity: 'restricted',
+  ingressClassName: 'nginx',
   certificateIssuer: { name: 'preview-issuer', kind: 'ClusterIssuer' },
 };
 
 const check = (objects: Manifest[], overrides: Partial<RenderPolicy> = {}) => checkRenderedObjects(objects, { ...policy, ...overrides });
-const rules = (objects: Manifest[], overrides: Partial<RenderPolicy> = {}) => check(objects, overrides).violations.map((v) => `${v.rule} ${v.object}`);
+const rules = (objects: Manifest[], overrides: Partial<RenderPolicy> = {}) =>
+  check(objects, overrides).violations.map((v) => `${v.rule} ${v.object}`);
 
 const service = (name: string, spec: object): Manifest => ({ apiVersion: 'v1', kind: 'Service', metadata: { name }, spec });
 const ingress = (annotations: Record<string, string>, spec: object = {}): Manifest => ({
-  apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: 'web', annotations },
-  spec: { ingressClassName: 'nginx', rules: [{ host, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: 80 } } } }] } }], ...spec },
+  apiVersion: 'networking.k8s.io/v1',
+  kind: 'Ingress',
+  metadata: { name: 'web', annotations },
+  spec: {
+    ingressClassName: 'nginx',
+    rules: [{ host, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: 80 } } } }] } }],
+    ...spec,
+  },
 });
 const certificate = (spec: object): Manifest => ({
-  apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: 'tls' },
-  spec: { secretName: 'tls', dnsNames: [host], issuerRef: { name: 'preview-issuer', kind: 'ClusterIssuer', group: 'cert-manager.io' }, ...spec },
+  apiVersion: 'cert-manager.io/v1',
+  kind: 'Certificate',
+  metadata: { name: 'tls' },
+  spec: {
+    secretName: 'tls',
+    dnsNames: [host],
+    issuerRef: { name: 'preview-issuer', kind: 'ClusterIssuer', group: 'cert-manager.io' },
+    ...spec,
+  },
 });
-const role = (rules_: object[]): Manifest => ({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'r' }, rules: rules_ });
+const role = (rules_: object[]): Manifest => ({
+  apiVersion: 'rbac.authorization.k8s.io/v1',
+  kind: 'Role',
+  metadata: { name: 'r' },
+  rules: rules_,
+});
 
 describe('the rendering policy refuses', () => {
   it('an ExternalName Service aliasing the API server, whatever the settings allow', () => {
     const alias = service('kubernetes', { type: 'ExternalName', externalName: 'kubernetes.default.svc.cluster.local' });
     assert.deepEqual(rules([alias]), ['service-external-name Service kubernetes']);
     assert.deepEqual(rules([alias], { allowedServiceTypes: ['LoadBalancer', 'NodePort'] }), ['service-external-name Service kubernetes']);
-    assert.match(formatPolicyViolations(check([alias]).violations), /^Service kubernetes: type ExternalName makes .*"kubernetes.default.svc.cluster.local".* \[service-external-name\]$/);
+    assert.match(
+      formatPolicyViolations(check([alias]).violations),
+      /^Service kubernetes: type ExternalName makes .*"kubernetes.default.svc.cluster.local".* \[service-external-name\]$/,
+    );
   });
 
   it('LoadBalancer and NodePort Services unless the operator allows them; externalIPs always', () => {
-    const exposed = [service('lb', { type: 'LoadBalancer', ports: [{ port: 80 }] }), service('np', { type: 'NodePort', ports: [{ port: 80, nodePort: 30080 }] })];
+    const exposed = [
+      service('lb', { type: 'LoadBalancer', ports: [{ port: 80 }] }),
+      service('np', { type: 'NodePort', ports: [{ port: 80, nodePort: 30080 }] }),
+    ];
     assert.deepEqual(rules(exposed), ['service-type Service lb', 'service-type Service np']);
     assert.deepEqual(rules(exposed, { allowedServiceTypes: ['NodePort'] }), ['service-type Service lb']);
-    assert.deepEqual(rules([service('ip', { externalIPs: ['10.96.0.1'] })], { allowedServiceTypes: ['LoadBalancer'] }), ['service-external-ips Service ip']);
+    assert.deepEqual(rules([service('ip', { externalIPs: ['10.96.0.1'] })], { allowedServiceTypes: ['LoadBalancer'] }), [
+      'service-external-ips Service ip',
+    ]);
   });
 
   it('an Ingress of another class, by field or by the legacy annotation', () => {
     assert.deepEqual(rules([ingress({}, { ingressClassName: 'internal-admin' })]), ['ingress-class Ingress.networking.k8s.io web']);
-    assert.deepEqual(rules([ingress({ 'kubernetes.io/ingress.class': 'internal-admin' })]), ['ingress-class Ingress.networking.k8s.io web']);
+    assert.deepEqual(rules([ingress({ 'kubernetes.io/ingress.class': 'internal-admin' })]), [
+      'ingress-class Ingress.networking.k8s.io web',
+    ]);
   });
 
-  it('an Ingress without a class gets the operator\'s (the cluster\'s default class may be another)', () => {
+  it("an Ingress without a class gets the operator's (the cluster's default class may be another)", () => {
     const plain = ingress({}, { ingressClassName: undefined });
     const result = check([plain]);
     assert.deepEqual(result.violations, []);
     assert.equal((result.objects[0]!.spec as { ingressClassName: string }).ingressClassName, 'nginx');
-    assert.equal((check([plain], { ingressClassName: 'previews' }).objects[0]!.spec as { ingressClassName: string }).ingressClassName, 'previews');
+    assert.equal(
+      (check([plain], { ingressClassName: 'previews' }).objects[0]!.spec as { ingressClassName: string }).ingressClassName,
+      'previews',
+    );
   });
 
   it('snippet and other dangerous Ingress annotations, even when the operator lists them', () => {
@@ -69,45 +105,85 @@ describe('the rendering policy refuses', () => {
     const everything = { ingressAnnotations: ['nginx.ingress.kubernetes.io/server-snippet', 'cert-manager.io/cluster-issuer'] };
     const result = check([snippets], everything);
     assert.equal(result.violations.length, 7);
-    assert.ok(result.violations.every((v) => v.rule === 'ingress-annotation' && /is never allowed/.test(v.message)), formatPolicyViolations(result.violations));
+    assert.ok(
+      result.violations.every((v) => v.rule === 'ingress-annotation' && /is never allowed/.test(v.message)),
+      formatPolicyViolations(result.violations),
+    );
   });
 
   it('Ingress annotations outside the allow-list, and allowed ones with nginx syntax in their value', () => {
-    assert.deepEqual(rules([ingress({ 'nginx.ingress.kubernetes.io/whitelist-source-range': '0.0.0.0/0' })]), ['ingress-annotation Ingress.networking.k8s.io web']);
-    assert.deepEqual(rules([ingress({ 'nginx.ingress.kubernetes.io/whitelist-source-range': '0.0.0.0/0' })], {
-      ingressAnnotations: ['nginx.ingress.kubernetes.io/whitelist-source-range'],
-    }), []);
+    assert.deepEqual(rules([ingress({ 'nginx.ingress.kubernetes.io/whitelist-source-range': '0.0.0.0/0' })]), [
+      'ingress-annotation Ingress.networking.k8s.io web',
+    ]);
+    assert.deepEqual(
+      rules([ingress({ 'nginx.ingress.kubernetes.io/whitelist-source-range': '0.0.0.0/0' })], {
+        ingressAnnotations: ['nginx.ingress.kubernetes.io/whitelist-source-range'],
+      }),
+      [],
+    );
     const injected = ingress({ 'nginx.ingress.kubernetes.io/rewrite-target': '/$1;\n}\nserver { listen 81; }' });
     assert.deepEqual(rules([injected]), ['ingress-annotation Ingress.networking.k8s.io web']);
-    assert.deepEqual(rules([ingress({ 'nginx.ingress.kubernetes.io/rewrite-target': '/$2', 'nginx.ingress.kubernetes.io/proxy-body-size': '64m' })]), []);
+    assert.deepEqual(
+      rules([ingress({ 'nginx.ingress.kubernetes.io/rewrite-target': '/$2', 'nginx.ingress.kubernetes.io/proxy-body-size': '64m' })]),
+      [],
+    );
   });
 
   it('a CA certificate from the preview issuer', () => {
     assert.deepEqual(rules([certificate({ isCA: true })]), ['certificate-ca Certificate.cert-manager.io tls']);
-    assert.deepEqual(rules([certificate({ usages: ['digital signature', 'cert sign'] })]), ['certificate-ca Certificate.cert-manager.io tls']);
+    assert.deepEqual(rules([certificate({ usages: ['digital signature', 'cert sign'] })]), [
+      'certificate-ca Certificate.cert-manager.io tls',
+    ]);
   });
 
-  it('certificates naming anything but the environment\'s hosts, or for clients', () => {
-    assert.deepEqual(rules([certificate({
-      uris: ['spiffe://cluster.local/ns/kube-system/sa/admin'], ipAddresses: ['10.96.0.1'], emailAddresses: ['admin@example.com'],
-      otherNames: [{ oid: '1.3.6.1.4.1.311.20.2.3', utf8Value: 'admin@corp' }], literalSubject: 'CN=kubernetes-admin,O=system:masters',
-    })]), Array(5).fill('certificate-san Certificate.cert-manager.io tls'));
+  it("certificates naming anything but the environment's hosts, or for clients", () => {
+    assert.deepEqual(
+      rules([
+        certificate({
+          uris: ['spiffe://cluster.local/ns/kube-system/sa/admin'],
+          ipAddresses: ['10.96.0.1'],
+          emailAddresses: ['admin@example.com'],
+          otherNames: [{ oid: '1.3.6.1.4.1.311.20.2.3', utf8Value: 'admin@corp' }],
+          literalSubject: 'CN=kubernetes-admin,O=system:masters',
+        }),
+      ]),
+      Array(5).fill('certificate-san Certificate.cert-manager.io tls'),
+    );
     assert.deepEqual(rules([certificate({ usages: ['client auth'] })]), ['certificate-usage Certificate.cert-manager.io tls']);
-    assert.deepEqual(rules([certificate({ dnsNames: [host, 'kubernetes.default.svc'] })]), ['foreign-host Certificate.cert-manager.io tls']);
-    assert.deepEqual(rules([certificate({ issuerRef: { name: 'preview-issuer', kind: 'ClusterIssuer', group: 'awspca.cert-manager.io' } })]),
-      ['certificate-issuer Certificate.cert-manager.io tls']);
+    assert.deepEqual(rules([certificate({ dnsNames: [host, 'kubernetes.default.svc'] })]), [
+      'foreign-host Certificate.cert-manager.io tls',
+    ]);
+    assert.deepEqual(
+      rules([certificate({ issuerRef: { name: 'preview-issuer', kind: 'ClusterIssuer', group: 'awspca.cert-manager.io' } })]),
+      ['certificate-issuer Certificate.cert-manager.io tls'],
+    );
   });
 
   it('a Secret that asks for a ServiceAccount token', () => {
-    assert.deepEqual(rules([
-      { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'tok', annotations: { 'kubernetes.io/service-account.name': 'default' } }, type: 'kubernetes.io/service-account-token' },
-      { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'sneaky', annotations: { 'kubernetes.io/service-account.name': 'default' } }, type: 'Opaque' },
-    ]), ['service-account-token Secret tok', 'service-account-token Secret tok', 'service-account-token Secret sneaky']);
+    assert.deepEqual(
+      rules([
+        {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name: 'tok', annotations: { 'kubernetes.io/service-account.name': 'default' } },
+          type: 'kubernetes.io/service-account-token',
+        },
+        {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name: 'sneaky', annotations: { 'kubernetes.io/service-account.name': 'default' } },
+          type: 'Opaque',
+        },
+      ]),
+      ['service-account-token Secret tok', 'service-account-token Secret tok', 'service-account-token Secret sneaky'],
+    );
   });
 
   it('ServiceAccounts and pods that would mount an API token, unless the operator allows it', () => {
     const pod = (spec: object): Manifest => ({
-      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' },
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p' },
       spec: {
         securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
         containers: [{ name: 'c', image: 'x', securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } } }],
@@ -117,11 +193,21 @@ describe('the rendering policy refuses', () => {
     const tokens = [
       { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'bot' } },
       pod({ automountServiceAccountToken: true }),
-      { ...pod({ volumes: [{ name: 't', projected: { sources: [{ serviceAccountToken: { path: 'token', audience: 'api' } }] } }] }), metadata: { name: 'q' } },
+      {
+        ...pod({ volumes: [{ name: 't', projected: { sources: [{ serviceAccountToken: { path: 'token', audience: 'api' } }] } }] }),
+        metadata: { name: 'q' },
+      },
     ];
-    assert.deepEqual(rules(tokens), ['service-account-automount ServiceAccount bot', 'service-account-automount Pod p', 'service-account-automount Pod q']);
+    assert.deepEqual(rules(tokens), [
+      'service-account-automount ServiceAccount bot',
+      'service-account-automount Pod p',
+      'service-account-automount Pod q',
+    ]);
     assert.deepEqual(rules(tokens, { allowTokenAutomount: true }), []);
-    assert.deepEqual(rules([{ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'bot' }, automountServiceAccountToken: false }, pod({})]), []);
+    assert.deepEqual(
+      rules([{ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'bot' }, automountServiceAccountToken: false }, pod({})]),
+      [],
+    );
   });
 
   it('a Role that lets the default ServiceAccount delete the NetworkPolicy, raise the quota or drop the LimitRange', () => {
@@ -130,8 +216,11 @@ describe('the rendering policy refuses', () => {
       { apiGroups: [''], resources: ['resourcequotas', 'limitranges'], verbs: ['update', 'delete'] },
     ]);
     const binding: Manifest = {
-      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'b' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'r' }, subjects: [{ kind: 'ServiceAccount', name: 'default' }],
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: 'b' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'r' },
+      subjects: [{ kind: 'ServiceAccount', name: 'default' }],
     };
     assert.deepEqual(rules([lift, binding]), Array(3).fill('rbac-guard-resource Role.rbac.authorization.k8s.io r'));
   });
@@ -149,28 +238,44 @@ describe('the rendering policy refuses', () => {
 
   it('RoleBindings and Pods with fields the API server refuses only at their real write (they are never dry-run)', () => {
     const binding = (roleRef: object, subjects: object[]): Manifest => ({
-      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'b' }, roleRef, subjects,
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: 'b' },
+      roleRef,
+      subjects,
     });
     const ref = { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'reader' };
     const bad = [
       binding(ref, [{ kind: 'ServiceAccount', name: 'default', apiGroup: 'rbac.authorization.k8s.io' }]),
       { ...binding({ kind: 'Role', name: 'reader' }, [{ kind: 'ServiceAccount', name: 'default' }]), metadata: { name: 'c' } },
-      { ...binding({ ...ref, name: '..' }, [{ kind: 'ServiceAccount' }, { kind: 'ServiceAccount', name: 'Not_A_Name' }]), metadata: { name: 'd' } },
+      {
+        ...binding({ ...ref, name: '..' }, [{ kind: 'ServiceAccount' }, { kind: 'ServiceAccount', name: 'Not_A_Name' }]),
+        metadata: { name: 'd' },
+      },
     ];
-    assert.deepEqual(rules(bad).map((r) => r.replace(' RoleBinding.rbac.authorization.k8s.io', '')), [
-      'invalid-field b', 'invalid-field c', 'invalid-field d', 'invalid-field d', 'invalid-field d',
-    ]);
+    assert.deepEqual(
+      rules(bad).map((r) => r.replace(' RoleBinding.rbac.authorization.k8s.io', '')),
+      ['invalid-field b', 'invalid-field c', 'invalid-field d', 'invalid-field d', 'invalid-field d'],
+    );
     assert.deepEqual(rules([binding(ref, [{ kind: 'ServiceAccount', name: 'default', apiGroup: '' }])]), []);
     const pod = (spec: object): Manifest => ({
-      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' },
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p' },
       spec: { securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } }, ...spec },
     });
     const container = (name: unknown, image?: string) => ({
-      name, image, securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+      name,
+      image,
+      securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
     });
-    const messages = check([pod({
-      serviceAccountName: 'Runner', restartPolicy: 'Sometimes', containers: [container('web', 'x'), container('web', 'y'), container('Bad_Name')],
-    })]).violations.map((v) => `${v.rule}: ${v.message}`);
+    const messages = check([
+      pod({
+        serviceAccountName: 'Runner',
+        restartPolicy: 'Sometimes',
+        containers: [container('web', 'x'), container('web', 'y'), container('Bad_Name')],
+      }),
+    ]).violations.map((v) => `${v.rule}: ${v.message}`);
     assert.deepEqual(messages, [
       'invalid-field: spec.serviceAccountName "Runner" is not a ServiceAccount name',
       'invalid-field: spec.restartPolicy "Sometimes" must be Always, OnFailure or Never',
@@ -185,52 +290,113 @@ describe('the rendering policy refuses', () => {
   it('claims of existing volumes or of data elsewhere, wherever a claim spec appears', () => {
     const claim = (extra: object) => ({ accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, ...extra });
     const podSpec = (volumes: object[]) => ({
-      securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } }, volumes,
+      securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+      volumes,
       containers: [{ name: 'c', image: 'x', securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } } }],
     });
     const ephemeral = (extra: object) => ({ name: 'v', ephemeral: { volumeClaimTemplate: { spec: claim(extra) } } });
     const objects: Manifest[] = [
-      { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 's' }, spec: {
-        serviceName: 's', selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: podSpec([]) },
-        volumeClaimTemplates: [{ metadata: { name: 'd' }, spec: claim({ volumeName: 'someone-elses-pv' }) }] } },
-      { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: podSpec([ephemeral({
-        volumeName: 'someone-elses-pv', dataSourceRef: { kind: 'PersistentVolumeClaim', name: 'db', namespace: 'prod' } })]) },
-      { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'c' }, spec: claim({ storageClassName: '', selector: { matchLabels: { team: 'payments' } } }) },
-      { apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name: 'j' }, spec: { schedule: '@daily', jobTemplate: { spec: { template: {
-        spec: { ...podSpec([ephemeral({ storageClassName: '' })]), restartPolicy: 'Never' } } } } } },
+      {
+        apiVersion: 'apps/v1',
+        kind: 'StatefulSet',
+        metadata: { name: 's' },
+        spec: {
+          serviceName: 's',
+          selector: { matchLabels: { a: 'b' } },
+          template: { metadata: { labels: { a: 'b' } }, spec: podSpec([]) },
+          volumeClaimTemplates: [{ metadata: { name: 'd' }, spec: claim({ volumeName: 'someone-elses-pv' }) }],
+        },
+      },
+      {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'p' },
+        spec: podSpec([
+          ephemeral({
+            volumeName: 'someone-elses-pv',
+            dataSourceRef: { kind: 'PersistentVolumeClaim', name: 'db', namespace: 'prod' },
+          }),
+        ]),
+      },
+      {
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        metadata: { name: 'c' },
+        spec: claim({ storageClassName: '', selector: { matchLabels: { team: 'payments' } } }),
+      },
+      {
+        apiVersion: 'batch/v1',
+        kind: 'CronJob',
+        metadata: { name: 'j' },
+        spec: {
+          schedule: '@daily',
+          jobTemplate: {
+            spec: {
+              template: {
+                spec: { ...podSpec([ephemeral({ storageClassName: '' })]), restartPolicy: 'Never' },
+              },
+            },
+          },
+        },
+      },
     ];
     assert.deepEqual(rules(objects), [
-      'volume-binding StatefulSet.apps s', 'volume-binding Pod p', 'other-namespace Pod p',
-      'volume-binding PersistentVolumeClaim c', 'volume-binding PersistentVolumeClaim c', 'volume-binding CronJob.batch j',
+      'volume-binding StatefulSet.apps s',
+      'volume-binding Pod p',
+      'other-namespace Pod p',
+      'volume-binding PersistentVolumeClaim c',
+      'volume-binding PersistentVolumeClaim c',
+      'volume-binding CronJob.batch j',
     ]);
-    assert.match(formatPolicyViolations(check(objects).violations), /StatefulSet\.apps s: spec\.volumeClaimTemplates\[0\]\.spec\.volumeName binds/);
-    const provisioned: Manifest = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'ok' }, spec: claim({ storageClassName: 'fast' }) };
+    assert.match(
+      formatPolicyViolations(check(objects).violations),
+      /StatefulSet\.apps s: spec\.volumeClaimTemplates\[0\]\.spec\.volumeName binds/,
+    );
+    const provisioned: Manifest = {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: 'ok' },
+      spec: claim({ storageClassName: 'fast' }),
+    };
     assert.deepEqual(rules([provisioned, { ...objects[1]!, spec: podSpec([ephemeral({})]) }]), []);
   });
 
   it('pods placed past the scheduler, with a priority class or tolerations the operator does not allow', () => {
     const pod = (spec: object, resources: object = {}): Manifest => ({
-      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'q' },
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'q' },
       spec: {
         securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
-        containers: [{ name: 'c', image: 'x', resources, securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } } }],
+        containers: [
+          { name: 'c', image: 'x', resources, securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } } },
+        ],
         ...spec,
       },
     });
     const reach = pod({
-      nodeName: 'control-plane-1', priorityClassName: 'production-critical',
+      nodeName: 'control-plane-1',
+      priorityClassName: 'production-critical',
       tolerations: [{ operator: 'Exists' }, { key: 'dedicated', operator: 'Equal', value: 'payments', effect: 'NoSchedule' }],
     });
     assert.deepEqual(rules([reach]), Array(4).fill('scheduling Pod q'));
-    assert.deepEqual(check([reach], { priorityClasses: ['production-critical'], tolerationKeys: ['dedicated'] }).violations.map((v) => v.message), [
-      'spec.nodeName puts the pod on node "control-plane-1" past the scheduler; leave it unset',
-      'spec.tolerations[0] tolerates every taint, which lets the pod onto nodes kept for others; tolerations may name dedicated',
-    ]);
+    assert.deepEqual(
+      check([reach], { priorityClasses: ['production-critical'], tolerationKeys: ['dedicated'] }).violations.map((v) => v.message),
+      [
+        'spec.nodeName puts the pod on node "control-plane-1" past the scheduler; leave it unset',
+        'spec.tolerations[0] tolerates every taint, which lets the pod onto nodes kept for others; tolerations may name dedicated',
+      ],
+    );
     // What the API server adds itself: the node conditions (NoExecute) and the extended resources the pod requests.
-    const usual = pod({ tolerations: [
-      { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
-      { key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' },
-    ] }, { limits: { 'nvidia.com/gpu': '1' } });
+    const usual = pod(
+      {
+        tolerations: [
+          { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
+          { key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' },
+        ],
+      },
+      { limits: { 'nvidia.com/gpu': '1' } },
+    );
     assert.deepEqual(rules([usual]), []);
     const withoutGpu = { ...usual, spec: { ...(usual.spec as object), containers: (pod({}).spec as { containers: unknown }).containers } };
     assert.deepEqual(rules([withoutGpu]), ['scheduling Pod q'], 'a GPU toleration of a pod that requests no GPU');
@@ -239,58 +405,121 @@ describe('the rendering policy refuses', () => {
   it('annotations that make another controller act across namespaces or outside the cluster, on any object', () => {
     const objects: Manifest[] = [
       service('svc', { clusterIP: 'None', selector: { a: 'b' }, ports: [{ port: 80 }] }),
-      { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'copy', annotations: { 'replicator.v1.mittwald.de/replicate-from': 'kube-system/cloud-credentials' } } },
-      { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'cloud', annotations: { 'eks.amazonaws.com/role-arn': 'arn:aws:iam::1:role/prod' } },
-        automountServiceAccountToken: false },
-      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' }, spec: { selector: { matchLabels: { a: 'b' } }, template: {
-        metadata: { labels: { a: 'b' }, annotations: { 'vault.hashicorp.com/agent-inject': 'true', 'vault.hashicorp.com/role': 'prod' } },
-        spec: { securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
-          containers: [{ name: 'c', image: 'x', securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } } }] } } } },
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'copy', annotations: { 'replicator.v1.mittwald.de/replicate-from': 'kube-system/cloud-credentials' } },
+      },
+      {
+        apiVersion: 'v1',
+        kind: 'ServiceAccount',
+        metadata: { name: 'cloud', annotations: { 'eks.amazonaws.com/role-arn': 'arn:aws:iam::1:role/prod' } },
+        automountServiceAccountToken: false,
+      },
+      {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'd' },
+        spec: {
+          selector: { matchLabels: { a: 'b' } },
+          template: {
+            metadata: {
+              labels: { a: 'b' },
+              annotations: { 'vault.hashicorp.com/agent-inject': 'true', 'vault.hashicorp.com/role': 'prod' },
+            },
+            spec: {
+              securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+              containers: [
+                { name: 'c', image: 'x', securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } } },
+              ],
+            },
+          },
+        },
+      },
     ];
     objects[0]!.metadata.annotations = { 'external-dns.alpha.kubernetes.io/hostname': 'login.example.com' };
     assert.deepEqual(rules(objects), [
-      'controller-annotation Service svc', 'controller-annotation Secret copy', 'controller-annotation ServiceAccount cloud',
-      'controller-annotation Deployment.apps d', 'controller-annotation Deployment.apps d',
+      'controller-annotation Service svc',
+      'controller-annotation Secret copy',
+      'controller-annotation ServiceAccount cloud',
+      'controller-annotation Deployment.apps d',
+      'controller-annotation Deployment.apps d',
     ]);
-    assert.match(formatPolicyViolations(check(objects).violations), /spec\.template\.metadata\.annotations\[vault\.hashicorp\.com\/role\] is refused/);
+    assert.match(
+      formatPolicyViolations(check(objects).violations),
+      /spec\.template\.metadata\.annotations\[vault\.hashicorp\.com\/role\] is refused/,
+    );
     // On an Ingress, never allowed, whatever the allow-list says (and refused as a setting).
     const dns = ingress({ 'external-dns.alpha.kubernetes.io/hostname': 'login.example.com' });
-    assert.deepEqual(rules([dns], { ingressAnnotations: ['external-dns.alpha.kubernetes.io/hostname'] }), ['ingress-annotation Ingress.networking.k8s.io web']);
-    assert.match(ingressAnnotationSettingProblem('external-dns.alpha.kubernetes.io/hostname')!, /can never be allowed: external-dns would publish/);
+    assert.deepEqual(rules([dns], { ingressAnnotations: ['external-dns.alpha.kubernetes.io/hostname'] }), [
+      'ingress-annotation Ingress.networking.k8s.io web',
+    ]);
+    assert.match(
+      ingressAnnotationSettingProblem('external-dns.alpha.kubernetes.io/hostname')!,
+      /can never be allowed: external-dns would publish/,
+    );
   });
 
   it('Roles with wildcards, privileged verbs, RBAC or token requests', () => {
-    assert.deepEqual(rules([role([
-      { apiGroups: ['*'], resources: ['pods'], verbs: ['get'] },
-      { apiGroups: ['rbac.authorization.k8s.io'], resources: ['roles'], verbs: ['bind', 'escalate'] },
-      { apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'] },
-      { apiGroups: ['rbac.authorization.k8s.io'], resources: ['rolebindings'], verbs: ['create'] },
-      { apiGroups: [''], resources: ['users'], verbs: ['impersonate'] },
-    ])]).map((r) => r.split(' ')[0]), [
-      'rbac-wildcard', 'rbac-privileged-verb', 'rbac-privileged-verb', 'rbac-guard-resource', 'rbac-guard-resource', 'rbac-guard-resource', 'rbac-privileged-verb',
-    ]);
+    assert.deepEqual(
+      rules([
+        role([
+          { apiGroups: ['*'], resources: ['pods'], verbs: ['get'] },
+          { apiGroups: ['rbac.authorization.k8s.io'], resources: ['roles'], verbs: ['bind', 'escalate'] },
+          { apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'] },
+          { apiGroups: ['rbac.authorization.k8s.io'], resources: ['rolebindings'], verbs: ['create'] },
+          { apiGroups: [''], resources: ['users'], verbs: ['impersonate'] },
+        ]),
+      ]).map((r) => r.split(' ')[0]),
+      [
+        'rbac-wildcard',
+        'rbac-privileged-verb',
+        'rbac-privileged-verb',
+        'rbac-guard-resource',
+        'rbac-guard-resource',
+        'rbac-guard-resource',
+        'rbac-privileged-verb',
+      ],
+    );
   });
 
   it('Roles that let pods write at run time what a rendering may not (Services, Ingresses, Secrets, Certificates, ...)', () => {
-    assert.deepEqual(rules([role([
-      { apiGroups: [''], resources: ['services', 'services/status'], verbs: ['create', 'patch'] },
-      { apiGroups: ['networking.k8s.io'], resources: ['ingresses'], verbs: ['create'] },
-      { apiGroups: ['cert-manager.io'], resources: ['certificates'], verbs: ['update'] },
-    ])]).map((r) => r.split(' ')[0]), Array(4).fill('rbac-checked-write'));
+    assert.deepEqual(
+      rules([
+        role([
+          { apiGroups: [''], resources: ['services', 'services/status'], verbs: ['create', 'patch'] },
+          { apiGroups: ['networking.k8s.io'], resources: ['ingresses'], verbs: ['create'] },
+          { apiGroups: ['cert-manager.io'], resources: ['certificates'], verbs: ['update'] },
+        ]),
+      ]).map((r) => r.split(' ')[0]),
+      Array(4).fill('rbac-checked-write'),
+    );
   });
 
-  it('(but a Role granting ordinary namespaced resources to the namespace\'s own ServiceAccount passes)', () => {
-    assert.deepEqual(rules([role([
-      { apiGroups: [''], resources: ['configmaps', 'pods', 'pods/log', 'services', 'secrets'], verbs: ['get', 'list', 'watch'] },
-      { apiGroups: ['batch'], resources: ['jobs'], verbs: ['create', 'delete'] },
-      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
-    ])]), []);
+  it("(but a Role granting ordinary namespaced resources to the namespace's own ServiceAccount passes)", () => {
+    assert.deepEqual(
+      rules([
+        role([
+          { apiGroups: [''], resources: ['configmaps', 'pods', 'pods/log', 'services', 'secrets'], verbs: ['get', 'list', 'watch'] },
+          { apiGroups: ['batch'], resources: ['jobs'], verbs: ['create', 'delete'] },
+          { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+        ]),
+      ]),
+      [],
+    );
   });
 
   it('a rendering of 20,000 ConfigMaps, with one violation', () => {
-    const flood = Array.from({ length: 20_000 }, (_, i): Manifest => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `flood-${i}` }, data: {} }));
+    const flood = Array.from({ length: 20_000 }, (_, i): Manifest => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: `flood-${i}` },
+      data: {},
+    }));
     const result = check(flood);
-    assert.deepEqual(result.violations, [{ object: 'the rendering', rule: 'too-many-objects', message: 'the rendering has 20000 objects; at most 500 are allowed' }]);
+    assert.deepEqual(result.violations, [
+      { object: 'the rendering', rule: 'too-many-objects', message: 'the rendering has 20000 objects; at most 500 are allowed' },
+    ]);
     assert.deepEqual(result.objects, []);
     const limits = { maxObjects: 1000, maxBytes: 1 << 22, maxObjectBytes: 1 << 19, maxDepth: 64 };
     assert.equal(check(flood.slice(0, 600), { limits }).violations.length, 0);
@@ -300,8 +529,14 @@ describe('the rendering policy refuses', () => {
     let deep: Record<string, unknown> = {};
     for (let i = 0; i < 20_000; i++) deep = { a: deep };
     const result = check([{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'deep' }, data: deep }]);
-    assert.deepEqual(result.violations.map((v) => v.rule), ['too-deep']);
-    assert.match(formatPolicyViolations(result.violations), /^the rendering: the rendering is nested deeper than 64 levels in object 0 \(ConfigMap deep\) \[too-deep\]$/);
+    assert.deepEqual(
+      result.violations.map((v) => v.rule),
+      ['too-deep'],
+    );
+    assert.match(
+      formatPolicyViolations(result.violations),
+      /^the rendering: the rendering is nested deeper than 64 levels in object 0 \(ConfigMap deep\) \[too-deep\]$/,
+    );
   });
 
   it('a rendering too large in bytes', () => {

@@ -111,7 +111,11 @@ export interface RenderPolicySettings {
 }
 
 export const defaultRenderPolicySettings: Readonly<RenderPolicySettings> = Object.freeze({
-  allowedServiceTypes: [], ingressAnnotations: [], allowTokenAutomount: false, priorityClasses: [], tolerationKeys: [],
+  allowedServiceTypes: [],
+  ingressAnnotations: [],
+  allowTokenAutomount: false,
+  priorityClasses: [],
+  tolerationKeys: [],
   limits: defaultOutputLimits,
 });
 
@@ -135,9 +139,23 @@ export interface PolicyResult {
   violations: PolicyViolation[];
 }
 
-const serverFields = ['uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'managedFields', 'selfLink'];
+const serverFields = [
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'managedFields',
+  'selfLink',
+];
 
-const shapeRules: Record<OutputLimit, PolicyRule> = { depth: 'too-deep', objects: 'too-many-objects', bytes: 'too-large', 'object-bytes': 'too-large' };
+const shapeRules: Record<OutputLimit, PolicyRule> = {
+  depth: 'too-deep',
+  objects: 'too-many-objects',
+  bytes: 'too-large',
+  'object-bytes': 'too-large',
+};
 
 type ObjectCheck = (object: Manifest, policy: RenderPolicy, violate: Violate) => void;
 
@@ -178,7 +196,11 @@ export function checkRenderedObjects(rendered: readonly Manifest[], policy: Rend
   for (const original of rendered) {
     const object = structuredClone(original) as Manifest;
     if (typeof object?.apiVersion !== 'string' || typeof object.kind !== 'string' || typeof object.metadata?.name !== 'string') {
-      violations.push({ object: describeObject(asObject(object) ?? {}), rule: 'malformed', message: 'every object needs apiVersion, kind and metadata.name' });
+      violations.push({
+        object: describeObject(asObject(object) ?? {}),
+        rule: 'malformed',
+        message: 'every object needs apiVersion, kind and metadata.name',
+      });
       continue;
     }
     const gk = groupKindOf(object);
@@ -187,7 +209,10 @@ export function checkRenderedObjects(rendered: readonly Manifest[], policy: Rend
     const violate: Violate = (rule, message) => violations.push({ object: what, rule, message });
 
     if (isKnownClusterScoped(gk)) {
-      violate('cluster-scoped', `${formatGroupKind(gk)} is cluster-scoped; a preview may create only namespaced objects in its own namespace`);
+      violate(
+        'cluster-scoped',
+        `${formatGroupKind(gk)} is cluster-scoped; a preview may create only namespaced objects in its own namespace`,
+      );
       continue;
     }
     if (!policy.allowedKinds.has(gk)) {

@@ -20,7 +20,7 @@ export function checkScheduling(pod: { spec: Record<string, unknown>; path: stri
   }
   const classes = policy.priorityClasses ?? [];
   if (spec.priorityClassName !== undefined && spec.priorityClassName !== '' && !classes.includes(String(spec.priorityClassName))) {
-    const allowed = classes.length > 0 ? `previews may use ${classes.join(', ')}` : 'previews use the cluster\'s default priority';
+    const allowed = classes.length > 0 ? `previews may use ${classes.join(', ')}` : "previews use the cluster's default priority";
     const name = String(spec.priorityClassName);
     violate('scheduling', `${pod.path}.priorityClassName is "${name}", which could preempt other namespaces' pods; ${allowed}`);
   }

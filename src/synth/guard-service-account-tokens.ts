@@ -23,14 +23,20 @@ export function checkSecret(object: Manifest, violate: Violate): void {
 
 export function checkServiceAccount(object: Manifest, policy: RenderPolicy, violate: Violate): void {
   if (policy.allowTokenAutomount || object.automountServiceAccountToken === false) return;
-  violate('service-account-automount', 'automountServiceAccountToken must be false: pods of the ServiceAccount would otherwise get its API token');
+  violate(
+    'service-account-automount',
+    'automountServiceAccountToken must be false: pods of the ServiceAccount would otherwise get its API token',
+  );
 }
 
 /** A pod (template) asking for a token: `automountServiceAccountToken: true`, or a projected token volume. */
 export function checkPodTokens(pod: { spec: Record<string, unknown>; path: string }, policy: RenderPolicy, violate: Violate): void {
   if (policy.allowTokenAutomount) return;
   if (pod.spec.automountServiceAccountToken === true) {
-    violate('service-account-automount', `${pod.path}.automountServiceAccountToken must not be true: the pod would get its ServiceAccount's API token`);
+    violate(
+      'service-account-automount',
+      `${pod.path}.automountServiceAccountToken must not be true: the pod would get its ServiceAccount's API token`,
+    );
   }
   asObjects(pod.spec.volumes).forEach((volume, i) => {
     asObjects(asObject(volume.projected)?.sources).forEach((source, j) => {

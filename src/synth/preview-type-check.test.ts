@@ -9,14 +9,24 @@ import { typeCheckPreview } from './preview-type-check.js';
 const exampleMain = readFileSync(new URL('../../examples/repository/.preview/main.ts', import.meta.url), 'utf8');
 
 function memoryCommit(files: Record<string, string>): CommitFiles {
-  const directories = new Set(Object.keys(files).flatMap((f) => f.split('/').slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join('/'))));
+  const directories = new Set(
+    Object.keys(files).flatMap((f) =>
+      f
+        .split('/')
+        .slice(0, -1)
+        .map((_, i, parts) => parts.slice(0, i + 1).join('/')),
+    ),
+  );
   return { has: (f) => f in files, hasDirectory: (d) => directories.has(d), read: (f) => files[f] };
 }
 
 describe('typeCheckPreview', () => {
   it('passes the example main.ts', async () => {
     const started = Date.now();
-    const result = await typeCheckPreview(memoryCommit({ '.preview/main.ts': exampleMain }), { entry: '.preview/main.ts', timeoutMs: 60_000 });
+    const result = await typeCheckPreview(memoryCommit({ '.preview/main.ts': exampleMain }), {
+      entry: '.preview/main.ts',
+      timeoutMs: 60_000,
+    });
     assert.deepEqual(result, { checked: true, errors: [] });
     console.log(`type check: ${Date.now() - started} ms`);
   });

@@ -5,9 +5,17 @@
 // is the environment's own objects, which the policy then checks.
 import { App } from 'cdk8s';
 import {
-  PreviewEnvironmentChart, previewHostname,
-  type DnsPeer, type IngressControllerPeer, type Manifest, type PodSecurityLevel, type PreviewConfig,
-  type PreviewEnvironmentChartProps, type PreviewEnvironmentSpec, type PreviewIdentity, type PreviewTlsOptions,
+  PreviewEnvironmentChart,
+  previewHostname,
+  type DnsPeer,
+  type IngressControllerPeer,
+  type Manifest,
+  type PodSecurityLevel,
+  type PreviewConfig,
+  type PreviewEnvironmentChartProps,
+  type PreviewEnvironmentSpec,
+  type PreviewIdentity,
+  type PreviewTlsOptions,
 } from '../../constructs/index.js';
 
 /** The operator's rendering settings (the same for every environment). */
@@ -115,4 +123,3 @@ export function splitRendering(operator: InProcessRendering, rendered: readonly 
   });
   return { namespace: ns, guards, objects };
 }
-

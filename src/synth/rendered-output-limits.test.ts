@@ -40,7 +40,10 @@ describe('the shape of a rendering', () => {
     assert.equal(checkOutputShape(rendering, limits({ maxBytes: exact - 1 })), `the rendering is larger than ${exact - 1} bytes of JSON`);
     const first = bytesOf(rendering[0]);
     assert.equal(checkOutputShape(rendering, limits({ maxObjectBytes: first })), undefined);
-    assert.equal(findOutputShapeProblem(rendering, limits({ maxObjectBytes: first - 1 }))?.message, `object 0 (ConfigMap a) is larger than ${first - 1} bytes of JSON`);
+    assert.equal(
+      findOutputShapeProblem(rendering, limits({ maxObjectBytes: first - 1 }))?.message,
+      `object 0 (ConfigMap a) is larger than ${first - 1} bytes of JSON`,
+    );
   });
 
   it('refuses a rendering over 4 MiB in all, or one object over 512 KiB, with the defaults', () => {

@@ -51,7 +51,8 @@ function stringBytes(text: string, atMost: number): number {
     if (c < 0x20) bytes += c === 8 || c === 9 || c === 10 || c === 12 || c === 13 ? 2 : 6;
     else if (c === 0x22 || c === 0x5c) bytes += 2;
     else if (c < 0x80) bytes += 1;
-    else if (c < 0x800 || (c >= 0xd800 && c < 0xe000)) bytes += 2; // a surrogate pair is 4 bytes
+    else if (c < 0x800 || (c >= 0xd800 && c < 0xe000))
+      bytes += 2; // a surrogate pair is 4 bytes
     else bytes += 3;
   }
   return bytes;
@@ -118,7 +119,10 @@ export function findOutputShapeProblem(value: unknown, limits: OutputLimits): Ou
     if (owner >= 0) {
       perObject[owner]! += bytes;
       if (perObject[owner]! > limits.maxObjectBytes) {
-        return { limit: 'object-bytes', message: `${describe(objects![owner], owner)} is larger than ${formatBytes(limits.maxObjectBytes)} of JSON` };
+        return {
+          limit: 'object-bytes',
+          message: `${describe(objects![owner], owner)} is larger than ${formatBytes(limits.maxObjectBytes)} of JSON`,
+        };
       }
     }
     if (total > limits.maxBytes) return { limit: 'bytes', message: `the rendering is larger than ${formatBytes(limits.maxBytes)} of JSON` };

@@ -42,8 +42,13 @@ function describeChildError(error: SandboxChildError, end: ProcessEnd): SandboxE
 function isManifest(value: unknown): value is Manifest {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
   const object = value as { apiVersion?: unknown; kind?: unknown; metadata?: { name?: unknown } };
-  return typeof object.apiVersion === 'string' && typeof object.kind === 'string'
-    && typeof object.metadata === 'object' && object.metadata !== null && typeof object.metadata.name === 'string';
+  return (
+    typeof object.apiVersion === 'string' &&
+    typeof object.kind === 'string' &&
+    typeof object.metadata === 'object' &&
+    object.metadata !== null &&
+    typeof object.metadata.name === 'string'
+  );
 }
 
 /** The manifests of an answer, or the SandboxError that says why there are none. */
@@ -51,19 +56,27 @@ export function readAnswer(channel: string, nonce: string, end: ProcessEnd, limi
   const ended = end.signal ? `was killed by ${end.signal}` : `exited with code ${end.code}`;
   if (channel === '') throw new SandboxError('bad-output', `${end.entry} ${ended} before producing manifests`);
   if (!channel.startsWith(`${nonce}\n`)) {
-    throw new SandboxError('bad-output', `${end.entry} wrote something other than the sandbox's answer to its result channel (it ${ended})`);
+    throw new SandboxError(
+      'bad-output',
+      `${end.entry} wrote something other than the sandbox's answer to its result channel (it ${ended})`,
+    );
   }
   let response: SandboxResponse;
   try {
     response = JSON.parse(channel.slice(nonce.length + 1)) as SandboxResponse;
   } catch {
-    throw new SandboxError('bad-output', `${end.entry} wrote something other than the sandbox's answer to its result channel (it ${ended})`);
+    throw new SandboxError(
+      'bad-output',
+      `${end.entry} wrote something other than the sandbox's answer to its result channel (it ${ended})`,
+    );
   }
   if (response.ok === false) throw describeChildError(response.error, end);
-  if (response.ok !== true || !Array.isArray(response.manifests)) throw new SandboxError('bad-output', `${end.entry} produced no list of manifests`);
+  if (response.ok !== true || !Array.isArray(response.manifests))
+    throw new SandboxError('bad-output', `${end.entry} produced no list of manifests`);
   const shape = checkOutputShape(response.manifests, limits);
   if (shape !== undefined) throw new SandboxError('bad-output', `${end.entry} produced output the operator does not take: ${shape}`);
   const bad = response.manifests.findIndex((m) => !isManifest(m));
-  if (bad >= 0) throw new SandboxError('bad-output', `object ${bad} of the output is not a Kubernetes object (apiVersion, kind, metadata.name)`);
+  if (bad >= 0)
+    throw new SandboxError('bad-output', `object ${bad} of the output is not a Kubernetes object (apiVersion, kind, metadata.name)`);
   return response.manifests as Manifest[];
 }

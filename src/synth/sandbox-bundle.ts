@@ -77,14 +77,18 @@ function importPolicy(request: SandboxBundleRequest, externalFiles: Set<string>)
 
         if (specifier.startsWith('node:') || (isBare(specifier) && isBuiltin(specifier))) {
           if (fromRepository && !isAllowedBuiltin(specifier)) {
-            return deny(`node:${builtinName(specifier)} is not available in the preview sandbox (allowed built-ins: ${allowedBuiltins.join(', ')})`);
+            return deny(
+              `node:${builtinName(specifier)} is not available in the preview sandbox (allowed built-ins: ${allowedBuiltins.join(', ')})`,
+            );
           }
           return { path: specifier, external: true };
         }
         if (specifier === 'preview-operator/constructs') return { path: request.constructsEntry };
         if (isBare(specifier)) {
           if (fromRepository && !(importablePackages as readonly string[]).includes(specifier)) {
-            return deny(`"${specifier}" is not available in the preview sandbox; ${request.entry} may import ${importablePackages.join(', ')}, files of the repository and Node built-ins`);
+            return deny(
+              `"${specifier}" is not available in the preview sandbox; ${request.entry} may import ${importablePackages.join(', ')}, files of the repository and Node built-ins`,
+            );
           }
           const resolved = await again(specifier, fromRepository ? operatorRoot : args.resolveDir);
           if (resolved.errors.length > 0) return { errors: resolved.errors };
@@ -174,7 +178,10 @@ async function bundleOnce(request: SandboxBundleRequest): Promise<SandboxBundle>
     const errors = (err as { errors?: Message[] }).errors;
     if (!errors || errors.some((e) => serviceDied.test(e.text))) throw err;
     const denied = errors.some((e) => e.detail === policyNote);
-    const text = errors.slice(0, 5).map((e) => formatMessage(e, request.checkoutDir)).join('\n');
+    const text = errors
+      .slice(0, 5)
+      .map((e) => formatMessage(e, request.checkoutDir))
+      .join('\n');
     throw new SandboxError(denied ? 'permission' : 'compile', `${request.entry} could not be compiled:\n${text}`);
   }
 }

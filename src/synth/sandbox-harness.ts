@@ -15,9 +15,7 @@ export interface SandboxChart {
 export type SandboxChartFactory = (input: unknown) => SandboxChart;
 
 /** The one document the sandboxed process writes on stdout. */
-export type SandboxResponse =
-  | { ok: true; manifests: unknown[] }
-  | { ok: false; error: SandboxChildError };
+export type SandboxResponse = { ok: true; manifests: unknown[] } | { ok: false; error: SandboxChildError };
 
 export interface SandboxChildError {
   kind: 'permission' | 'exception' | 'bad-output';

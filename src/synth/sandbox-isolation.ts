@@ -37,7 +37,9 @@ export function effectiveCapabilities(status: string): bigint {
 
 /** The capabilities in `required` that `mask` lacks. */
 export function missingCapabilities(mask: bigint): string[] {
-  return Object.entries(requiredCapabilities).filter(([, bit]) => (mask & (1n << BigInt(bit))) === 0n).map(([name]) => name);
+  return Object.entries(requiredCapabilities)
+    .filter(([, bit]) => (mask & (1n << BigInt(bit))) === 0n)
+    .map(([name]) => name);
 }
 
 function findTool(name: string, searchPath: string): string | undefined {
@@ -66,7 +68,10 @@ function detectIsolationSupport(): IsolationSupport {
   if (process.platform !== 'linux') return { ok: false, reason: `the sandbox needs Linux (this is ${process.platform})` };
   const missing = missingCapabilities(effectiveCapabilities(readFileSync('/proc/self/status', 'utf8')));
   if (missing.length > 0) {
-    return { ok: false, reason: `the operator lacks ${missing.join(', ')} to run repository code under another uid in its own network namespace` };
+    return {
+      ok: false,
+      reason: `the operator lacks ${missing.join(', ')} to run repository code under another uid in its own network namespace`,
+    };
   }
   const searchPath = `${process.env.PATH ?? ''}:/usr/bin:/bin:/usr/sbin:/sbin`;
   const tools: Record<string, string> = {};
@@ -122,17 +127,40 @@ export function outermostDirectories(paths: readonly string[]): string[] {
  * process itself. `keep`: the directories the run reads (made visible again after the mounts).
  */
 export function isolatedCommand(
-  tools: Record<string, string>, identity: SandboxIdentity, keep: readonly string[], program: string, args: readonly string[],
+  tools: Record<string, string>,
+  identity: SandboxIdentity,
+  keep: readonly string[],
+  program: string,
+  args: readonly string[],
 ): { command: string; args: string[] } {
   const directories = outermostDirectories(keep);
   return {
     command: tools.unshare!,
     args: [
-      '--net', '--ipc', '--mount', '--propagation', 'private', '--',
-      tools.bash!, '--norc', '--noprofile', '-c', prepareMounts, 'sandbox-mounts', String(directories.length), ...directories,
-      tools.setpriv!, `--reuid=${identity.uid}`, `--regid=${identity.gid}`, '--clear-groups',
-      '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--',
-      program, ...args,
+      '--net',
+      '--ipc',
+      '--mount',
+      '--propagation',
+      'private',
+      '--',
+      tools.bash!,
+      '--norc',
+      '--noprofile',
+      '-c',
+      prepareMounts,
+      'sandbox-mounts',
+      String(directories.length),
+      ...directories,
+      tools.setpriv!,
+      `--reuid=${identity.uid}`,
+      `--regid=${identity.gid}`,
+      '--clear-groups',
+      '--inh-caps=-all',
+      '--bounding-set=-all',
+      '--no-new-privs',
+      '--',
+      program,
+      ...args,
     ],
   };
 }

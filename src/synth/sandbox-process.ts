@@ -89,10 +89,14 @@ export function runSandboxProcess(request: ProcessRequest): Promise<ProcessOutco
       stopped = new SandboxError(reason, message);
       child.kill('SIGKILL');
     };
-    const timer = setTimeout(() => stop('timeout', `${entry} did not finish within ${formatSeconds(limits.timeoutMs)} and was stopped`), limits.timeoutMs);
+    const timer = setTimeout(
+      () => stop('timeout', `${entry} did not finish within ${formatSeconds(limits.timeoutMs)} and was stopped`),
+      limits.timeoutMs,
+    );
     const memoryWatch = setInterval(() => {
       void residentMb(child.pid).then((mb) => {
-        if (mb !== undefined && mb > limits.maxRssMb) stop('memory', `${entry} used more than ${limits.maxRssMb} MB of memory and was stopped`);
+        if (mb !== undefined && mb > limits.maxRssMb)
+          stop('memory', `${entry} used more than ${limits.maxRssMb} MB of memory and was stopped`);
       });
     }, 50);
     const keepLog = (chunk: Buffer) => {
@@ -103,7 +107,8 @@ export function runSandboxProcess(request: ProcessRequest): Promise<ProcessOutco
     child.stderr!.on('data', keepLog);
     (child.stdio[3] as NodeJS.ReadableStream).on('data', (chunk: Buffer) => {
       answerBytes += chunk.length;
-      if (answerBytes > limits.maxOutputBytes) return stop('bad-output', `${entry} produced more than ${limits.maxOutputBytes} bytes of output`);
+      if (answerBytes > limits.maxOutputBytes)
+        return stop('bad-output', `${entry} produced more than ${limits.maxOutputBytes} bytes of output`);
       answer.push(chunk);
     });
     child.stdin!.on('error', () => {}); // a child that dies early closes its stdin; the exit says why

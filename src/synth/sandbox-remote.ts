@@ -55,10 +55,16 @@ export async function serveSandbox(sandbox: SandboxRunner<unknown>, options: Ren
       res.writeHead(404).end();
       return;
     }
-    readBody(req, maxRequestBytes).then(handle).catch((err: unknown): RemoteAnswer<SandboxResult> => {
-      const failure = err instanceof SandboxError ? err : new SandboxError('bad-output', `the renderer could not run the request: ${(err as Error).message}`);
-      return { ok: false, error: { reason: failure.reason, message: failure.message, logs: failure.logs } };
-    }).then((answer) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer)));
+    readBody(req, maxRequestBytes)
+      .then(handle)
+      .catch((err: unknown): RemoteAnswer<SandboxResult> => {
+        const failure =
+          err instanceof SandboxError
+            ? err
+            : new SandboxError('bad-output', `the renderer could not run the request: ${(err as Error).message}`);
+        return { ok: false, error: { reason: failure.reason, message: failure.message, logs: failure.logs } };
+      })
+      .then((answer) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer)));
   });
   const dir = path.dirname(options.socketPath);
   await mkdir(dir, { recursive: true });
@@ -73,7 +79,10 @@ export async function serveSandbox(sandbox: SandboxRunner<unknown>, options: Ren
 
 /** A SandboxRunner that asks the renderer on `socketPath`. */
 export class RemoteSandbox<Input> implements SandboxRunner<Input> {
-  constructor(private readonly socketPath: string, private readonly timeoutMs: number) {}
+  constructor(
+    private readonly socketPath: string,
+    private readonly timeoutMs: number,
+  ) {}
 
   async run(request: SandboxRequest<Input>): Promise<SandboxResult> {
     const body = JSON.stringify({ checkoutDir: await realpath(request.checkoutDir), entry: request.entry, input: request.input });
@@ -82,7 +91,9 @@ export class RemoteSandbox<Input> implements SandboxRunner<Input> {
         readBody(res, 64 * 1024 * 1024).then(resolve, reject);
       });
       req.on('timeout', () => req.destroy(new Error(`no answer within ${this.timeoutMs} ms`)));
-      req.on('error', (err) => reject(new SandboxError('isolation', `the sandbox renderer at ${this.socketPath} is not reachable: ${err.message}`)));
+      req.on('error', (err) =>
+        reject(new SandboxError('isolation', `the sandbox renderer at ${this.socketPath} is not reachable: ${err.message}`)),
+      );
       req.end(body);
     });
     const answer = JSON.parse(text) as RemoteAnswer<SandboxResult>;

@@ -45,7 +45,10 @@ export async function handOver(file: string, mode: number, owner: SandboxIdentit
 
 function tooLarge(state: CopyState): SandboxError {
   const { maxFiles, maxDirectories, maxBytes, timeoutMs } = state.limits;
-  return new SandboxError('permission', `the checkout is larger than the sandbox takes (${maxFiles} files, ${maxDirectories} directories, ${maxBytes} bytes, copied within ${timeoutMs / 1000} s)`);
+  return new SandboxError(
+    'permission',
+    `the checkout is larger than the sandbox takes (${maxFiles} files, ${maxDirectories} directories, ${maxBytes} bytes, copied within ${timeoutMs / 1000} s)`,
+  );
 }
 
 async function copyDirectory(from: string, to: string, state: CopyState): Promise<void> {
@@ -58,7 +61,10 @@ async function copyDirectory(from: string, to: string, state: CopyState): Promis
     const target = path.join(to, entry.name);
     const where = path.relative(state.source, source);
     if (entry.isSymbolicLink()) {
-      throw new SandboxError('permission', `the checkout contains a symbolic link (${where}); the sandbox runs only checkouts without symlinks`);
+      throw new SandboxError(
+        'permission',
+        `the checkout contains a symbolic link (${where}); the sandbox runs only checkouts without symlinks`,
+      );
     }
     if (entry.isDirectory()) {
       await copyDirectory(source, target, state);
@@ -79,7 +85,10 @@ async function copyDirectory(from: string, to: string, state: CopyState): Promis
  * path. `workDir` itself is handed over too.
  */
 export async function preparePrivateCheckout(
-  checkoutDir: string, workDir: string, owner: SandboxIdentity, limits: WorkspaceLimits = defaultWorkspaceLimits,
+  checkoutDir: string,
+  workDir: string,
+  owner: SandboxIdentity,
+  limits: WorkspaceLimits = defaultWorkspaceLimits,
 ): Promise<string> {
   const copy = path.join(workDir, 'checkout');
   const deadline = performance.now() + limits.timeoutMs;

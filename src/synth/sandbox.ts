@@ -129,20 +129,29 @@ export class Sandbox<Input = PreviewSandboxInput> implements SandboxRunner<Input
   async run(request: SandboxRequest<Input>): Promise<SandboxResult> {
     const entry = request.entry ?? '.preview/main.ts';
     const support = isolationSupport();
-    if (!support.ok) throw new SandboxError('isolation', `${entry} was not run: repository code runs only isolated by the kernel, and ${support.reason}`);
+    if (!support.ok)
+      throw new SandboxError('isolation', `${entry} was not run: repository code runs only isolated by the kernel, and ${support.reason}`);
     const checkoutDir = await realpath(request.checkoutDir);
     const entryPath = path.resolve(checkoutDir, entry);
     if (path.relative(checkoutDir, entryPath).startsWith('..') || path.isAbsolute(entry)) {
       throw new SandboxError('permission', `${entry} is not a path inside the repository`);
     }
-    if (!(await stat(entryPath).then((s) => s.isFile(), () => false))) {
+    if (
+      !(await stat(entryPath).then(
+        (s) => s.isFile(),
+        () => false,
+      ))
+    ) {
       throw new SandboxError('compile', `${entry} does not exist in the repository`);
     }
     const identity = newSandboxIdentity();
     const workDir = await mkdtemp(path.join(this.tempDir, 'preview-sandbox-'));
     try {
       const bundleStarted = performance.now();
-      const copy = await preparePrivateCheckout(checkoutDir, workDir, identity, { ...defaultWorkspaceLimits, timeoutMs: this.limits.timeoutMs });
+      const copy = await preparePrivateCheckout(checkoutDir, workDir, identity, {
+        ...defaultWorkspaceLimits,
+        timeoutMs: this.limits.timeoutMs,
+      });
       const outfile = await this.bundle(copy, entry, workDir, identity);
       const bundleMs = performance.now() - bundleStarted;
       const runStarted = performance.now();
@@ -157,7 +166,11 @@ export class Sandbox<Input = PreviewSandboxInput> implements SandboxRunner<Input
   private async bundle(copy: string, entry: string, workDir: string, identity: SandboxIdentity): Promise<BundledRun['outfile']> {
     const outfile = path.join(workDir, 'main.mjs');
     const bundle = await bundleSandboxProgram({
-      checkoutDir: copy, entry, chartFactory: this.chartFactory, constructsEntry: this.constructsEntry, outfile,
+      checkoutDir: copy,
+      entry,
+      chartFactory: this.chartFactory,
+      constructsEntry: this.constructsEntry,
+      outfile,
     });
     await writeFile(outfile, bundle.code, { mode: 0o400 });
     await handOver(outfile, 0o440, identity);
@@ -168,7 +181,11 @@ export class Sandbox<Input = PreviewSandboxInput> implements SandboxRunner<Input
     const { entry, copy, outfile } = run;
     const nonce = randomBytes(24).toString('base64url');
     const outcome = await runSandboxProcess({
-      tools: run.tools, identity: run.identity, entry, cwd: copy, limits: this.limits,
+      tools: run.tools,
+      identity: run.identity,
+      entry,
+      cwd: copy,
+      limits: this.limits,
       keep: [run.workDir, path.dirname(process.execPath), ...outfile.readable.map(nodeModulesRoot)],
       nodePath: process.execPath,
       nodeArgs: [

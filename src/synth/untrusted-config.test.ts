@@ -6,7 +6,10 @@ import { imageRepository, mergeUntrustedConfig } from './untrusted-config.js';
 const base: PreviewConfig = {
   version: 1,
   resources: { cpu: '4' },
-  algorithms: [{ name: 'api', image: 'registry.example.com:5000/team/api:1.0' }, { name: 'worker', image: 'team/worker:1.0' }],
+  algorithms: [
+    { name: 'api', image: 'registry.example.com:5000/team/api:1.0' },
+    { name: 'worker', image: 'team/worker:1.0' },
+  ],
   databases: [{ name: 'db', engine: 'postgresql', version: '16', storage: '1Gi' }],
 };
 
@@ -18,7 +21,7 @@ describe('configuration of untrusted pull requests', () => {
     assert.equal(imageRepository('team/api:2@sha256:abc'), 'team/api');
   });
 
-  it('takes only image tags within the same image repository; everything else stays the base branch\'s', () => {
+  it("takes only image tags within the same image repository; everything else stays the base branch's", () => {
     const proposed: PreviewConfig = {
       version: 1,
       resources: { cpu: '64' },
@@ -31,7 +34,10 @@ describe('configuration of untrusted pull requests', () => {
     const merged = mergeUntrustedConfig(base, proposed);
     assert.deepEqual(merged.config, {
       ...base,
-      algorithms: [{ name: 'api', image: 'registry.example.com:5000/team/api:pr-7' }, { name: 'worker', image: 'team/worker:1.0' }],
+      algorithms: [
+        { name: 'api', image: 'registry.example.com:5000/team/api:pr-7' },
+        { name: 'worker', image: 'team/worker:1.0' },
+      ],
     });
     assert.deepEqual(merged.taken, ['algorithms[api].image: registry.example.com:5000/team/api:pr-7']);
     assert.deepEqual(merged.ignored.sort(), [

@@ -42,18 +42,21 @@ export function mergeUntrustedConfig(base: PreviewConfig, proposed: PreviewConfi
   });
   if (proposed) {
     const baseNames = new Set((base.algorithms ?? []).map((a) => a.name));
-    for (const name of proposedAlgorithms.keys()) if (!baseNames.has(name)) ignored.push(`algorithms[${name}]: not declared on the base branch`);
+    for (const name of proposedAlgorithms.keys())
+      if (!baseNames.has(name)) ignored.push(`algorithms[${name}]: not declared on the base branch`);
     const { algorithms: _a, ...proposedRest } = proposed;
     const { algorithms: _b, ...baseRest } = base;
     for (const key of new Set([...Object.keys(proposedRest), ...Object.keys(baseRest)])) {
-      if (!sameValue((baseRest as Record<string, unknown>)[key], (proposedRest as Record<string, unknown>)[key])) ignored.push(`${key}: changes from untrusted pull requests are not applied`);
+      if (!sameValue((baseRest as Record<string, unknown>)[key], (proposedRest as Record<string, unknown>)[key]))
+        ignored.push(`${key}: changes from untrusted pull requests are not applied`);
     }
     for (const algorithm of base.algorithms ?? []) {
       const candidate = proposedAlgorithms.get(algorithm.name);
       if (!candidate) continue;
       const { image: _i, ...candidateRest } = candidate;
       const { image: _j, ...baseRest2 } = algorithm;
-      if (!sameValue(candidateRest, baseRest2)) ignored.push(`algorithms[${algorithm.name}]: only the image tag of an untrusted pull request is applied`);
+      if (!sameValue(candidateRest, baseRest2))
+        ignored.push(`algorithms[${algorithm.name}]: only the image tag of an untrusted pull request is applied`);
     }
   }
   return { config: base.algorithms ? { ...base, algorithms } : base, taken, ignored };
@@ -65,8 +68,12 @@ function sameValue(a: unknown, b: unknown): boolean {
     return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameValue(x, b[i]));
   }
   if (a && b && typeof a === 'object' && typeof b === 'object') {
-    const ka = Object.keys(a).filter((k) => (a as Record<string, unknown>)[k] !== undefined).sort();
-    const kb = Object.keys(b).filter((k) => (b as Record<string, unknown>)[k] !== undefined).sort();
+    const ka = Object.keys(a)
+      .filter((k) => (a as Record<string, unknown>)[k] !== undefined)
+      .sort();
+    const kb = Object.keys(b)
+      .filter((k) => (b as Record<string, unknown>)[k] !== undefined)
+      .sort();
     return sameValue(ka, kb) && ka.every((k) => sameValue((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
   }
   return a === b;

@@ -17,7 +17,18 @@ const buildDir = path.join(repositoryRoot, '.cache/chaos-build');
 /** Compiles src/ and constructs/ as `npm run build` does, into .cache/chaos-build; rejects with tsc's output. */
 export async function compileOperator(): Promise<void> {
   const tsc = createRequire(path.join(repositoryRoot, 'package.json')).resolve('typescript/bin/tsc');
-  const args = [tsc, '-p', 'tsconfig.build.json', '--outDir', buildDir, '--incremental', '--tsBuildInfoFile', path.join(buildDir, '.tsbuildinfo'), '--pretty', 'false'];
+  const args = [
+    tsc,
+    '-p',
+    'tsconfig.build.json',
+    '--outDir',
+    buildDir,
+    '--incremental',
+    '--tsBuildInfoFile',
+    path.join(buildDir, '.tsbuildinfo'),
+    '--pretty',
+    'false',
+  ];
   const child = spawn(process.execPath, args, { cwd: repositoryRoot });
   let output = '';
   for (const stream of [child.stdout, child.stderr]) stream.on('data', (d: Buffer) => (output += d.toString('utf8')));

@@ -7,13 +7,24 @@ const count = (plan: ChaosAction[], kind: ChaosAction['kind']) => plan.filter((a
 test('the default plan: every pull request opened, two in three pushed, one in two closed, in three phases', () => {
   const plan = chaosPlan(defaultChaosOptions);
   assert.deepEqual(
-    [count(plan, 'open'), count(plan, 'push'), count(plan, 'close'), count(plan, 'kill'), count(plan, 'restart-api-server'), count(plan, 'github-fault')],
+    [
+      count(plan, 'open'),
+      count(plan, 'push'),
+      count(plan, 'close'),
+      count(plan, 'kill'),
+      count(plan, 'restart-api-server'),
+      count(plan, 'github-fault'),
+    ],
     [24, 16, 12, 4, 1, 8],
   );
   const phases = (kind: ChaosAction['kind']) => plan.filter((a) => a.kind === kind).map((a) => a.at);
   assert.ok(Math.max(...phases('open')) < Math.min(...phases('push')), 'pushes after every open');
   assert.ok(Math.max(...phases('push')) < Math.min(...phases('close')), 'closes after every push');
-  assert.deepEqual(plan.map((a) => a.at), [...plan.map((a) => a.at)].sort((a, b) => a - b), 'in time order');
+  assert.deepEqual(
+    plan.map((a) => a.at),
+    [...plan.map((a) => a.at)].sort((a, b) => a - b),
+    'in time order',
+  );
   const kills = plan.filter((a): a is Extract<ChaosAction, { kind: 'kill' }> => a.kind === 'kill').map((a) => a.target);
   assert.deepEqual(kills.sort(), ['follower', 'follower', 'leader', 'leader']);
 });
@@ -37,14 +48,24 @@ test('the same seed gives the same plan; another seed, another', () => {
 test('faults are armed as the opens and the pushes start, the lost answers on the creates first', () => {
   const plan = chaosPlan({ ...defaultChaosOptions, githubFaults: 3 });
   const faults = plan.filter((a): a is Extract<ChaosAction, { kind: 'github-fault' }> => a.kind === 'github-fault');
-  assert.deepEqual(faults.map((f) => f.spec.route), ['issues/create-comment', 'checks/create', 'repos/create-deployment']);
+  assert.deepEqual(
+    faults.map((f) => f.spec.route),
+    ['issues/create-comment', 'checks/create', 'repos/create-deployment'],
+  );
   assert.ok(faults.every((f) => f.spec.fault.kind === 'lost-answer'));
-  assert.deepEqual(faults.map((f) => f.at), [0, 0, defaultChaosOptions.phaseMs], 'as the opens and the pushes start');
+  assert.deepEqual(
+    faults.map((f) => f.at),
+    [0, 0, defaultChaosOptions.phaseMs],
+    'as the opens and the pushes start',
+  );
   assert.equal(faultCatalogue.length, 8);
 });
 
 test('a teardown: every pull request closed', () => {
   const plan = chaosPlan({ ...defaultChaosOptions, closeAll: true, kills: 0, apiServerRestarts: 0, githubFaults: 0, missedWebhooks: 0 });
   assert.deepEqual([count(plan, 'open'), count(plan, 'close'), count(plan, 'kill'), count(plan, 'github-fault')], [24, 24, 0, 0]);
-  assert.ok(plan.every((a) => !('deliver' in a) || a.deliver), 'every webhook sent');
+  assert.ok(
+    plan.every((a) => !('deliver' in a) || a.deliver),
+    'every webhook sent',
+  );
 });

@@ -25,8 +25,17 @@ export interface ChaosOptions {
 }
 
 export const defaultChaosOptions: ChaosOptions = {
-  pullRequests: 24, repositories: 3, kills: 4, apiServerRestarts: 1, githubFaults: 8, faultTimes: 2,
-  missedWebhooks: 3, spacingMs: 150, phaseMs: 25_000, closeAll: false, seed: 1,
+  pullRequests: 24,
+  repositories: 3,
+  kills: 4,
+  apiServerRestarts: 1,
+  githubFaults: 8,
+  faultTimes: 2,
+  missedWebhooks: 3,
+  spacingMs: 150,
+  phaseMs: 25_000,
+  closeAll: false,
+  seed: 1,
 };
 
 export interface PullRequestRef {
@@ -92,7 +101,8 @@ export function chaosPlan(options: ChaosOptions): ChaosAction[] {
     const count = [prs, pushed, closed][k % 3]!.length;
     events.push({ at: during(start, count), kind: 'kill', target: k % 2 === 0 ? 'leader' : 'follower' });
   }
-  for (let k = 0; k < options.apiServerRestarts; k++) events.push({ at: during(phaseOf(k + 1), pushed.length), kind: 'restart-api-server' });
+  for (let k = 0; k < options.apiServerRestarts; k++)
+    events.push({ at: during(phaseOf(k + 1), pushed.length), kind: 'restart-api-server' });
   // Armed as the opens and the pushes start: those make the comments, Deployments and check runs.
   for (let k = 0; k < options.githubFaults; k++) {
     events.push({ at: (k % 2) * options.phaseMs, kind: 'github-fault', spec: faultCatalogue[k % faultCatalogue.length]! });

@@ -4,7 +4,13 @@ import { chaosTable, chaosVerdict, inFlightAtRefusal, type ObservedPullRequest }
 
 const sha = (c: string) => c.repeat(40);
 const pr = (n: number, open: boolean, extra: Partial<ObservedPullRequest> = {}): ObservedPullRequest => ({
-  key: `acme/shop#${n}`, environment: `pr-${n}-shop`, open, headSha: sha(String(n)), comments: 1, deploymentsBySha: { [sha(String(n))]: 1 }, ...extra,
+  key: `acme/shop#${n}`,
+  environment: `pr-${n}-shop`,
+  open,
+  headSha: sha(String(n)),
+  comments: 1,
+  deploymentsBySha: { [sha(String(n))]: 1 },
+  ...extra,
 });
 
 test('converged: every open PR Ready at its head, nothing of a closed PR left, one comment and one Deployment each', () => {
@@ -14,17 +20,19 @@ test('converged: every open PR Ready at its head, nothing of a closed PR left, o
     namespaces: ['pr-1-shop'],
   });
   assert.deepEqual(verdict, {
-    missing: [], leaked: [], extraComments: [], extraDeployments: [], maxComments: 1, maxDeploymentsPerSha: 1, converged: true,
+    missing: [],
+    leaked: [],
+    extraComments: [],
+    extraDeployments: [],
+    maxComments: 1,
+    maxDeploymentsPerSha: 1,
+    converged: true,
   });
 });
 
-test('not converged: a PR deployed at an older commit, a closed PR\'s namespace, duplicates named', () => {
+test("not converged: a PR deployed at an older commit, a closed PR's namespace, duplicates named", () => {
   const verdict = chaosVerdict({
-    pullRequests: [
-      pr(1, true, { headSha: sha('9'), comments: 2 }),
-      pr(2, false, { deploymentsBySha: { [sha('2')]: 3 } }),
-      pr(3, true),
-    ],
+    pullRequests: [pr(1, true, { headSha: sha('9'), comments: 2 }), pr(2, false, { deploymentsBySha: { [sha('2')]: 3 } }), pr(3, true)],
     environments: [
       { name: 'pr-1-shop', headSha: sha('9'), deployedSha: sha('1'), phase: 'Deploying' },
       { name: 'pr-3-shop', headSha: sha('3'), deployedSha: sha('3'), phase: 'Ready' },
@@ -41,11 +49,25 @@ test('not converged: a PR deployed at an older commit, a closed PR\'s namespace,
 
 test('the table names each measure, and says when the run did not converge', () => {
   const verdict = chaosVerdict({ pullRequests: [pr(1, true)], environments: [], namespaces: [] });
-  const rows = chaosTable({
-    kills: 4, apiServerRestarts: 1, githubFaults: { 'lost-answer': 6, 'server-error': 4 }, deliveriesSent: 49, deliveriesAnswered: 49,
-    deliveriesLost: 0, deliveriesCutByKill: 0, webhooksMissed: 3, forbiddenWrites: 0, teardownWrites: 80,
-    githubViolations: 2, githubViolationsInFlight: 2, convergeMs: undefined,
-  }, verdict, 24);
+  const rows = chaosTable(
+    {
+      kills: 4,
+      apiServerRestarts: 1,
+      githubFaults: { 'lost-answer': 6, 'server-error': 4 },
+      deliveriesSent: 49,
+      deliveriesAnswered: 49,
+      deliveriesLost: 0,
+      deliveriesCutByKill: 0,
+      webhooksMissed: 3,
+      forbiddenWrites: 0,
+      teardownWrites: 80,
+      githubViolations: 2,
+      githubViolationsInFlight: 2,
+      convergeMs: undefined,
+    },
+    verdict,
+    24,
+  );
   assert.equal(rows[0], '| | |');
   assert.ok(rows.includes('| kill -9 of a replica | 4 |'));
   assert.ok(rows.includes('| GitHub faults injected | 6 lost-answer, 4 server-error |'));

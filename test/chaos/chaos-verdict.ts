@@ -50,11 +50,17 @@ export function chaosVerdict(o: ChaosObservation): ChaosVerdict {
   const orphan = (name: string) => !byName.get(name)?.open;
   const leaked = [...new Set([...o.namespaces.filter(orphan), ...o.environments.map((e) => e.name).filter(orphan)])].sort();
   const extraComments = o.pullRequests.filter((p) => p.comments > 1).map((p) => `${p.key} (${p.comments})`);
-  const extraDeployments = o.pullRequests.flatMap((p) => Object.entries(p.deploymentsBySha)
-    .filter(([, count]) => count > 1).map(([sha, count]) => `${p.key}@${sha.slice(0, 7)} (${count})`));
+  const extraDeployments = o.pullRequests.flatMap((p) =>
+    Object.entries(p.deploymentsBySha)
+      .filter(([, count]) => count > 1)
+      .map(([sha, count]) => `${p.key}@${sha.slice(0, 7)} (${count})`),
+  );
   const counts = o.pullRequests.flatMap((p) => Object.values(p.deploymentsBySha));
   return {
-    missing, leaked, extraComments, extraDeployments,
+    missing,
+    leaked,
+    extraComments,
+    extraDeployments,
     maxComments: Math.max(0, ...o.pullRequests.map((p) => p.comments)),
     maxDeploymentsPerSha: Math.max(0, ...counts),
     converged: missing.length === 0 && leaked.length === 0,
@@ -112,8 +118,13 @@ function violations(counts: ChaosCounts): string {
 
 /** The table of one run, as Markdown rows. */
 export function chaosTable(counts: ChaosCounts, verdict: ChaosVerdict, pullRequests: number): string[] {
-  const faults = Object.entries(counts.githubFaults).sort().map(([kind, n]) => `${n} ${kind}`).join(', ') || 'none';
-  const list = (items: string[]) => (items.length ? `${items.length}: ${items.slice(0, 4).join(', ')}${items.length > 4 ? ', …' : ''}` : '0');
+  const faults =
+    Object.entries(counts.githubFaults)
+      .sort()
+      .map(([kind, n]) => `${n} ${kind}`)
+      .join(', ') || 'none';
+  const list = (items: string[]) =>
+    items.length ? `${items.length}: ${items.slice(0, 4).join(', ')}${items.length > 4 ? ', …' : ''}` : '0';
   const rows: [string, string][] = [
     ['pull requests (opened, pushed, closed)', String(pullRequests)],
     ['kill -9 of a replica', String(counts.kills)],
@@ -126,7 +137,10 @@ export function chaosTable(counts: ChaosCounts, verdict: ChaosVerdict, pullReque
     ['missing environments', list(verdict.missing)],
     ['leaked namespaces', list(verdict.leaked)],
     ['comments per PR (most)', `${verdict.maxComments}${verdict.extraComments.length ? ` — ${list(verdict.extraComments)}` : ''}`],
-    ['Deployments per SHA (most)', `${verdict.maxDeploymentsPerSha}${verdict.extraDeployments.length ? ` — ${list(verdict.extraDeployments)}` : ''}`],
+    [
+      'Deployments per SHA (most)',
+      `${verdict.maxDeploymentsPerSha}${verdict.extraDeployments.length ? ` — ${list(verdict.extraDeployments)}` : ''}`,
+    ],
     ['writes refused with 403', String(counts.forbiddenWrites)],
     ['operator writes from the first close on', String(counts.teardownWrites)],
     ['GitHub rule violations', violations(counts)],

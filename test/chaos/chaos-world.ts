@@ -39,18 +39,30 @@ export async function startChaosWorld(repositories: number, workDir: string, log
     const app = gh.createApp({ slug: 'preview-operator-chaos' });
     const repos: PullRequestDriver[] = [];
     for (let r = 0; r < repositories; r++) {
-      repos.push(await PullRequestDriver.create(gh, {
-        owner: 'chaos', name: `shop-${r}`, webhookSecret: 'chaos-webhook-secret',
-        initialFiles: { 'README.md': `# shop ${r}\n`, '.preview/preview.yaml': previewYaml() },
-      }));
+      repos.push(
+        await PullRequestDriver.create(gh, {
+          owner: 'chaos',
+          name: `shop-${r}`,
+          webhookSecret: 'chaos-webhook-secret',
+          initialFiles: { 'README.md': `# shop ${r}\n`, '.preview/preview.yaml': previewYaml() },
+        }),
+      );
     }
-    gh.installApp(app.id, repos.map((r) => r.repository));
+    gh.installApp(
+      app.id,
+      repos.map((r) => r.repository),
+    );
     mkdirSync(workDir, { recursive: true });
     const files = { appKey: path.join(workDir, 'app.pem'), webhookSecret: path.join(workDir, 'webhook-secret') };
     writeFileSync(files.appKey, app.privateKey);
     writeFileSync(files.webhookSecret, 'chaos-webhook-secret\n');
     return {
-      cluster, gh, admin, repos, files, appId: app.id,
+      cluster,
+      gh,
+      admin,
+      repos,
+      files,
+      appId: app.id,
       async stop() {
         admin.close();
         for (const repo of repos) await repo.cleanup();
@@ -74,7 +86,10 @@ export async function observe(world: ChaosWorld, pullRequests: readonly PullRequ
   return {
     pullRequests: pullRequests.map((ref) => observePullRequest(world, ref)),
     environments: environments.items.map((e) => ({
-      name: e.metadata.name!, headSha: e.spec?.pullRequest.headSha, phase: e.status?.phase, deployedSha: e.status?.deployedSha,
+      name: e.metadata.name!,
+      headSha: e.spec?.pullRequest.headSha,
+      phase: e.status?.phase,
+      deployedSha: e.status?.deployedSha,
     })),
     namespaces: namespaces.items.map((n) => n.metadata.name!),
   };

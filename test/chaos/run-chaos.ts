@@ -34,8 +34,15 @@ interface Run {
 function options(): ChaosOptions & { deadlineMs: number; replicas: number } {
   const { values } = parseArgs({
     options: {
-      seed: { type: 'string' }, prs: { type: 'string' }, kills: { type: 'string' }, deadline: { type: 'string' }, replicas: { type: 'string' },
-      restarts: { type: 'string' }, faults: { type: 'string' }, missed: { type: 'string' }, phase: { type: 'string' },
+      seed: { type: 'string' },
+      prs: { type: 'string' },
+      kills: { type: 'string' },
+      deadline: { type: 'string' },
+      replicas: { type: 'string' },
+      restarts: { type: 'string' },
+      faults: { type: 'string' },
+      missed: { type: 'string' },
+      phase: { type: 'string' },
       'close-all': { type: 'boolean' },
     },
   });
@@ -57,12 +64,22 @@ function options(): ChaosOptions & { deadlineMs: number; replicas: number } {
 
 function replicaFlags(world: ChaosWorld): string[] {
   return [
-    '--controllers=algorithm,database,preview-environment,webhook,resync', `--leader-election-namespace=${leaseNamespace}`,
-    '--webhook-host=127.0.0.1', '--webhook-port=0', '--metrics-port=0', '--dashboard=false',
-    `--webhook-secret-file=${world.files.webhookSecret}`, `--github-api-url=${world.gh.url}`, `--github-app-id=${world.appId}`,
-    `--github-app-private-key-file=${world.files.appKey}`, '--preview-domain=preview.chaos.example', '--tls-issuer=none',
+    '--controllers=algorithm,database,preview-environment,webhook,resync',
+    `--leader-election-namespace=${leaseNamespace}`,
+    '--webhook-host=127.0.0.1',
+    '--webhook-port=0',
+    '--metrics-port=0',
+    '--dashboard=false',
+    `--webhook-secret-file=${world.files.webhookSecret}`,
+    `--github-api-url=${world.gh.url}`,
+    `--github-app-id=${world.appId}`,
+    `--github-app-private-key-file=${world.files.appKey}`,
+    '--preview-domain=preview.chaos.example',
+    '--tls-issuer=none',
     // GitHub's pace (a write a second per credential) would make the run last many minutes; the emulator sets no secondary limit.
-    '--github-throttle=false', '--resync-interval=60s', '--log-level=info',
+    '--github-throttle=false',
+    '--resync-interval=60s',
+    '--log-level=info',
   ];
 }
 
@@ -120,7 +137,12 @@ async function act(run: Run, action: ChaosAction): Promise<void> {
 async function changePullRequest(world: ChaosWorld, kind: 'open' | 'push' | 'close', ref: PullRequestRef) {
   const repo = world.repos[ref.repository]!;
   if (kind === 'open') {
-    return repo.open({ number: ref.number, files: { [`change-${ref.number}.txt`]: 'one\n' }, author: 'alice', authorAssociation: 'MEMBER' });
+    return repo.open({
+      number: ref.number,
+      files: { [`change-${ref.number}.txt`]: 'one\n' },
+      author: 'alice',
+      authorAssociation: 'MEMBER',
+    });
   }
   if (kind === 'push') return repo.push(ref.number, { [`change-${ref.number}.txt`]: 'two\n' });
   return repo.close(ref.number);
@@ -172,7 +194,14 @@ async function main(): Promise<number> {
   const run: Run = { world, replicas: [], counts: emptyCounts(), faults: [], pending: new Set(), next: 0, killing: Promise.resolve() };
   try {
     for (let i = 0; i < opts.replicas; i++) {
-      run.replicas.push(new OperatorReplica({ identity: `replica-${i}`, flags: replicaFlags(world), kubeconfigPath: world.cluster.kubeconfigPath, logDir: outDir }));
+      run.replicas.push(
+        new OperatorReplica({
+          identity: `replica-${i}`,
+          flags: replicaFlags(world),
+          kubeconfigPath: world.cluster.kubeconfigPath,
+          logDir: outDir,
+        }),
+      );
     }
     await Promise.all(run.replicas.map((r) => r.start()));
     while (!(await Promise.all(run.replicas.map((r) => r.leading()))).some(Boolean)) await new Promise((r) => setTimeout(r, 500));
@@ -195,8 +224,19 @@ async function main(): Promise<number> {
 
 function emptyCounts(): ChaosCounts {
   return {
-    kills: 0, apiServerRestarts: 0, githubFaults: {}, deliveriesSent: 0, deliveriesAnswered: 0, deliveriesLost: 0, deliveriesCutByKill: 0,
-    webhooksMissed: 0, forbiddenWrites: 0, teardownWrites: 0, githubViolations: 0, githubViolationsInFlight: 0, convergeMs: undefined,
+    kills: 0,
+    apiServerRestarts: 0,
+    githubFaults: {},
+    deliveriesSent: 0,
+    deliveriesAnswered: 0,
+    deliveriesLost: 0,
+    deliveriesCutByKill: 0,
+    webhooksMissed: 0,
+    forbiddenWrites: 0,
+    teardownWrites: 0,
+    githubViolations: 0,
+    githubViolationsInFlight: 0,
+    convergeMs: undefined,
   };
 }
 
@@ -206,7 +246,9 @@ async function finishCounts(run: Run, auditMark: number, outDir: string): Promis
   const writes = run.world.cluster.audit.writes(auditMark, { userAgent: 'preview-operator' });
   const forbidden = writes.filter((w) => w.responseStatus?.code === 403);
   run.counts.forbiddenWrites = forbidden.length;
-  const refused = forbidden.map((w) => `${w.requestReceivedTimestamp} ${w.verb} ${w.objectRef?.resource}/${w.objectRef?.namespace}/${w.objectRef?.name}`);
+  const refused = forbidden.map(
+    (w) => `${w.requestReceivedTimestamp} ${w.verb} ${w.objectRef?.resource}/${w.objectRef?.namespace}/${w.objectRef?.name}`,
+  );
   writeFileSync(path.join(outDir, 'forbidden-writes.txt'), refused.join('\n'));
   const teardown = run.world.cluster.audit.writes(run.teardownMark ?? auditMark, { userAgent: 'preview-operator' });
   run.counts.teardownWrites = teardown.length;
@@ -220,7 +262,9 @@ async function finishCounts(run: Run, auditMark: number, outDir: string): Promis
   const violations = run.world.gh.takeViolations();
   run.counts.githubViolations = violations.length;
   run.counts.githubViolationsInFlight = violations.filter((v) => inFlightAtRefusal(v.message)).length;
-  const lines = violations.map((v) => `${new Date(v.at).toISOString()} [${v.kind}] ${v.method} ${v.path} (${v.operationId ?? '-'}): ${v.message}`);
+  const lines = violations.map(
+    (v) => `${new Date(v.at).toISOString()} [${v.kind}] ${v.method} ${v.path} (${v.operationId ?? '-'}): ${v.message}`,
+  );
   writeFileSync(path.join(outDir, 'github-violations.txt'), lines.join('\n'));
 }
 
@@ -230,8 +274,13 @@ function report(run: Run, verdict: ChaosVerdict, pullRequests: number, outDir: s
   process.stdout.write(`${table.join('\n')}\n`);
   const { counts } = run;
   const ignoredWaits = counts.githubViolations - counts.githubViolationsInFlight;
-  const held = verdict.converged && verdict.maxComments <= 1 && verdict.maxDeploymentsPerSha <= 1 && counts.deliveriesLost === 0
-    && counts.forbiddenWrites === 0 && ignoredWaits === 0;
+  const held =
+    verdict.converged &&
+    verdict.maxComments <= 1 &&
+    verdict.maxDeploymentsPerSha <= 1 &&
+    counts.deliveriesLost === 0 &&
+    counts.forbiddenWrites === 0 &&
+    ignoredWaits === 0;
   log(held ? 'every promise held' : 'a promise did not hold (see the table)');
   return held ? 0 : 1;
 }

@@ -32,8 +32,9 @@ const kubeLocal: GoBinary = {
   cacheDir,
   ldflags: versionFlags(),
   stamp: kubernetesVersion,
-  announce: `building the Kubernetes ${kubernetesVersion} control plane from Go modules `
-    + '(a cold build takes 15-30 minutes; later runs reuse it)',
+  announce:
+    `building the Kubernetes ${kubernetesVersion} control plane from Go modules ` +
+    '(a cold build takes 15-30 minutes; later runs reuse it)',
 };
 
 /**

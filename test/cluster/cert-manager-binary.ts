@@ -45,6 +45,7 @@ export async function certManagerCrdFiles(): Promise<string[]> {
   const { stdout } = await promisify(execFile)('go', download, { cwd: certManagerModuleDir, env: goEnv });
   const dir = (JSON.parse(stdout) as { Dir?: string }).Dir;
   if (!dir) throw new Error(`cert-manager-local: go mod download reported no folder for ${certManagerModule}`);
-  return ['certificates', 'certificaterequests', 'issuers', 'clusterissuers']
-    .map((plural) => path.join(dir, 'deploy', 'crds', `cert-manager.io_${plural}.yaml`));
+  return ['certificates', 'certificaterequests', 'issuers', 'clusterissuers'].map((plural) =>
+    path.join(dir, 'deploy', 'crds', `cert-manager.io_${plural}.yaml`),
+  );
 }

@@ -19,8 +19,11 @@ const fieldManager = 'kube-local';
 /** cert-manager-local's arguments, given the kubeconfig of its identity. */
 export function certManagerArgs(kubeconfigPath: string): string[] {
   return [
-    `--kubeconfig=${kubeconfigPath}`, `--cluster-resource-namespace=${certManagerNamespace}`,
-    '--kube-api-qps=100', '--kube-api-burst=200', '--v=2',
+    `--kubeconfig=${kubeconfigPath}`,
+    `--cluster-resource-namespace=${certManagerNamespace}`,
+    '--kube-api-qps=100',
+    '--kube-api-burst=200',
+    '--v=2',
   ];
 }
 
@@ -34,15 +37,22 @@ function caObjects(): ManifestLike[] {
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: certManagerNamespace } },
     { apiVersion: 'cert-manager.io/v1', kind: 'ClusterIssuer', metadata: { name: selfSignedIssuer }, spec: { selfSigned: {} } },
     {
-      apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: testCaSecret.name, namespace: certManagerNamespace },
+      apiVersion: 'cert-manager.io/v1',
+      kind: 'Certificate',
+      metadata: { name: testCaSecret.name, namespace: certManagerNamespace },
       spec: {
-        isCA: true, commonName: 'kube-local test CA', secretName: testCaSecret.name, duration: '8760h',
+        isCA: true,
+        commonName: 'kube-local test CA',
+        secretName: testCaSecret.name,
+        duration: '8760h',
         privateKey: { algorithm: 'ECDSA', size: 256 },
         issuerRef: { group: 'cert-manager.io', kind: 'ClusterIssuer', name: selfSignedIssuer },
       },
     },
     {
-      apiVersion: 'cert-manager.io/v1', kind: 'ClusterIssuer', metadata: { name: testCaIssuer },
+      apiVersion: 'cert-manager.io/v1',
+      kind: 'ClusterIssuer',
+      metadata: { name: testCaIssuer },
       spec: { ca: { secretName: testCaSecret.name } },
     },
   ];

@@ -36,7 +36,7 @@ describe('ensureGoBinary while another process builds', () => {
     mkdirSync(path.dirname(target), { recursive: true });
     writeFileSync(target, '');
     assert.equal(await ensured, target);
-    assert.ok(existsSync(lock), 'the other process\'s lock is its own to remove');
+    assert.ok(existsSync(lock), "the other process's lock is its own to remove");
   });
 
   it('takes over a lock whose process is gone', async () => {

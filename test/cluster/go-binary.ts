@@ -33,7 +33,11 @@ export function goSourceHash(moduleDir: string, stamp: string): string {
     .filter((f) => f === 'go.mod' || f === 'go.sum' || (f.endsWith('.go') && !f.endsWith('_test.go')))
     .sort();
   for (const file of files) {
-    hash.update(file).update('\0').update(readFileSync(path.join(moduleDir, file))).update('\0');
+    hash
+      .update(file)
+      .update('\0')
+      .update(readFileSync(path.join(moduleDir, file)))
+      .update('\0');
   }
   hash.update(stamp);
   return hash.digest('hex').slice(0, 16);
@@ -51,12 +55,18 @@ export async function ensureGoBinary(binary: GoBinary, options: BuildOptions = {
 
   mkdirSync(binary.cacheDir, { recursive: true });
   const lock = path.join(binary.cacheDir, `${hash}.lock`);
-  const owned = await acquireLock(lock, () => existsSync(target), (waited) => {
-    const holder = lockHolder(lock);
-    log(waited === 0
-      ? `${binary.name}: another process${holder ? ` (pid ${holder})` : ''} is building it; waiting for that build (${lock})`
-      : `${binary.name}: still waiting for the build of another process (${Math.round(waited / 1000)}s)`);
-  });
+  const owned = await acquireLock(
+    lock,
+    () => existsSync(target),
+    (waited) => {
+      const holder = lockHolder(lock);
+      log(
+        waited === 0
+          ? `${binary.name}: another process${holder ? ` (pid ${holder})` : ''} is building it; waiting for that build (${lock})`
+          : `${binary.name}: still waiting for the build of another process (${Math.round(waited / 1000)}s)`,
+      );
+    },
+  );
   if (!owned) return target;
   try {
     if (existsSync(target)) return target;

@@ -55,13 +55,30 @@ export interface Cluster extends ClusterHandle {
 type Component = 'etcd' | 'apiserver' | 'controller-manager' | 'scheduler' | 'node-sim' | 'cert-manager';
 
 const controllers = [
-  'namespace-controller', 'garbage-collector-controller', 'deployment-controller', 'replicaset-controller',
-  'statefulset-controller', 'serviceaccount-controller', 'serviceaccount-token-controller',
-  'root-ca-certificate-publisher-controller', 'clusterrole-aggregation-controller', 'endpoints-controller',
-  'endpointslice-controller', 'endpointslice-mirroring-controller', 'job-controller', 'cronjob-controller',
-  'daemonset-controller', 'disruption-controller', 'pod-garbage-collector-controller', 'resourcequota-controller',
-  'ttl-after-finished-controller', 'persistentvolume-binder-controller', 'persistentvolumeclaim-protection-controller',
-  'persistentvolume-protection-controller', 'replicationcontroller-controller', 'ephemeral-volume-controller',
+  'namespace-controller',
+  'garbage-collector-controller',
+  'deployment-controller',
+  'replicaset-controller',
+  'statefulset-controller',
+  'serviceaccount-controller',
+  'serviceaccount-token-controller',
+  'root-ca-certificate-publisher-controller',
+  'clusterrole-aggregation-controller',
+  'endpoints-controller',
+  'endpointslice-controller',
+  'endpointslice-mirroring-controller',
+  'job-controller',
+  'cronjob-controller',
+  'daemonset-controller',
+  'disruption-controller',
+  'pod-garbage-collector-controller',
+  'resourcequota-controller',
+  'ttl-after-finished-controller',
+  'persistentvolume-binder-controller',
+  'persistentvolumeclaim-protection-controller',
+  'persistentvolume-protection-controller',
+  'replicationcontroller-controller',
+  'ephemeral-volume-controller',
 ];
 
 /** Every component ever started by this process, so an exiting process can kill them synchronously. */
@@ -138,10 +155,16 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
   const tokens: Record<string, string> = {};
   const identities = ['admin', 'system:kube-controller-manager', 'system:kube-scheduler', 'system:node-sim', 'system:cert-manager'];
   const tokenFile = path.join(pki, 'tokens.csv');
-  writeFileSync(tokenFile, identities.map((user, i) => {
-    tokens[user] = randomBytes(24).toString('hex');
-    return `${tokens[user]},${user},uid-${i},"system:masters"`;
-  }).join('\n') + '\n', { mode: 0o600 });
+  writeFileSync(
+    tokenFile,
+    identities
+      .map((user, i) => {
+        tokens[user] = randomBytes(24).toString('hex');
+        return `${tokens[user]},${user},uid-${i},"system:masters"`;
+      })
+      .join('\n') + '\n',
+    { mode: 0o600 },
+  );
   const kubeconfigFor = (user: string) => {
     const file = path.join(dataDir, `${user.replace(/[^a-z0-9]+/g, '-')}.kubeconfig`);
     writeFileSync(file, kubeconfigYaml(server, caFile, tokens[user]!, user), { mode: 0o600 });
@@ -157,7 +180,12 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
   const run = (component: Component, args: string[], executable?: string) => {
     const out = createWriteStream(path.join(logs, `${component}.log`), { flags: 'a' });
     const child = spawn(executable ?? binary, executable ? args : [component, ...args], {
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? dataDir, KUBE_LOCAL_EXIT_WITH_PARENT: '1', ...goRuntimeEnv },
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: process.env.HOME ?? dataDir,
+        KUBE_LOCAL_EXIT_WITH_PARENT: '1',
+        ...goRuntimeEnv,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.stdout!.pipe(out);
@@ -183,15 +211,24 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
 
   const apiserverArgs = [
     `--etcd-servers=http://127.0.0.1:${etcdPort}`,
-    '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1', `--secure-port=${apiPort}`,
+    '--bind-address=127.0.0.1',
+    '--advertise-address=127.0.0.1',
+    `--secure-port=${apiPort}`,
     `--cert-dir=${pki}`,
     '--service-cluster-ip-range=10.96.0.0/16',
     '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-    `--service-account-key-file=${saKey}`, `--service-account-signing-key-file=${saKey}`,
-    '--authorization-mode=RBAC', `--token-auth-file=${tokenFile}`,
-    '--endpoint-reconciler-type=none', '--allow-privileged=true', '--profiling=true',
-    `--audit-log-path=${auditLogPath}`, `--audit-policy-file=${auditPolicy}`, '--audit-log-format=json',
-    '--audit-log-mode=blocking', '--audit-log-maxsize=0',
+    `--service-account-key-file=${saKey}`,
+    `--service-account-signing-key-file=${saKey}`,
+    '--authorization-mode=RBAC',
+    `--token-auth-file=${tokenFile}`,
+    '--endpoint-reconciler-type=none',
+    '--allow-privileged=true',
+    '--profiling=true',
+    `--audit-log-path=${auditLogPath}`,
+    `--audit-policy-file=${auditPolicy}`,
+    '--audit-log-format=json',
+    '--audit-log-mode=blocking',
+    '--audit-log-maxsize=0',
     '--v=1',
   ];
 
@@ -231,18 +268,34 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
 
     const cmKubeconfig = kubeconfigFor('system:kube-controller-manager');
     run('controller-manager', [
-      `--kubeconfig=${cmKubeconfig}`, `--authentication-kubeconfig=${cmKubeconfig}`, `--authorization-kubeconfig=${cmKubeconfig}`,
-      '--leader-elect=false', `--controllers=${controllers.join(',')}`,
-      `--service-account-private-key-file=${saKey}`, `--root-ca-file=${caFile}`,
-      '--secure-port=0', '--concurrent-deployment-syncs=10', '--concurrent-statefulset-syncs=10',
-      '--concurrent-replicaset-syncs=10', '--concurrent-namespace-syncs=10', '--concurrent-gc-syncs=20',
-      '--kube-api-qps=200', '--kube-api-burst=400', '--v=1',
+      `--kubeconfig=${cmKubeconfig}`,
+      `--authentication-kubeconfig=${cmKubeconfig}`,
+      `--authorization-kubeconfig=${cmKubeconfig}`,
+      '--leader-elect=false',
+      `--controllers=${controllers.join(',')}`,
+      `--service-account-private-key-file=${saKey}`,
+      `--root-ca-file=${caFile}`,
+      '--secure-port=0',
+      '--concurrent-deployment-syncs=10',
+      '--concurrent-statefulset-syncs=10',
+      '--concurrent-replicaset-syncs=10',
+      '--concurrent-namespace-syncs=10',
+      '--concurrent-gc-syncs=20',
+      '--kube-api-qps=200',
+      '--kube-api-burst=400',
+      '--v=1',
     ]);
     const schedKubeconfig = kubeconfigFor('system:kube-scheduler');
     run('scheduler', [
-      `--kubeconfig=${schedKubeconfig}`, `--authentication-kubeconfig=${schedKubeconfig}`, `--authorization-kubeconfig=${schedKubeconfig}`,
-      '--leader-elect=false', '--bind-address=127.0.0.1', `--secure-port=${schedulerPort}`,
-      '--kube-api-qps=200', '--kube-api-burst=400', '--v=1',
+      `--kubeconfig=${schedKubeconfig}`,
+      `--authentication-kubeconfig=${schedKubeconfig}`,
+      `--authorization-kubeconfig=${schedKubeconfig}`,
+      '--leader-elect=false',
+      '--bind-address=127.0.0.1',
+      `--secure-port=${schedulerPort}`,
+      '--kube-api-qps=200',
+      '--kube-api-burst=400',
+      '--v=1',
     ]);
     run('node-sim', [`--kubeconfig=${kubeconfigFor('system:node-sim')}`, `--nodes=${options.nodes ?? 1}`]);
 
@@ -311,11 +364,17 @@ async function terminate(child: ChildProcess | undefined): Promise<void> {
 }
 
 async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(Array.from({ length: count }, () => new Promise<import('node:net').Server>((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => resolve(srv));
-  })));
+  const servers = await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<import('node:net').Server>((resolve, reject) => {
+          const srv = createServer();
+          srv.once('error', reject);
+          srv.listen(0, '127.0.0.1', () => resolve(srv));
+        }),
+    ),
+  );
   const ports = servers.map((s) => (s.address() as import('node:net').AddressInfo).port);
   await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
   return ports;
@@ -344,11 +403,15 @@ async function httpGet(url: string): Promise<{ status: number; body: string }> {
 /** A GET against the API server during start-up, before its CA file can be trusted to exist. */
 function apiGet(server: string, pathname: string, token: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(`${server}${pathname}`, { headers: { authorization: `Bearer ${token}` }, rejectUnauthorized: false, timeout: 5000 }, (res) => {
-      let body = '';
-      res.on('data', (d) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
+    const req = request(
+      `${server}${pathname}`,
+      { headers: { authorization: `Bearer ${token}` }, rejectUnauthorized: false, timeout: 5000 },
+      (res) => {
+        let body = '';
+        res.on('data', (d) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
     req.on('error', reject);
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.end();

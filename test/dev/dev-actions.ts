@@ -36,7 +36,11 @@ const actions: Record<string, DevAction> = {
     usage: 'push [n]        push a commit to pull request n (default: the newest); the environment redeploys',
     async run(context, n) {
       pushes += 1;
-      const change = await context.demo.repo.push(n, { 'README.md': `# shop\n\nA change worth a preview, take ${pushes + 1}.\n` }, { message: `dev: change ${pushes}` });
+      const change = await context.demo.repo.push(
+        n,
+        { 'README.md': `# shop\n\nA change worth a preview, take ${pushes + 1}.\n` },
+        { message: `dev: change ${pushes}` },
+      );
       return `pushed ${change.pullRequest.head.sha.slice(0, 7)} to pull request #${n}; ${await deliver(context, change)}`;
     },
   },
@@ -56,12 +60,17 @@ const actions: Record<string, DevAction> = {
     usage: 'open            open another pull request, from a fork by bob: untrusted, it waits for `approve`',
     async run(context) {
       const change = await context.demo.repo.open({
-        fork: 'bob', author: 'bob', authorAssociation: 'FIRST_TIME_CONTRIBUTOR', title: 'A contribution from a fork',
+        fork: 'bob',
+        author: 'bob',
+        authorAssociation: 'FIRST_TIME_CONTRIBUTOR',
+        title: 'A contribution from a fork',
         files: { 'README.md': '# shop\n\nA contribution from a fork.\n' },
       });
       const n = change.pullRequest.number;
-      return `opened pull request #${n} by bob from a fork (untrusted: \`approve ${n}\` adds the label ${context.approvalLabel}); `
-        + await deliver(context, change);
+      return (
+        `opened pull request #${n} by bob from a fork (untrusted: \`approve ${n}\` adds the label ${context.approvalLabel}); ` +
+        (await deliver(context, change))
+      );
     },
   },
   approve: {
@@ -83,8 +92,11 @@ const actions: Record<string, DevAction> = {
 export const devActionNames = [...Object.keys(actions), 'help'];
 
 export function devActionsHelp(): string {
-  return ['Commands (type one and Enter here, or run `npm run dev -- <command>` in another terminal):',
-    ...Object.values(actions).map((a) => `  ${a.usage}`), '  help            this list'].join('\n');
+  return [
+    'Commands (type one and Enter here, or run `npm run dev -- <command>` in another terminal):',
+    ...Object.values(actions).map((a) => `  ${a.usage}`),
+    '  help            this list',
+  ].join('\n');
 }
 
 /** Runs one command line (`push`, `close 2`, …): the line that says what was done, or throws with why not. */

@@ -18,8 +18,8 @@ export interface DevCleanupOptions {
 
 /** Deletes the demo's PreviewEnvironments and waits until they and their namespaces are gone. */
 export async function removeDemoEnvironments(client: KubeClient, options: DevCleanupOptions): Promise<void> {
-  const demo = async () => (await client.list<Environment>(previewEnvironmentKind)).items
-    .filter((e) => e.spec && options.matches(e.spec.repository));
+  const demo = async () =>
+    (await client.list<Environment>(previewEnvironmentKind)).items.filter((e) => e.spec && options.matches(e.spec.repository));
   const names = (await demo()).map((e) => e.metadata.name!);
   if (names.length === 0) return;
   options.say(`removing ${names.length} PreviewEnvironment(s) and their namespaces: ${names.join(', ')}`);

@@ -51,7 +51,10 @@ async function listen(socketPath: string, handle: (line: string) => Promise<stri
     const lines = createInterface({ input: socket, terminal: false });
     lines.once('line', (line) => {
       lines.close();
-      void handle(line).then((answer) => socket.end(`${answer}\n`), (err: Error) => socket.end(`error: ${err.message}\n`));
+      void handle(line).then(
+        (answer) => socket.end(`${answer}\n`),
+        (err: Error) => socket.end(`error: ${err.message}\n`),
+      );
     });
     socket.on('error', () => {});
   });

@@ -12,10 +12,14 @@ import { demoRepository, type DemoGitHub } from './demo-github.js';
 
 /** What `dev` sets unless a flag or variable says otherwise; `tlsIssuer` is the ClusterIssuer of previews, or `none`. */
 export function embeddedDefaults(
-  ghUrl: string, appId: number, keyFile: string, secretFile: string, tlsIssuer: string,
+  ghUrl: string,
+  appId: number,
+  keyFile: string,
+  secretFile: string,
+  tlsIssuer: string,
 ): Record<string, string> {
   return {
-    'controllers': 'algorithm,database,preview-environment,webhook',
+    controllers: 'algorithm,database,preview-environment,webhook',
     'leader-elect': 'false',
     'webhook-host': '127.0.0.1',
     'webhook-port': '0',

@@ -30,7 +30,10 @@ const isDemo = (r: { owner: string; name: string }) => r.owner === demoRepositor
 
 /** The cluster KUBECONFIG names (previews over plain HTTP), or a local control plane with cert-manager started for this run. */
 async function devCluster(
-  env: Env, say: (line: string) => void, io: CliIo, onStop: (step: Undo) => void,
+  env: Env,
+  say: (line: string) => void,
+  io: CliIo,
+  onStop: (step: Undo) => void,
 ): Promise<{ kubeConfig: KubeAccess; kubeconfigPath: string; tlsIssuer: string }> {
   if (env.KUBECONFIG) {
     const kubeConfig = await loadKubeConfig({ env });
@@ -59,12 +62,15 @@ function stopSignal(): { stopped: Promise<void>; release: () => void } {
 /** Takes commands for the demo's pull requests and prints every environment's changes until `stopped`. */
 async function driveDemo(
   input: { demo: DemoGitHub; webhookUrl: string; approvalLabel: string; kubeConfig: KubeAccess; env: Env },
-  say: (line: string) => void, stopped: Promise<void>,
+  say: (line: string) => void,
+  stopped: Promise<void>,
 ): Promise<void> {
   const { demo, webhookUrl, approvalLabel } = input;
   const control = await startDevControl({
-    socketPath: devSocketPath(input.env), input: process.stdin.readable ? process.stdin : undefined,
-    run: (line) => runDevAction({ demo, webhookUrl, approvalLabel }, line), say,
+    socketPath: devSocketPath(input.env),
+    input: process.stdin.readable ? process.stdin : undefined,
+    run: (line) => runDevAction({ demo, webhookUrl, approvalLabel }, line),
+    say,
   });
   try {
     say(devActionsHelp());
@@ -75,7 +81,8 @@ async function driveDemo(
     await watchEnvironments(new KubeClient(input.kubeConfig), {
       matches: (e) => repository(e.spec.repository.owner, e.spec.repository.name),
       expected: [environmentName(demoRepository, 1)],
-      say, stopped,
+      say,
+      stopped,
       settled: (e) => lastComment(demo, e.spec.pullRequest.number).forEach((line) => say(line)),
     });
   } finally {
@@ -129,8 +136,9 @@ export async function runDev(args: readonly string[], env: Env, io: CliIo): Prom
 const io: CliIo = { stdout: (text) => void process.stdout.write(text), stderr: (text) => void process.stderr.write(text) };
 const args = process.argv.slice(2);
 // `npm run dev -- push`: a command for the dev running in another terminal, not a new one.
-const code = args[0] && devActionNames.includes(args[0])
-  ? await sendDevCommand(devSocketPath(process.env), args.join(' '), io)
-  : await runDev(args, process.env, io);
+const code =
+  args[0] && devActionNames.includes(args[0])
+    ? await sendDevCommand(devSocketPath(process.env), args.join(' '), io)
+    : await runDev(args, process.env, io);
 // Informer watches and keep-alive sockets would hold the event loop open after a stop.
 process.exit(code);

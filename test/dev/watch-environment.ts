@@ -40,7 +40,8 @@ export function describeEnvironment(name: string, status: Phase | undefined, see
 
 /** The conditions that explain a Failed phase. */
 export function failureLines(status: Phase): string[] {
-  return (status.conditions ?? []).filter((c) => c.status !== 'True' || c.type !== 'Ready')
+  return (status.conditions ?? [])
+    .filter((c) => c.status !== 'True' || c.type !== 'Ready')
     .map((c) => `  ${c.type}=${c.status} ${c.reason ?? ''}: ${c.message ?? ''}`);
 }
 
@@ -70,7 +71,7 @@ export async function watchEnvironments(client: KubeClient, options: WatchOption
       for (const name of new Set([...shown.keys(), ...present.keys()])) {
         const env = present.get(name);
         if (env) seen.add(name);
-        const status = env ? env.status ?? {} : undefined;
+        const status = env ? (env.status ?? {}) : undefined;
         const text = describeEnvironment(name, status, seen.has(name), env?.spec.pullRequest.headSha);
         if (text !== shown.get(name)) options.say(text);
         shown.set(name, text);

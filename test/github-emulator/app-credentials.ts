@@ -56,11 +56,13 @@ export function verifyAppJwt(
   const valid = verify('RSA-SHA256', Buffer.from(`${header}.${payload}`), publicKey, Buffer.from(signature, 'base64url'));
   if (!valid) return 'A JSON web token could not be decoded';
   if (String(claims.iss) !== String(appId)) return "'Issuer' claim ('iss') must be an Integer";
-  if (typeof claims.iat !== 'number') return "'Issued at' claim ('iat') must be an Integer representing the time that the assertion was issued.";
+  if (typeof claims.iat !== 'number')
+    return "'Issued at' claim ('iat') must be an Integer representing the time that the assertion was issued.";
   if (typeof claims.exp !== 'number' || claims.exp <= nowSeconds) {
     return "'Expiration time' claim ('exp') must be a numeric value representing the future time at which the assertion expires.";
   }
-  if (claims.iat > nowSeconds + 60) return "'Issued at' claim ('iat') must be an Integer representing the time that the assertion was issued.";
+  if (claims.iat > nowSeconds + 60)
+    return "'Issued at' claim ('iat') must be an Integer representing the time that the assertion was issued.";
   if (claims.exp - claims.iat > 600 || claims.exp > nowSeconds + 600) return "'Expiration time' claim ('exp') is too far in the future";
   return undefined;
 }

@@ -13,10 +13,24 @@ import { RateLimits, type RateLimitOptions } from './rate-limits.js';
 import type { Urls } from './representations.js';
 import { routes, type Reply } from './routes.js';
 import {
-  identityKey, timestamp,
-  type Account, type AppState, type AuthorAssociation, type CheckConclusion, type CheckRunState, type CheckStatus,
-  type CommitStatusState, type CommitStatusValue, type DeploymentState, type Identity, type InstallationState,
-  type IssueCommentState, type LabelState, type PullRequestState, type RepositoryRef, type RepositoryState,
+  identityKey,
+  timestamp,
+  type Account,
+  type AppState,
+  type AuthorAssociation,
+  type CheckConclusion,
+  type CheckRunState,
+  type CheckStatus,
+  type CommitStatusState,
+  type CommitStatusValue,
+  type DeploymentState,
+  type Identity,
+  type InstallationState,
+  type IssueCommentState,
+  type LabelState,
+  type PullRequestState,
+  type RepositoryRef,
+  type RepositoryState,
 } from './state.js';
 
 export interface GitHubEmulatorOptions {
@@ -91,13 +105,16 @@ export interface OpenPullRequestInput {
   commits?: number;
 }
 
-type TokenRecord =
-  | { kind: 'installation'; installation: InstallationState; expiresAt: number }
-  | { kind: 'user'; user: Account };
+type TokenRecord = { kind: 'installation'; installation: InstallationState; expiresAt: number } | { kind: 'user'; user: Account };
 
 const jwtOnlyOperations = new Set([
-  'apps/get-authenticated', 'apps/create-installation-access-token', 'apps/get-repo-installation',
-  'apps/get-installation', 'apps/list-installations', 'apps/get-org-installation', 'apps/get-user-installation',
+  'apps/get-authenticated',
+  'apps/create-installation-access-token',
+  'apps/get-repo-installation',
+  'apps/get-installation',
+  'apps/list-installations',
+  'apps/get-org-installation',
+  'apps/get-user-installation',
 ]);
 
 /** A 403 rate limit in an older GitHub Enterprise Server's words: it does not say "secondary rate limit". */
@@ -124,7 +141,11 @@ export class GitHubEmulator {
   private lastId = 1000;
   private seq = 0;
 
-  private constructor(private readonly server: Server, url: string, private readonly options: GitHubEmulatorOptions) {
+  private constructor(
+    private readonly server: Server,
+    url: string,
+    private readonly options: GitHubEmulatorOptions,
+  ) {
     this.urls = { api: url, web: `${url}/web` };
     this.rateLimits = new RateLimits(options.rateLimit);
     this.contract = githubContract();
@@ -171,12 +192,16 @@ export class GitHubEmulator {
   }
 
   /** Adds a repository; returns its reference (the state is `repository(ref)`). */
-  createRepository(input: RepositoryRef & { defaultBranch?: string; ownerType?: 'User' | 'Organization'; private?: boolean; defaultBranchSha?: string }): RepositoryRef {
+  createRepository(
+    input: RepositoryRef & { defaultBranch?: string; ownerType?: 'User' | 'Organization'; private?: boolean; defaultBranchSha?: string },
+  ): RepositoryRef {
     this.addRepository(input);
     return { owner: input.owner, name: input.name };
   }
 
-  private addRepository(input: RepositoryRef & { defaultBranch?: string; ownerType?: 'User' | 'Organization'; private?: boolean; defaultBranchSha?: string }): RepositoryState {
+  private addRepository(
+    input: RepositoryRef & { defaultBranch?: string; ownerType?: 'User' | 'Organization'; private?: boolean; defaultBranchSha?: string },
+  ): RepositoryState {
     const fullName = `${input.owner}/${input.name}`;
     if (this.repos.has(fullName.toLowerCase())) throw new Error(`repository ${fullName} exists already`);
     const now = timestamp();
@@ -279,7 +304,11 @@ export class GitHubEmulator {
       return existing.id;
     }
     const installation: InstallationState = {
-      id: this.newId(), app, account, repositories: new Set(repos.map((r) => r.fullName.toLowerCase())), createdAt: timestamp(),
+      id: this.newId(),
+      app,
+      account,
+      repositories: new Set(repos.map((r) => r.fullName.toLowerCase())),
+      createdAt: timestamp(),
     };
     this.installations.set(installation.id, installation);
     return installation.id;
@@ -394,7 +423,10 @@ export class GitHubEmulator {
     const slug = input.appSlug ?? 'ci';
     const app = [...this.apps.values()].find((a) => a.slug === slug) ?? this.createApp({ slug }).state;
     return this.createCheckRun(repo, app, {
-      head_sha: input.headSha, name: input.name, status: input.status ?? (input.conclusion ? 'completed' : 'queued'), conclusion: input.conclusion,
+      head_sha: input.headSha,
+      name: input.name,
+      status: input.status ?? (input.conclusion ? 'completed' : 'queued'),
+      conclusion: input.conclusion,
     });
   }
 
@@ -405,8 +437,15 @@ export class GitHubEmulator {
     const repo = this.repository(ref);
     const now = timestamp();
     const status: CommitStatusState = {
-      id: this.newId(), sha: input.sha, state: input.state, context: input.context, description: input.description ?? null,
-      targetUrl: null, creator: this.account(input.creator ?? 'ci-bot'), createdAt: now, updatedAt: now,
+      id: this.newId(),
+      sha: input.sha,
+      state: input.state,
+      context: input.context,
+      description: input.description ?? null,
+      targetUrl: null,
+      creator: this.account(input.creator ?? 'ci-bot'),
+      createdAt: now,
+      updatedAt: now,
     };
     repo.commitStatuses.push(status);
     return status;
@@ -441,10 +480,10 @@ export class GitHubEmulator {
       suite,
       headSha: body.head_sha,
       name: body.name,
-      status: completed ? 'completed' : body.status ?? 'queued',
+      status: completed ? 'completed' : (body.status ?? 'queued'),
       conclusion: body.conclusion ?? null,
       startedAt: body.started_at ?? now,
-      completedAt: completed ? body.completed_at ?? now : null,
+      completedAt: completed ? (body.completed_at ?? now) : null,
       detailsUrl: body.details_url ?? null,
       externalId: body.external_id ?? null,
       output: { title: body.output?.title ?? null, summary: body.output?.summary ?? null, text: body.output?.text ?? null },
@@ -461,13 +500,16 @@ export class GitHubEmulator {
   }
 
   deployments(ref: RepositoryRef, filter: { environment?: string; sha?: string } = {}): DeploymentState[] {
-    return this.repository(ref).deployments.filter((d) =>
-      (filter.environment === undefined || d.environment === filter.environment) && (filter.sha === undefined || d.sha === filter.sha));
+    return this.repository(ref).deployments.filter(
+      (d) =>
+        (filter.environment === undefined || d.environment === filter.environment) && (filter.sha === undefined || d.sha === filter.sha),
+    );
   }
 
   checkRuns(ref: RepositoryRef, filter: { headSha?: string; name?: string } = {}): CheckRunState[] {
-    return this.repository(ref).checkRuns.filter((r) =>
-      (filter.headSha === undefined || r.headSha === filter.headSha) && (filter.name === undefined || r.name === filter.name));
+    return this.repository(ref).checkRuns.filter(
+      (r) => (filter.headSha === undefined || r.headSha === filter.headSha) && (filter.name === undefined || r.name === filter.name),
+    );
   }
 
   commitStatuses(ref: RepositoryRef, sha?: string): CommitStatusState[] {
@@ -487,10 +529,13 @@ export class GitHubEmulator {
   requestsSince(mark: number, filter: { operationId?: string; method?: string; repository?: RepositoryRef } = {}): RequestRecord[] {
     const prefix = filter.repository && `/repos/${filter.repository.owner}/${filter.repository.name}/`.toLowerCase();
     return this.requests
-      .filter((r) => r.seq > mark
-        && (filter.operationId === undefined || r.operationId === filter.operationId)
-        && (filter.method === undefined || r.method === filter.method)
-        && (prefix === undefined || r.path.toLowerCase().startsWith(prefix)))
+      .filter(
+        (r) =>
+          r.seq > mark &&
+          (filter.operationId === undefined || r.operationId === filter.operationId) &&
+          (filter.method === undefined || r.method === filter.method) &&
+          (prefix === undefined || r.path.toLowerCase().startsWith(prefix)),
+      )
       .sort((x, y) => x.seq - y.seq);
   }
 
@@ -549,8 +594,18 @@ export class GitHubEmulator {
     const raw = Buffer.concat(chunks).toString('utf8');
 
     const record: RequestRecord = {
-      seq: ++this.seq, method, path: displayPath, prefix, operationId: undefined, status: 0, startedAt, finishedAt: 0,
-      identity: undefined, conditional: req.headers['if-none-match'] !== undefined, fault: undefined, requestBody: undefined,
+      seq: ++this.seq,
+      method,
+      path: displayPath,
+      prefix,
+      operationId: undefined,
+      status: 0,
+      startedAt,
+      finishedAt: 0,
+      identity: undefined,
+      conditional: req.headers['if-none-match'] !== undefined,
+      fault: undefined,
+      requestBody: undefined,
     };
     const headers: Record<string, string> = {
       'x-github-request-id': randomUUID().toUpperCase().slice(0, 23),
@@ -590,7 +645,10 @@ export class GitHubEmulator {
         return;
       }
     }
-    const problems = this.options.checkContract === false ? [] : this.contract.checkRequest(op, { pathParams, query: url.searchParams, body, contentType: req.headers['content-type'] });
+    const problems =
+      this.options.checkContract === false
+        ? []
+        : this.contract.checkRequest(op, { pathParams, query: url.searchParams, body, contentType: req.headers['content-type'] });
     for (const p of problems) violate('request', p);
 
     const auth = this.authenticate(req.headers.authorization, op.operationId);
@@ -613,7 +671,15 @@ export class GitHubEmulator {
         this.rateLimits.consume(key);
         if (fault.kind === 'server-error') {
           const status = fault.status ?? 500;
-          send(status, { message: status === 502 ? 'Server Error' : 'Internal Server Error', documentation_url: 'https://docs.github.com/rest', status: String(status) }, rateHeaders());
+          send(
+            status,
+            {
+              message: status === 502 ? 'Server Error' : 'Internal Server Error',
+              documentation_url: 'https://docs.github.com/rest',
+              status: String(status),
+            },
+            rateHeaders(),
+          );
         } else {
           const status = fault.status ?? (fault.kind === 'too-many-requests' ? 429 : 403);
           const extra: Record<string, string> = { ...rateHeaders() };
@@ -624,9 +690,17 @@ export class GitHubEmulator {
             // GitHub's rule without retry-after: wait at least one minute.
             this.rateLimits.block(key, Date.now() + 60_000, 'secondary rate limit without retry-after (wait at least 60 s)');
           }
-          const message = fault.kind === 'secondary-rate-limit' ? `${secondaryRateLimitMessage} ${headers['x-github-request-id']}.`
-            : status === 429 ? 'Too Many Requests' : abuseDetectionMessage;
-          const errBody = { message, documentation_url: 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits', status: String(status) };
+          const message =
+            fault.kind === 'secondary-rate-limit'
+              ? `${secondaryRateLimitMessage} ${headers['x-github-request-id']}.`
+              : status === 429
+                ? 'Too Many Requests'
+                : abuseDetectionMessage;
+          const errBody = {
+            message,
+            documentation_url: 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits',
+            status: String(status),
+          };
           this.checkResponse(op, status, errBody, violate);
           send(status, errBody, extra);
         }
@@ -639,7 +713,11 @@ export class GitHubEmulator {
       }
       const identity = auth.identity;
       if (op.operationId !== 'rate-limit/get' && this.rateLimits.remaining(bucket) === 0) {
-        const exhausted = { message: `API rate limit exceeded for ${key}.`, documentation_url: 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api', status: '403' };
+        const exhausted = {
+          message: `API rate limit exceeded for ${key}.`,
+          documentation_url: 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api',
+          status: '403',
+        };
         send(403, exhausted, rateHeaders());
         return;
       }
@@ -667,8 +745,16 @@ export class GitHubEmulator {
         }
       }
       const reply: Reply = await route({
-        gh: this, op, params: pathParams, query: url.searchParams, body, identity, repo: repo!, urls: this.urls,
-        selfUrl: `${this.url}${prefix}${path}`, accept: req.headers.accept,
+        gh: this,
+        op,
+        params: pathParams,
+        query: url.searchParams,
+        body,
+        identity,
+        repo: repo!,
+        urls: this.urls,
+        selfUrl: `${this.url}${prefix}${path}`,
+        accept: req.headers.accept,
       });
 
       const replyBody = reply.body;
@@ -677,7 +763,13 @@ export class GitHubEmulator {
         const etag = `W/"${createHash('sha256').update(JSON.stringify(replyBody)).digest('hex')}"`;
         extra.etag = etag;
         const ifNoneMatch = req.headers['if-none-match'];
-        if (ifNoneMatch && ifNoneMatch.split(',').map((s) => s.trim()).some((t) => t === etag || t === '*')) {
+        if (
+          ifNoneMatch &&
+          ifNoneMatch
+            .split(',')
+            .map((s) => s.trim())
+            .some((t) => t === etag || t === '*')
+        ) {
           // Conditional requests answered 304 cost nothing.
           delete extra.link;
           send(304, undefined, { ...rateHeaders(), etag });
@@ -714,7 +806,6 @@ export class GitHubEmulator {
     if (this.options.checkContract === false) return;
     for (const p of this.contract.checkResponse(op, status, body, mediaType)) violate('response', p);
   }
-
 }
 
 export type {

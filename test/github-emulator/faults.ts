@@ -66,9 +66,15 @@ export class FaultInjector {
     };
     this.rules.push(active);
     return {
-      get remaining() { return active.remaining; },
-      get applied() { return active.applied; },
-      cancel: () => { active.remaining = 0; },
+      get remaining() {
+        return active.remaining;
+      },
+      get applied() {
+        return active.applied;
+      },
+      cancel: () => {
+        active.remaining = 0;
+      },
     };
   }
 
@@ -76,9 +82,12 @@ export class FaultInjector {
   take(operationId: string, method: string, pathTemplate: string, pathParams: Record<string, string>): Fault | undefined {
     const signature = `${method.toUpperCase()} ${pathTemplate}`;
     const repository = `${pathParams.owner}/${pathParams.repo}`.toLowerCase();
-    const rule = this.rules.find((r) => r.remaining > 0
-      && (!r.routes || r.routes.some((x) => x === operationId || x === signature))
-      && (!r.repository || r.repository === repository));
+    const rule = this.rules.find(
+      (r) =>
+        r.remaining > 0 &&
+        (!r.routes || r.routes.some((x) => x === operationId || x === signature)) &&
+        (!r.repository || r.repository === repository),
+    );
     if (!rule) return undefined;
     rule.remaining -= 1;
     rule.applied += 1;

@@ -64,7 +64,7 @@ export class GitObjectReader {
 
   /** Type and size of `name` (any revision expression git accepts), or undefined when it does not resolve. */
   async info(name: string): Promise<GitObjectInfo | undefined> {
-    const kept = fullId.test(name) ? this.infos.get(name) ?? this.objects.get(name) : undefined;
+    const kept = fullId.test(name) ? (this.infos.get(name) ?? this.objects.get(name)) : undefined;
     if (kept) return { oid: kept.oid, type: kept.type, size: kept.size };
     const info = (await this.ask('info', name)) as GitObjectInfo | undefined;
     if (info && fullId.test(name)) keep(this.infos, name, info);

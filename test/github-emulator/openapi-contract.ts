@@ -88,15 +88,24 @@ function pointer(...parts: string[]): string {
 
 /** `#/components/schemas/a~1b` → ['components', 'schemas', 'a/b'] */
 function refParts(ref: string): string[] {
-  return ref.replace(/^#\//, '').split('/').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  return ref
+    .replace(/^#\//, '')
+    .split('/')
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
 function formatErrors(errors: ErrorObject[] | null | undefined, limit = 8): string {
   if (!errors?.length) return '';
   // anyOf/oneOf failures repeat every branch's errors; the first few are the useful ones.
-  return errors.slice(0, limit).map((e) => `${e.instancePath || '/'} ${e.message ?? e.keyword}${
-    e.params && 'additionalProperty' in e.params ? ` (${String(e.params.additionalProperty)})` : ''
-  }${e.params && 'allowedValues' in e.params ? ` ${JSON.stringify(e.params.allowedValues)}` : ''}`).join('; ');
+  return errors
+    .slice(0, limit)
+    .map(
+      (e) =>
+        `${e.instancePath || '/'} ${e.message ?? e.keyword}${
+          e.params && 'additionalProperty' in e.params ? ` (${String(e.params.additionalProperty)})` : ''
+        }${e.params && 'allowedValues' in e.params ? ` ${JSON.stringify(e.params.allowedValues)}` : ''}`,
+    )
+    .join('; ');
 }
 
 export class OpenApiContract {
@@ -116,7 +125,10 @@ export class OpenApiContract {
   constructor(specFile: string) {
     const raw = JSON.parse(readFileSync(specFile, 'utf8')) as Record<string, Json>;
     const formatsSeen = new Set<string>();
-    const rewritten = normalizeSchema({ paths: raw.paths!, components: raw.components!, 'x-webhooks': raw['x-webhooks']! }, formatsSeen) as Record<string, Json>;
+    const rewritten = normalizeSchema(
+      { paths: raw.paths!, components: raw.components!, 'x-webhooks': raw['x-webhooks']! },
+      formatsSeen,
+    ) as Record<string, Json>;
     this.document = rewritten as unknown as OpenApiContract['document'];
     // Separate functions for referenced schemas and no code optimisation halve the compile
     // time of GitHub's large schemas (the webhook payloads take ~1 s each otherwise).
@@ -169,18 +181,23 @@ export class OpenApiContract {
       const names: string[] = [];
       let literalWeight = 0;
       const segments = template.split('/');
-      const pattern = segments.map((segment) => {
-        const m = /^\{(.+)\}$/.exec(segment);
-        if (!m) {
-          literalWeight += 1;
-          return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-        }
-        names.push(m[1]!);
-        const multi = [...operations.values()].some((o) => o.parameters.some((p) => p.name === m[1] && p['x-multi-segment']));
-        return multi ? '(.+)' : '([^/]+)';
-      }).join('/');
+      const pattern = segments
+        .map((segment) => {
+          const m = /^\{(.+)\}$/.exec(segment);
+          if (!m) {
+            literalWeight += 1;
+            return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+          }
+          names.push(m[1]!);
+          const multi = [...operations.values()].some((o) => o.parameters.some((p) => p.name === m[1] && p['x-multi-segment']));
+          return multi ? '(.+)' : '([^/]+)';
+        })
+        .join('/');
       this.paths.push({
-        regex: new RegExp(`^${pattern}$`), literalWeight, names, operations,
+        regex: new RegExp(`^${pattern}$`),
+        literalWeight,
+        names,
+        operations,
         segments: pattern.includes('(.+)') ? undefined : segments.length,
         first: segments[1]?.startsWith('{') ? undefined : segments[1],
       });
@@ -250,7 +267,7 @@ export class OpenApiContract {
     }
     for (const param of op.parameters) {
       if (param.in !== 'path' && param.in !== 'query') continue;
-      const raw = param.in === 'path' ? req.pathParams[param.name] : req.query.get(param.name) ?? undefined;
+      const raw = param.in === 'path' ? req.pathParams[param.name] : (req.query.get(param.name) ?? undefined);
       if (raw === undefined) {
         if (param.required) problems.push(`${param.in} parameter "${param.name}" is required`);
         continue;
@@ -266,7 +283,9 @@ export class OpenApiContract {
         if (!req.contentType?.toLowerCase().startsWith('application/json')) {
           problems.push(`request body sent as ${req.contentType ?? 'no content type'}, not application/json`);
         }
-        const ref = this.requestBodyRef(op) ?? pointer('paths', op.path, op.method.toLowerCase(), 'requestBody', 'content', 'application/json', 'schema');
+        const ref =
+          this.requestBodyRef(op) ??
+          pointer('paths', op.path, op.method.toLowerCase(), 'requestBody', 'content', 'application/json', 'schema');
         const error = this.checkValue(`${op.operationId}:body`, ref, req.body);
         if (error) problems.push(`request body: ${error}`);
       }
@@ -312,9 +331,10 @@ export class OpenApiContract {
     const operation = this.document.paths[op.path]![op.method.toLowerCase()] as { responses: Record<string, { $ref?: string }> };
     const rawResponse = operation.responses[String(status)]!;
     const response = this.resolve(rawResponse as { content?: Record<string, unknown>; $ref?: string });
-    const schemaOf = (type: string) => (rawResponse.$ref
-      ? pointer(...refParts(rawResponse.$ref), 'content', type, 'schema')
-      : pointer('paths', op.path, op.method.toLowerCase(), 'responses', String(status), 'content', type, 'schema'));
+    const schemaOf = (type: string) =>
+      rawResponse.$ref
+        ? pointer(...refParts(rawResponse.$ref), 'content', type, 'schema')
+        : pointer('paths', op.path, op.method.toLowerCase(), 'responses', String(status), 'content', type, 'schema');
     if (mediaType !== 'application/json') {
       // Another representation the client asked for (e.g. the bare SHA of a commit): its own schema.
       if (!response?.content?.[mediaType]) return [`${op.operationId} ${status} has no ${mediaType} representation in the description`];
@@ -339,7 +359,11 @@ export class OpenApiContract {
 
   /** Problems with a webhook payload, checked against the description's `x-webhooks` entry (e.g. `pull-request-opened`). */
   checkWebhook(name: string, payload: unknown): string[] {
-    const error = this.checkValue(`webhook:${name}`, pointer('x-webhooks', name, 'post', 'requestBody', 'content', 'application/json', 'schema'), payload);
+    const error = this.checkValue(
+      `webhook:${name}`,
+      pointer('x-webhooks', name, 'post', 'requestBody', 'content', 'application/json', 'schema'),
+      payload,
+    );
     return error ? [`webhook ${name}: ${error}`] : [];
   }
 }
@@ -347,7 +371,12 @@ export class OpenApiContract {
 function anchorRefs(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(anchorRefs);
   if (node === null || typeof node !== 'object') return node;
-  return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, k === '$ref' && typeof v === 'string' && v.startsWith('#/') ? `${schemaId}${v}` : anchorRefs(v)]));
+  return Object.fromEntries(
+    Object.entries(node).map(([k, v]) => [
+      k,
+      k === '$ref' && typeof v === 'string' && v.startsWith('#/') ? `${schemaId}${v}` : anchorRefs(v),
+    ]),
+  );
 }
 
 /** Query and path values arrive as strings; the description types them. */

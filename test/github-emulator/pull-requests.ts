@@ -116,7 +116,7 @@ export class PullRequestDriver {
       number,
       title: input.title,
       body: input.body,
-      author: input.author ?? (input.fork ?? 'octocat'),
+      author: input.author ?? input.fork ?? 'octocat',
       authorAssociation: input.authorAssociation,
       head: { ref: headBranch, sha, repository: headRepository },
       base: { ref: base, sha: await this.git.resolveRef(`refs/heads/${base}`) },
@@ -157,12 +157,16 @@ export class PullRequestDriver {
   }
 
   convertToDraft(number: number, options: { sender?: string } = {}): Promise<PullRequestChange> {
-    const pr = this.gh.updatePullRequest(this.repository, number, (p) => { p.draft = true; });
+    const pr = this.gh.updatePullRequest(this.repository, number, (p) => {
+      p.draft = true;
+    });
     return Promise.resolve(this.change('converted_to_draft', pr, options.sender ?? pr.user.login));
   }
 
   readyForReview(number: number, options: { sender?: string } = {}): Promise<PullRequestChange> {
-    const pr = this.gh.updatePullRequest(this.repository, number, (p) => { p.draft = false; });
+    const pr = this.gh.updatePullRequest(this.repository, number, (p) => {
+      p.draft = false;
+    });
     return Promise.resolve(this.change('ready_for_review', pr, options.sender ?? pr.user.login));
   }
 
@@ -172,8 +176,12 @@ export class PullRequestDriver {
     if (!baseSha) throw new Error(`branch ${base} does not exist`);
     this.gh.setBranch(this.repository, base, baseSha);
     const previous = { ...this.pullRequest(number).base };
-    const pr = this.gh.updatePullRequest(this.repository, number, (p) => { p.base = { ref: base, sha: baseSha }; });
-    return this.change('edited', pr, options.sender ?? pr.user.login, { changes: { base: { ref: { from: previous.ref }, sha: { from: previous.sha } } } });
+    const pr = this.gh.updatePullRequest(this.repository, number, (p) => {
+      p.base = { ref: base, sha: baseSha };
+    });
+    return this.change('edited', pr, options.sender ?? pr.user.login, {
+      changes: { base: { ref: { from: previous.ref }, sha: { from: previous.sha } } },
+    });
   }
 
   /**
@@ -230,13 +238,25 @@ export class PullRequestDriver {
     if (repo.owner.type === 'Organization') {
       const api = `${urls.api}/orgs/${repo.owner.login}`;
       payload.organization = {
-        login: repo.owner.login, id: repo.owner.id, node_id: userJson(repo.owner, urls).node_id, url: api,
-        repos_url: `${api}/repos`, events_url: `${api}/events`, hooks_url: `${api}/hooks`, issues_url: `${api}/issues`,
-        members_url: `${api}/members{/member}`, public_members_url: `${api}/public_members{/member}`,
-        avatar_url: userJson(repo.owner, urls).avatar_url, description: null,
+        login: repo.owner.login,
+        id: repo.owner.id,
+        node_id: userJson(repo.owner, urls).node_id,
+        url: api,
+        repos_url: `${api}/repos`,
+        events_url: `${api}/events`,
+        hooks_url: `${api}/hooks`,
+        issues_url: `${api}/issues`,
+        members_url: `${api}/members{/member}`,
+        public_members_url: `${api}/public_members{/member}`,
+        avatar_url: userJson(repo.owner, urls).avatar_url,
+        description: null,
       };
     }
-    if (this.options.app) payload.installation = { id: this.options.app.installationId, node_id: Buffer.from(`Installation:${this.options.app.installationId}`).toString('base64') };
+    if (this.options.app)
+      payload.installation = {
+        id: this.options.app.installationId,
+        node_id: Buffer.from(`Installation:${this.options.app.installationId}`).toString('base64'),
+      };
     else delete payload.installation;
     delete payload.before;
     delete payload.after;
@@ -250,7 +270,13 @@ export class PullRequestDriver {
       contract: this.gh.contract,
       onProblems: (problems) => {
         for (const message of problems) {
-          this.gh.recordViolation({ kind: 'webhook', method: 'POST', path: `webhook pull_request.${action}`, operationId: undefined, message });
+          this.gh.recordViolation({
+            kind: 'webhook',
+            method: 'POST',
+            path: `webhook pull_request.${action}`,
+            operationId: undefined,
+            message,
+          });
         }
       },
     });

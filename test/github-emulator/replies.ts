@@ -11,7 +11,9 @@ export interface Reply {
 const docs = 'https://docs.github.com/rest';
 
 /** GitHub's error body: message, documentation URL, the status as a string, and any extra fields. */
-export const error = (status: number, message: string, extra: Record<string, unknown> = {}): Reply =>
-  ({ status, body: { message, documentation_url: docs, status: String(status), ...extra } });
+export const error = (status: number, message: string, extra: Record<string, unknown> = {}): Reply => ({
+  status,
+  body: { message, documentation_url: docs, status: String(status), ...extra },
+});
 
 export const notFound = (): Reply => error(404, 'Not Found');

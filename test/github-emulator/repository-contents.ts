@@ -59,7 +59,10 @@ function withGit(handler: (ctx: RouteContext, git: GitObjectReader) => Promise<R
     const git = ctx.gh.gitObjects(ctx.repo);
     if (git) return handler(ctx, git);
     ctx.gh.recordViolation({
-      kind: 'unimplemented', method: ctx.op.method, path: ctx.selfUrl, operationId: ctx.op.operationId,
+      kind: 'unimplemented',
+      method: ctx.op.method,
+      path: ctx.selfUrl,
+      operationId: ctx.op.operationId,
       message: `${ctx.repo.fullName} has no git data in the emulator: call gh.attachGitRepository(…) (PullRequestDriver.create does)`,
     });
     return notFound();
@@ -86,15 +89,39 @@ async function listingItem(git: GitObjectReader, where: Where, dir: string, item
   if (item.mode === submoduleMode) {
     // GitHub's compatibility quirk: type "file"; the submodule's repository is not on this host.
     const self = contentUrls(where, file, 'tree', item.oid).url;
-    return { type: 'file', size: 0, name: item.name, path: file, sha: item.oid, url: self, git_url: null, html_url: null, download_url: null, _links: { self, git: null, html: null } };
+    return {
+      type: 'file',
+      size: 0,
+      name: item.name,
+      path: file,
+      sha: item.oid,
+      url: self,
+      git_url: null,
+      html_url: null,
+      download_url: null,
+      _links: { self, git: null, html: null },
+    };
   }
   if (item.mode === treeMode) {
-    return { type: 'dir', size: 0, name: item.name, path: file, sha: item.oid, ...contentUrls(where, file, 'tree', item.oid), download_url: null };
+    return {
+      type: 'dir',
+      size: 0,
+      name: item.name,
+      path: file,
+      sha: item.oid,
+      ...contentUrls(where, file, 'tree', item.oid),
+      download_url: null,
+    };
   }
   const size = (await git.info(item.oid))?.size ?? 0;
   return {
-    type: item.mode === symlinkMode ? 'symlink' : 'file', size, name: item.name, path: file, sha: item.oid,
-    ...contentUrls(where, file, 'blob', item.oid), download_url: downloadUrl(where, file),
+    type: item.mode === symlinkMode ? 'symlink' : 'file',
+    size,
+    name: item.name,
+    path: file,
+    sha: item.oid,
+    ...contentUrls(where, file, 'blob', item.oid),
+    download_url: downloadUrl(where, file),
   };
 }
 
@@ -106,15 +133,26 @@ async function fileReply(git: GitObjectReader, where: Where, file: string, oid: 
   const blob = await git.read(oid);
   if (!blob) return notFound();
   if (blob.size > contentsMaxBytes) {
-    return error(403, 'This API returns blobs up to 1 MB in size. The requested blob is too large to fetch via the API, but you can use the Git Data API to request blobs up to 100 MB in size.', {
-      errors: [{ resource: 'Blob', field: 'data', code: 'too_large' }],
-    });
+    return error(
+      403,
+      'This API returns blobs up to 1 MB in size. The requested blob is too large to fetch via the API, but you can use the Git Data API to request blobs up to 100 MB in size.',
+      {
+        errors: [{ resource: 'Blob', field: 'data', code: 'too_large' }],
+      },
+    );
   }
   return {
     status: 200,
     body: {
-      type: 'file', encoding: 'base64', size: blob.size, name: path.posix.basename(file), path: file, content: base64Lines(blob.data), sha: oid,
-      ...contentUrls(where, file, 'blob', oid), download_url: downloadUrl(where, file),
+      type: 'file',
+      encoding: 'base64',
+      size: blob.size,
+      name: path.posix.basename(file),
+      path: file,
+      content: base64Lines(blob.data),
+      sha: oid,
+      ...contentUrls(where, file, 'blob', oid),
+      download_url: downloadUrl(where, file),
     },
   };
 }
@@ -149,8 +187,17 @@ const getContent = withGit(async (ctx, git) => {
     return {
       status: 200,
       body: {
-        type: 'submodule', submodule_git_url: (await submoduleUrl(git, commit, file)) ?? `git://${new URL(ctx.urls.web).host}/unknown/${path.posix.basename(file)}.git`,
-        size: 0, name: path.posix.basename(file), path: file, sha: found.oid, url: self, git_url: null, html_url: null, download_url: null,
+        type: 'submodule',
+        submodule_git_url:
+          (await submoduleUrl(git, commit, file)) ?? `git://${new URL(ctx.urls.web).host}/unknown/${path.posix.basename(file)}.git`,
+        size: 0,
+        name: path.posix.basename(file),
+        path: file,
+        sha: found.oid,
+        url: self,
+        git_url: null,
+        html_url: null,
+        download_url: null,
         _links: { self, git: null, html: null },
       },
     };
@@ -167,8 +214,14 @@ const getContent = withGit(async (ctx, git) => {
     return {
       status: 200,
       body: {
-        type: 'symlink', target, size, name: path.posix.basename(file), path: file, sha: found.oid,
-        ...contentUrls(where, file, 'blob', found.oid), download_url: downloadUrl(where, file),
+        type: 'symlink',
+        target,
+        size,
+        name: path.posix.basename(file),
+        path: file,
+        sha: found.oid,
+        ...contentUrls(where, file, 'blob', found.oid),
+        download_url: downloadUrl(where, file),
       },
     };
   }
@@ -183,8 +236,12 @@ const getBlob = withGit(async (ctx, git) => {
   return {
     status: 200,
     body: {
-      sha, node_id: nodeId('Blob', `${ctx.repo.id}:${sha}`), size: blob.size,
-      url: `${ctx.urls.api}/repos/${ctx.repo.fullName}/git/blobs/${sha}`, content: base64Lines(blob.data), encoding: 'base64',
+      sha,
+      node_id: nodeId('Blob', `${ctx.repo.id}:${sha}`),
+      size: blob.size,
+      url: `${ctx.urls.api}/repos/${ctx.repo.fullName}/git/blobs/${sha}`,
+      content: base64Lines(blob.data),
+      encoding: 'base64',
     },
   };
 });
@@ -204,15 +261,23 @@ const getCommit = withGit(async (ctx, git) => {
   return {
     status: 200,
     body: {
-      url: `${api}/commits/${oid}`, sha: oid, node_id: nodeId('Commit', `${ctx.repo.id}:${oid}`), html_url: `${html}/commit/${oid}`,
+      url: `${api}/commits/${oid}`,
+      sha: oid,
+      node_id: nodeId('Commit', `${ctx.repo.id}:${oid}`),
+      html_url: `${html}/commit/${oid}`,
       comments_url: `${api}/commits/${oid}/comments`,
       commit: {
-        url: `${api}/git/commits/${oid}`, author: commit.author, committer: commit.committer, message: commit.message.replace(/\n$/, ''),
-        comment_count: 0, tree: { sha: commit.tree, url: `${api}/git/trees/${commit.tree}` },
+        url: `${api}/git/commits/${oid}`,
+        author: commit.author,
+        committer: commit.committer,
+        message: commit.message.replace(/\n$/, ''),
+        comment_count: 0,
+        tree: { sha: commit.tree, url: `${api}/git/trees/${commit.tree}` },
         verification: { verified: false, reason: 'unsigned', signature: null, payload: null, verified_at: null },
       },
       // The commit's emails belong to no account of the emulator.
-      author: null, committer: null,
+      author: null,
+      committer: null,
       parents: commit.parents.map((sha) => ({ sha, url: `${api}/commits/${sha}`, html_url: `${html}/commit/${sha}` })),
     },
   };
@@ -236,7 +301,9 @@ const getRef: RouteHandler = async (ctx) => {
   return {
     status: 200,
     body: {
-      ref: `refs/${ref}`, node_id: nodeId('Ref', `${ctx.repo.id}:refs/${ref}`), url: `${api}/git/refs/${ref}`,
+      ref: `refs/${ref}`,
+      node_id: nodeId('Ref', `${ctx.repo.id}:refs/${ref}`),
+      url: `${api}/git/refs/${ref}`,
       object: { ...object, url: `${api}/git/${object.type}s/${object.sha}` },
     },
   };

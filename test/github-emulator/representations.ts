@@ -1,8 +1,18 @@
 // The JSON GitHub returns for each resource, built from the emulator's state. Every field
 // the OpenAPI description requires is present; the contract check proves it on each response.
 import type {
-  Account, AppState, CheckRunState, CheckSuiteState, CommitStatusState, DeploymentState, DeploymentStatusState,
-  InstallationState, IssueCommentState, LabelState, PullRequestState, RepositoryState,
+  Account,
+  AppState,
+  CheckRunState,
+  CheckSuiteState,
+  CommitStatusState,
+  DeploymentState,
+  DeploymentStatusState,
+  InstallationState,
+  IssueCommentState,
+  LabelState,
+  PullRequestState,
+  RepositoryState,
 } from './state.js';
 
 /** Where the emulated GitHub lives: API base (`http://127.0.0.1:port`) and web base for html_url. */
@@ -24,7 +34,10 @@ export function userJson(u: Account, urls: Urls) {
     avatar_url: `${urls.web}/avatars/u/${u.id}`,
     gravatar_id: '',
     url: api,
-    html_url: u.type === 'Bot' ? `${urls.web}/apps/${encodeURIComponent(u.login.replace(/\[bot\]$/, ''))}` : `${urls.web}/${encodeURIComponent(u.login)}`,
+    html_url:
+      u.type === 'Bot'
+        ? `${urls.web}/apps/${encodeURIComponent(u.login.replace(/\[bot\]$/, ''))}`
+        : `${urls.web}/${encodeURIComponent(u.login)}`,
     followers_url: `${api}/followers`,
     following_url: `${api}/following{/other_user}`,
     gists_url: `${api}/gists{/gist_id}`,
@@ -53,7 +66,15 @@ export function appJson(app: AppState, urls: Urls) {
     html_url: `${urls.web}/apps/${app.slug}`,
     created_at: app.createdAt,
     updated_at: app.createdAt,
-    permissions: { checks: 'write', deployments: 'write', issues: 'write', metadata: 'read', pull_requests: 'write', statuses: 'write', contents: 'read' },
+    permissions: {
+      checks: 'write',
+      deployments: 'write',
+      issues: 'write',
+      metadata: 'read',
+      pull_requests: 'write',
+      statuses: 'write',
+      contents: 'read',
+    },
     events: ['pull_request', 'check_suite', 'check_run', 'status'],
   };
 }
@@ -311,7 +332,10 @@ export function deploymentStatusJson(repo: RepositoryState, d: DeploymentState, 
 function suiteStatus(runs: CheckRunState[]): { status: 'queued' | 'in_progress' | 'completed'; conclusion: string | null } {
   if (runs.length === 0) return { status: 'queued', conclusion: null };
   if (runs.some((r) => r.status !== 'completed')) {
-    return { status: runs.some((r) => r.status === 'in_progress' || r.status === 'completed') ? 'in_progress' : 'queued', conclusion: null };
+    return {
+      status: runs.some((r) => r.status === 'in_progress' || r.status === 'completed') ? 'in_progress' : 'queued',
+      conclusion: null,
+    };
   }
   // GitHub's precedence: the worst conclusion of the suite's runs wins.
   const order = ['action_required', 'cancelled', 'timed_out', 'failure', 'stale', 'neutral', 'skipped', 'success'];
@@ -416,7 +440,15 @@ export function installationJson(i: InstallationState, urls: Urls) {
     client_id: `Iv1.${i.app.id.toString(16).padStart(16, '0')}`,
     target_id: i.account.id,
     target_type: i.account.type === 'Organization' ? 'Organization' : 'User',
-    permissions: { checks: 'write', deployments: 'write', issues: 'write', metadata: 'read', pull_requests: 'write', statuses: 'write', contents: 'read' },
+    permissions: {
+      checks: 'write',
+      deployments: 'write',
+      issues: 'write',
+      metadata: 'read',
+      pull_requests: 'write',
+      statuses: 'write',
+      contents: 'read',
+    },
     events: ['pull_request', 'check_suite', 'check_run', 'status'],
     created_at: i.createdAt,
     updated_at: i.createdAt,

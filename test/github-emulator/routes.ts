@@ -5,20 +5,38 @@ import { paginate } from './pagination.js';
 import { error, notFound, type Reply } from './replies.js';
 import { repositoryContentRoutes } from './repository-contents.js';
 import {
-  appJson, checkRunJson, checkSuiteJson, combinedState, commitStatusJson, deploymentJson, deploymentStatusJson,
-  installationJson, issueCommentJson, labelJson, pullRequestJson, pullRequestSimpleJson, repositoryJson,
+  appJson,
+  checkRunJson,
+  checkSuiteJson,
+  combinedState,
+  commitStatusJson,
+  deploymentJson,
+  deploymentStatusJson,
+  installationJson,
+  issueCommentJson,
+  labelJson,
+  pullRequestJson,
+  pullRequestSimpleJson,
+  repositoryJson,
 } from './representations.js';
 import {
-  actingAccount, actingApp, identityKey, timestamp,
-  type CheckConclusion, type CheckRunState, type CheckStatus, type CommitStatusState, type DeploymentState,
-  type DeploymentStatusValue, type RepositoryState,
+  actingAccount,
+  actingApp,
+  identityKey,
+  timestamp,
+  type CheckConclusion,
+  type CheckRunState,
+  type CheckStatus,
+  type CommitStatusState,
+  type DeploymentState,
+  type DeploymentStatusValue,
+  type RepositoryState,
 } from './state.js';
 
 export type { Reply } from './replies.js';
 
 /** Synchronous for the emulator's own state; asynchronous where git data is read. */
 export type RouteHandler = (ctx: RouteContext) => Reply | Promise<Reply>;
-
 
 function page<T>(ctx: RouteContext, items: T[], render: (item: T) => unknown): Reply {
   const p = paginate(items, ctx.query, ctx.selfUrl);
@@ -88,8 +106,13 @@ const createComment: RouteHandler = (ctx) => {
   if (pr.locked) return error(403, 'Unable to create comment because issue is locked.');
   const now = timestamp();
   const comment = {
-    id: ctx.gh.newId(), issueNumber: number, body: String((ctx.body as { body: unknown }).body), user: actingAccount(ctx.identity),
-    app: actingApp(ctx.identity), createdAt: now, updatedAt: now,
+    id: ctx.gh.newId(),
+    issueNumber: number,
+    body: String((ctx.body as { body: unknown }).body),
+    user: actingAccount(ctx.identity),
+    app: actingApp(ctx.identity),
+    createdAt: now,
+    updatedAt: now,
   };
   ctx.repo.comments.push(comment);
   const json = issueCommentJson(ctx.repo, comment, ctx.urls);
@@ -133,8 +156,15 @@ const removeLabel: RouteHandler = (ctx) => {
 
 const createDeployment: RouteHandler = (ctx) => {
   const b = ctx.body as {
-    ref: string; task?: string; auto_merge?: boolean; required_contexts?: string[]; payload?: Record<string, unknown> | string;
-    environment?: string; description?: string | null; transient_environment?: boolean; production_environment?: boolean;
+    ref: string;
+    task?: string;
+    auto_merge?: boolean;
+    required_contexts?: string[];
+    payload?: Record<string, unknown> | string;
+    environment?: string;
+    description?: string | null;
+    transient_environment?: boolean;
+    production_environment?: boolean;
   };
   const sha = resolveRef(ctx.repo, b.ref);
   if (!sha) return error(422, `No ref found for: ${b.ref}`);
@@ -144,7 +174,11 @@ const createDeployment: RouteHandler = (ctx) => {
   const failing = required.filter((context) => latest.find((s) => s.context === context)?.state !== 'success');
   if (failing.length > 0) {
     return error(409, 'Conflict: Commit status checks failed for ' + b.ref + '.', {
-      errors: failing.map((context) => ({ contexts: [{ context, state: latest.find((s) => s.context === context)?.state ?? 'missing' }], resource: 'Deployment', field: 'required_contexts' })),
+      errors: failing.map((context) => ({
+        contexts: [{ context, state: latest.find((s) => s.context === context)?.state ?? 'missing' }],
+        resource: 'Deployment',
+        field: 'required_contexts',
+      })),
     });
   }
   const environment = b.environment ?? 'production';
@@ -174,7 +208,9 @@ const createDeployment: RouteHandler = (ctx) => {
 };
 
 const listDeployments: RouteHandler = (ctx) => {
-  const filters = (['sha', 'ref', 'task', 'environment'] as const).map((k) => [k, ctx.query.get(k)] as const).filter(([, v]) => v !== null && v !== 'none');
+  const filters = (['sha', 'ref', 'task', 'environment'] as const)
+    .map((k) => [k, ctx.query.get(k)] as const)
+    .filter(([, v]) => v !== null && v !== 'none');
   const deployments = ctx.repo.deployments
     .filter((d) => filters.every(([k, v]) => d[k] === v))
     .slice()
@@ -191,11 +227,25 @@ const createDeploymentStatus: RouteHandler = (ctx) => {
   const d = ctx.repo.deployments.find((x) => x.id === Number(ctx.params.deployment_id));
   if (!d) return notFound();
   const b = ctx.body as {
-    state: DeploymentStatusValue; target_url?: string; log_url?: string; description?: string; environment?: string;
-    environment_url?: string; auto_inactive?: boolean;
+    state: DeploymentStatusValue;
+    target_url?: string;
+    log_url?: string;
+    description?: string;
+    environment?: string;
+    environment_url?: string;
+    auto_inactive?: boolean;
   };
   if (b.description !== undefined && b.description.length > 140) {
-    return error(422, 'Validation Failed', { errors: [{ resource: 'DeploymentStatus', code: 'custom', field: 'description', message: 'description is too long (maximum is 140 characters)' }] });
+    return error(422, 'Validation Failed', {
+      errors: [
+        {
+          resource: 'DeploymentStatus',
+          code: 'custom',
+          field: 'description',
+          message: 'description is too long (maximum is 140 characters)',
+        },
+      ],
+    });
   }
   if (b.environment !== undefined) d.environment = b.environment;
   const now = timestamp();
@@ -219,7 +269,15 @@ const createDeploymentStatus: RouteHandler = (ctx) => {
     for (const other of ctx.repo.deployments) {
       if (other === d || other.environment !== d.environment || other.transientEnvironment || other.productionEnvironment) continue;
       if (other.statuses.at(-1)?.state !== 'success') continue;
-      other.statuses.push({ ...status, id: ctx.gh.newId(), state: 'inactive', description: '', environmentUrl: '', logUrl: '', targetUrl: '' });
+      other.statuses.push({
+        ...status,
+        id: ctx.gh.newId(),
+        state: 'inactive',
+        description: '',
+        environmentUrl: '',
+        logUrl: '',
+        targetUrl: '',
+      });
     }
   }
   const json = deploymentStatusJson(ctx.repo, d, status, ctx.urls);
@@ -235,8 +293,15 @@ const listDeploymentStatuses: RouteHandler = (ctx) => {
 // ---- checks ------------------------------------------------------------------------------------
 
 interface CheckRunBody {
-  name?: string; head_sha?: string; details_url?: string; external_id?: string; status?: CheckStatus; conclusion?: CheckConclusion;
-  started_at?: string; completed_at?: string; output?: { title?: string; summary?: string; text?: string };
+  name?: string;
+  head_sha?: string;
+  details_url?: string;
+  external_id?: string;
+  status?: CheckStatus;
+  conclusion?: CheckConclusion;
+  started_at?: string;
+  completed_at?: string;
+  output?: { title?: string; summary?: string; text?: string };
 }
 
 const createCheckRun: RouteHandler = (ctx) => {
@@ -244,8 +309,10 @@ const createCheckRun: RouteHandler = (ctx) => {
   if (denied) return denied;
   const app = actingApp(ctx.identity)!;
   const b = ctx.body as CheckRunBody & { name: string; head_sha: string };
-  if (!/^[0-9a-f]{40}$/i.test(b.head_sha)) return error(422, 'Validation Failed', { errors: [{ resource: 'CheckRun', code: 'invalid', field: 'head_sha' }] });
-  if (b.status === 'completed' && !b.conclusion) return error(422, 'Validation Failed', { errors: [{ resource: 'CheckRun', code: 'missing_field', field: 'conclusion' }] });
+  if (!/^[0-9a-f]{40}$/i.test(b.head_sha))
+    return error(422, 'Validation Failed', { errors: [{ resource: 'CheckRun', code: 'invalid', field: 'head_sha' }] });
+  if (b.status === 'completed' && !b.conclusion)
+    return error(422, 'Validation Failed', { errors: [{ resource: 'CheckRun', code: 'missing_field', field: 'conclusion' }] });
   const run = ctx.gh.createCheckRun(ctx.repo, app, b);
   return { status: 201, body: checkRunJson(ctx.repo, run, ctx.urls) };
 };
@@ -255,9 +322,14 @@ const updateCheckRun: RouteHandler = (ctx) => {
   if (denied) return denied;
   const run = ctx.repo.checkRuns.find((r) => r.id === Number(ctx.params.check_run_id));
   if (!run) return notFound();
-  if (run.app !== actingApp(ctx.identity)) return error(403, 'Invalid app_id `' + actingApp(ctx.identity)!.id + '` - check run can only be modified by the GitHub App that created it.');
+  if (run.app !== actingApp(ctx.identity))
+    return error(
+      403,
+      'Invalid app_id `' + actingApp(ctx.identity)!.id + '` - check run can only be modified by the GitHub App that created it.',
+    );
   const b = ctx.body as CheckRunBody;
-  if (b.status === 'completed' && !b.conclusion && !run.conclusion) return error(422, 'Validation Failed', { errors: [{ resource: 'CheckRun', code: 'missing_field', field: 'conclusion' }] });
+  if (b.status === 'completed' && !b.conclusion && !run.conclusion)
+    return error(422, 'Validation Failed', { errors: [{ resource: 'CheckRun', code: 'missing_field', field: 'conclusion' }] });
   if (b.name !== undefined) run.name = b.name;
   if (b.details_url !== undefined) run.detailsUrl = b.details_url;
   if (b.external_id !== undefined) run.externalId = b.external_id;
@@ -308,8 +380,12 @@ const listSuitesForRef: RouteHandler = (ctx) => {
   if (!sha) return error(422, `No commit found for SHA: ${ctx.params.ref}`);
   const appId = ctx.query.get('app_id');
   const name = ctx.query.get('check_name');
-  const suites = ctx.repo.checkSuites.filter((s) => s.headSha === sha && (!appId || s.app.id === Number(appId))
-    && (!name || ctx.repo.checkRuns.some((r) => r.suite === s && r.name === name)));
+  const suites = ctx.repo.checkSuites.filter(
+    (s) =>
+      s.headSha === sha &&
+      (!appId || s.app.id === Number(appId)) &&
+      (!name || ctx.repo.checkRuns.some((r) => r.suite === s && r.name === name)),
+  );
   return wrappedPage(ctx, 'check_suites', suites, (s) => checkSuiteJson(ctx.repo, s, ctx.urls));
 };
 
@@ -327,8 +403,15 @@ const createCommitStatus: RouteHandler = (ctx) => {
   if (!/^[0-9a-f]{40}$/i.test(sha)) return error(422, `No commit found for SHA: ${sha}`);
   const now = timestamp();
   const status: CommitStatusState = {
-    id: ctx.gh.newId(), sha: sha.toLowerCase(), state: b.state, context: b.context ?? 'default', description: b.description ?? null,
-    targetUrl: b.target_url ?? null, creator: actingAccount(ctx.identity), createdAt: now, updatedAt: now,
+    id: ctx.gh.newId(),
+    sha: sha.toLowerCase(),
+    state: b.state,
+    context: b.context ?? 'default',
+    description: b.description ?? null,
+    targetUrl: b.target_url ?? null,
+    creator: actingAccount(ctx.identity),
+    createdAt: now,
+    updatedAt: now,
   };
   ctx.repo.commitStatuses.push(status);
   const json = commitStatusJson(ctx.repo, status, ctx.urls);
@@ -396,13 +479,17 @@ const getAuthenticatedApp: RouteHandler = (ctx) => {
 const listInstallations: RouteHandler = (ctx) => {
   if (ctx.identity.kind !== 'app') return error(401, 'A JSON web token could not be decoded');
   const app = ctx.identity.app;
-  return page(ctx, ctx.gh.allInstallations().filter((i) => i.app === app), (i) => {
-    const json = installationJson(i, ctx.urls);
-    // This operation's description makes `account` allOf a Simple User and an Enterprise (the
-    // installation schema elsewhere says anyOf): the account carries both shapes' fields.
-    const enterprise = { name: i.account.login, slug: i.account.login.toLowerCase(), created_at: i.createdAt, updated_at: i.createdAt };
-    return { ...json, account: { ...json.account, ...enterprise } };
-  });
+  return page(
+    ctx,
+    ctx.gh.allInstallations().filter((i) => i.app === app),
+    (i) => {
+      const json = installationJson(i, ctx.urls);
+      // This operation's description makes `account` allOf a Simple User and an Enterprise (the
+      // installation schema elsewhere says anyOf): the account carries both shapes' fields.
+      const enterprise = { name: i.account.login, slug: i.account.login.toLowerCase(), created_at: i.createdAt, updated_at: i.createdAt };
+      return { ...json, account: { ...json.account, ...enterprise } };
+    },
+  );
 };
 
 /** The repositories an installation token can see (authenticated as the installation). */

@@ -34,7 +34,7 @@ export interface InstallationState {
 }
 
 export type AuthorAssociation =
-  | 'COLLABORATOR' | 'CONTRIBUTOR' | 'FIRST_TIMER' | 'FIRST_TIME_CONTRIBUTOR' | 'MANNEQUIN' | 'MEMBER' | 'NONE' | 'OWNER';
+  'COLLABORATOR' | 'CONTRIBUTOR' | 'FIRST_TIMER' | 'FIRST_TIME_CONTRIBUTOR' | 'MANNEQUIN' | 'MEMBER' | 'NONE' | 'OWNER';
 
 export interface LabelState {
   id: number;
@@ -184,18 +184,24 @@ export type Identity =
 
 export function identityKey(identity: Identity): string {
   switch (identity.kind) {
-    case 'app': return `app:${identity.app.id}`;
-    case 'installation': return `installation:${identity.installation.id}`;
-    case 'user': return `user:${identity.user.login}`;
+    case 'app':
+      return `app:${identity.app.id}`;
+    case 'installation':
+      return `installation:${identity.installation.id}`;
+    case 'user':
+      return `user:${identity.user.login}`;
   }
 }
 
 /** The account GitHub records as the author of a write. */
 export function actingAccount(identity: Identity): Account {
   switch (identity.kind) {
-    case 'app': return identity.app.bot;
-    case 'installation': return identity.installation.app.bot;
-    case 'user': return identity.user;
+    case 'app':
+      return identity.app.bot;
+    case 'installation':
+      return identity.installation.app.bot;
+    case 'user':
+      return identity.user;
   }
 }
 

@@ -105,7 +105,12 @@ export function createDelivery(input: {
     'x-hub-signature-256': signature.sha256,
   };
   return {
-    id, event, action, payload, body, headers,
+    id,
+    event,
+    action,
+    payload,
+    body,
+    headers,
     async deliver(url, override = {}) {
       const sent: Record<string, string> = { ...headers };
       for (const [name, value] of Object.entries(override.headers ?? {})) {

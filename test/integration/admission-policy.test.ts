@@ -15,8 +15,17 @@ import { ensureCredentialsSecret } from '../../src/controllers/credentials-secre
 import { previewEnvironmentFinalizer } from '../../src/controllers/preview-environment.js';
 import { environmentObject } from '../../src/intake/environment-store.js';
 import {
-  Applier, EventRecorder, KubeClient, LeaderElector, addFinalizer, controllerReference, refOf, removeFinalizer, updateStatus,
-  type KubeObject, type Logger,
+  Applier,
+  EventRecorder,
+  KubeClient,
+  LeaderElector,
+  addFinalizer,
+  controllerReference,
+  refOf,
+  removeFinalizer,
+  updateStatus,
+  type KubeObject,
+  type Logger,
 } from '../../src/kube/index.js';
 import { installCrds } from '../fixtures/crds/install-crds.js';
 import { KubeRequestError, kubeRequest, serverSideApply, type ManifestLike } from '../fixtures/crds/kube-apply.js';
@@ -57,11 +66,17 @@ async function refusedByPolicy(request: Promise<unknown>, message: RegExp): Prom
 const post = (kc: KubeConfig, path: string, body: unknown, dryRun = false) =>
   kubeRequest(kc, 'POST', dryRun ? `${path}?dryRun=All` : path, body);
 const role = (name: string, ns: string, rules: unknown[]) => ({
-  apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name, namespace: ns }, rules,
+  apiVersion: 'rbac.authorization.k8s.io/v1',
+  kind: 'Role',
+  metadata: { name, namespace: ns },
+  rules,
 });
 const binding = (name: string, ns: string, roleRef: { kind: string; name: string }, subjects: unknown[]) => ({
-  apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name, namespace: ns },
-  roleRef: { apiGroup: 'rbac.authorization.k8s.io', ...roleRef }, subjects,
+  apiVersion: 'rbac.authorization.k8s.io/v1',
+  kind: 'RoleBinding',
+  metadata: { name, namespace: ns },
+  roleRef: { apiGroup: 'rbac.authorization.k8s.io', ...roleRef },
+  subjects,
 });
 const configMap = (name: string, ns: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data: {} });
 const readConfig = [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }];
@@ -80,20 +95,28 @@ async function applyAsAdmin(object: ManifestLike): Promise<void> {
 /** The chart's identity and policy (with the two kinds of extra namespaces), and the operator's token. */
 async function installChart(): Promise<void> {
   const objects = await renderChart({
-    release, namespace,
+    release,
+    namespace,
     set: [
       `admissionPolicy.extraNamespaces[0]=${teamNamespace}`,
       `admissionPolicy.extraNamespaceSelector.matchLabels.${selectorLabel}=${release}`,
     ],
   });
   const kinds = [
-    'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding',
-    'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding',
+    'ServiceAccount',
+    'ClusterRole',
+    'ClusterRoleBinding',
+    'Role',
+    'RoleBinding',
+    'ValidatingAdmissionPolicy',
+    'ValidatingAdmissionPolicyBinding',
   ];
   for (const object of objects.filter((o) => kinds.includes(o.kind))) await applyAsAdmin(object);
   serviceAccount = objects.find((o) => o.kind === 'ServiceAccount')!.metadata.name;
   const token = await admin.makeApiClient(CoreV1Api).createNamespacedServiceAccountToken({
-    namespace, name: serviceAccount, body: { spec: { expirationSeconds: 3600, audiences: [] } },
+    namespace,
+    name: serviceAccount,
+    body: { spec: { expirationSeconds: 3600, audiences: [] } },
   });
   operator = new KubeConfig();
   operator.loadFromString(kubeconfigYaml(cluster.server, admin.getCurrentCluster()!.caFile!, token.status!.token, serviceAccount));
@@ -108,21 +131,27 @@ before(async () => {
   }
   await post(admin, `/api/v1/namespaces/${victim}/serviceaccounts`, { metadata: { name: 'controller' } });
   await applyAsAdmin({
-    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: `${victim}-controller` },
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: `${victim}-controller` },
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
     subjects: [{ kind: 'ServiceAccount', name: 'controller', namespace: victim }],
   });
   await installChart();
   // A new policy takes a moment to be enforced: until a canary (a dry run) is refused by it.
-  await waitFor('the admission policy to be enforced', async () => {
-    try {
-      await post(operator, '/api/v1/namespaces', { metadata: { name: uniqueName('canary') } }, true);
-      return false;
-    } catch (err) {
-      if (err instanceof KubeRequestError && err.statusCode === 403 && /confinement/.test(err.message)) return true;
-      throw err;
-    }
-  }, { timeoutMs: 30_000 });
+  await waitFor(
+    'the admission policy to be enforced',
+    async () => {
+      try {
+        await post(operator, '/api/v1/namespaces', { metadata: { name: uniqueName('canary') } }, true);
+        return false;
+      } catch (err) {
+        if (err instanceof KubeRequestError && err.statusCode === 403 && /confinement/.test(err.message)) return true;
+        throw err;
+      }
+    },
+    { timeoutMs: 30_000 },
+  );
   // The preview namespace the attacks run in, as the operator creates one.
   await post(operator, '/api/v1/namespaces', { metadata: { name: preview, labels: { [ownership]: preview, ...podSecurity } } });
   cleanups.push(() => kubeRequest(admin, 'DELETE', `/api/v1/namespaces/${preview}`));
@@ -134,20 +163,31 @@ after(async () => {
 
 test('a token Secret for a cluster-admin ServiceAccount is refused, anywhere, and no token can be read back', async () => {
   const tokenSecret = (ns: string) => ({
-    apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/service-account-token',
+    apiVersion: 'v1',
+    kind: 'Secret',
+    type: 'kubernetes.io/service-account-token',
     metadata: { name: 'stolen', namespace: ns, annotations: { 'kubernetes.io/service-account.name': 'controller' } },
   });
   for (const ns of [victim, preview]) {
-    await refusedByPolicy(post(operator, `/api/v1/namespaces/${ns}/secrets`, tokenSecret(ns)),
-      /Secret of type kubernetes\.io\/service-account-token/);
+    await refusedByPolicy(
+      post(operator, `/api/v1/namespaces/${ns}/secrets`, tokenSecret(ns)),
+      /Secret of type kubernetes\.io\/service-account-token/,
+    );
   }
-  await assert.rejects(kubeRequest(operator, 'GET', `/api/v1/namespaces/${victim}/secrets/stolen`),
-    (err: unknown) => err instanceof KubeRequestError && err.statusCode === 404);
+  await assert.rejects(
+    kubeRequest(operator, 'GET', `/api/v1/namespaces/${victim}/secrets/stolen`),
+    (err: unknown) => err instanceof KubeRequestError && err.statusCode === 404,
+  );
   const secrets = (await kubeRequest(admin, 'GET', `/api/v1/namespaces/${victim}/secrets`)) as { items: { type: string }[] };
-  assert.deepEqual(secrets.items.filter((s) => s.type === 'kubernetes.io/service-account-token'), []);
+  assert.deepEqual(
+    secrets.items.filter((s) => s.type === 'kubernetes.io/service-account-token'),
+    [],
+  );
   // A TokenRequest is not in the chart's RBAC at all.
-  await assert.rejects(post(operator, `/api/v1/namespaces/${victim}/serviceaccounts/controller/token`, { spec: { audiences: [] } }),
-    (err: unknown) => err instanceof KubeRequestError && err.statusCode === 403);
+  await assert.rejects(
+    post(operator, `/api/v1/namespaces/${victim}/serviceaccounts/controller/token`, { spec: { audiences: [] } }),
+    (err: unknown) => err instanceof KubeRequestError && err.statusCode === 403,
+  );
 });
 
 test('RBAC in kube-system: a Role and a RoleBinding are refused, as is any write outside the namespaces it owns', async () => {
@@ -158,37 +198,52 @@ test('RBAC in kube-system: a Role and a RoleBinding are refused, as is any write
   const reader = { kind: 'Role', name: 'extension-apiserver-authentication-reader' };
   const rolebindings = `${rbacApi}/namespaces/kube-system/rolebindings`;
   const itself = { kind: 'ServiceAccount', name: serviceAccount, namespace };
-  await refusedByPolicy(post(operator, rolebindings, binding('pwn', 'kube-system', reader, [itself])),
-    /may not write RoleBinding kube-system\/pwn: its subjects must be ServiceAccounts of its own namespace/);
+  await refusedByPolicy(
+    post(operator, rolebindings, binding('pwn', 'kube-system', reader, [itself])),
+    /may not write RoleBinding kube-system\/pwn: its subjects must be ServiceAccounts of its own namespace/,
+  );
   const systemAccount = { kind: 'ServiceAccount', name: 'default', namespace: 'kube-system' };
   await refusedByPolicy(post(operator, rolebindings, binding('pwn', 'kube-system', reader, [systemAccount])), inKubeSystem);
   for (const ns of [victim, namespace]) {
-    await refusedByPolicy(post(operator, `/api/v1/namespaces/${ns}/configmaps`, configMap('pwn', ns)),
-      new RegExp(`may not CREATE configmaps in namespace ${ns}`));
+    await refusedByPolicy(
+      post(operator, `/api/v1/namespaces/${ns}/configmaps`, configMap('pwn', ns)),
+      new RegExp(`may not CREATE configmaps in namespace ${ns}`),
+    );
   }
   // Events: in its previews and, about a PreviewEnvironment, in `default`; not about anything else there.
-  await refusedByPolicy(post(operator, '/api/v1/namespaces/default/events', {
-    metadata: { name: uniqueName('forged'), namespace: 'default' },
-    involvedObject: { apiVersion: 'v1', kind: 'ConfigMap', name: 'x', namespace: 'default' },
-    reason: 'Forged', message: 'not a PreviewEnvironment', type: 'Normal',
-  }), /may not CREATE events in namespace default/);
+  await refusedByPolicy(
+    post(operator, '/api/v1/namespaces/default/events', {
+      metadata: { name: uniqueName('forged'), namespace: 'default' },
+      involvedObject: { apiVersion: 'v1', kind: 'ConfigMap', name: 'x', namespace: 'default' },
+      reason: 'Forged',
+      message: 'not a PreviewEnvironment',
+      type: 'Normal',
+    }),
+    /may not CREATE events in namespace default/,
+  );
 });
 
 test('namespaces: an unlabelled one is not created, labelled afterwards or deleted; a labelled one must enforce Pod Security', async () => {
-  await refusedByPolicy(post(operator, '/api/v1/namespaces', { metadata: { name: uniqueName('unlabelled') } }),
-    /may create only Namespaces labelled preview\.alien6\.io\/environment.*is not labelled/);
+  await refusedByPolicy(
+    post(operator, '/api/v1/namespaces', { metadata: { name: uniqueName('unlabelled') } }),
+    /may create only Namespaces labelled preview\.alien6\.io\/environment.*is not labelled/,
+  );
   const label = (name: string, value: string | null) =>
     kubeRequest(operator, 'PATCH', `/api/v1/namespaces/${name}`, { metadata: { labels: { [ownership]: value } } }, mergePatch);
   await refusedByPolicy(label(victim, 'mine'), new RegExp(`${victim} does not carry it`));
   await refusedByPolicy(kubeRequest(operator, 'DELETE', `/api/v1/namespaces/${victim}`), new RegExp(`${victim} does not carry it`));
   await refusedByPolicy(label(preview, null), new RegExp(`${preview} would lose the label`));
   const lax = [
-    { 'pod-security.kubernetes.io/enforce': 'privileged' }, {}, { ...podSecurity, 'pod-security.kubernetes.io/enforce-version': 'v1.0' },
+    { 'pod-security.kubernetes.io/enforce': 'privileged' },
+    {},
+    { ...podSecurity, 'pod-security.kubernetes.io/enforce-version': 'v1.0' },
   ];
   for (const labels of lax) {
     const body = { metadata: { name: uniqueName('pr-8-lax'), labels: { [ownership]: 'x', ...labels } } };
-    await refusedByPolicy(post(operator, '/api/v1/namespaces', body, true),
-      /may write only Namespaces that enforce Pod Security restricted/);
+    await refusedByPolicy(
+      post(operator, '/api/v1/namespaces', body, true),
+      /may write only Namespaces that enforce Pod Security restricted/,
+    );
   }
   type Namespace = { metadata: { labels?: Record<string, string>; deletionTimestamp?: string } };
   const live = (await kubeRequest(admin, 'GET', `/api/v1/namespaces/${victim}`)) as Namespace;
@@ -207,44 +262,59 @@ test('in a preview namespace: a Role that would lift the guards or reach RBAC is
     { apiGroups: ['rbac.authorization.k8s.io'], resources: ['rolebindings'], verbs: ['create'] },
   ];
   for (const rule of rules) {
-    await refusedByPolicy(post(operator, `${rbacApi}/namespaces/${preview}/roles`, role('lift', preview, [rule])),
-      /may not write Role .*\/lift: its rules touch namespaces, networkpolicies, resourcequotas, limitranges or rbac\.authorization\.k8s\.io/);
+    await refusedByPolicy(
+      post(operator, `${rbacApi}/namespaces/${preview}/roles`, role('lift', preview, [rule])),
+      /may not write Role .*\/lift: its rules touch namespaces, networkpolicies, resourcequotas, limitranges or rbac\.authorization\.k8s\.io/,
+    );
   }
 });
 
 test('RoleBindings: a ClusterRole outside the allow-list or a subject elsewhere is refused; cluster-admin by RBAC too', async () => {
   const clusterRole = `${release}-read-config`;
   await applyAsAdmin({
-    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: clusterRole }, rules: readConfig,
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name: clusterRole },
+    rules: readConfig,
   });
   const rolebindings = `${rbacApi}/namespaces/${preview}/rolebindings`;
   const inNamespace = [{ kind: 'ServiceAccount', name: 'default', namespace: preview }];
-  await refusedByPolicy(post(operator, rolebindings, binding('reader', preview, { kind: 'ClusterRole', name: clusterRole }, inNamespace)),
-    new RegExp(`may not bind ClusterRole ${clusterRole} \\(RoleBinding ${preview}/reader\\): it binds Roles of the namespace only`));
+  await refusedByPolicy(
+    post(operator, rolebindings, binding('reader', preview, { kind: 'ClusterRole', name: clusterRole }, inNamespace)),
+    new RegExp(`may not bind ClusterRole ${clusterRole} \\(RoleBinding ${preview}/reader\\): it binds Roles of the namespace only`),
+  );
   await post(operator, `${rbacApi}/namespaces/${preview}/roles`, role('read-config', preview, readConfig));
   const outsiders = [
     { kind: 'ServiceAccount', name: 'controller', namespace: victim },
     { kind: 'Group', name: 'system:authenticated', apiGroup: 'rbac.authorization.k8s.io' },
   ];
   for (const subject of outsiders) {
-    await refusedByPolicy(post(operator, rolebindings, binding('outsider', preview, { kind: 'Role', name: 'read-config' }, [subject])),
-      /its subjects must be ServiceAccounts of its own namespace/);
+    await refusedByPolicy(
+      post(operator, rolebindings, binding('outsider', preview, { kind: 'Role', name: 'read-config' }, [subject])),
+      /its subjects must be ServiceAccounts of its own namespace/,
+    );
   }
   // With the chart's RBAC, the API server's escalation check refuses cluster-admin before admission.
-  await assert.rejects(post(operator, rolebindings, binding('admin', preview, { kind: 'ClusterRole', name: 'cluster-admin' }, inNamespace)),
-    (err: unknown) => err instanceof KubeRequestError && err.statusCode === 403 && /not currently held|escalat/.test(err.message));
+  await assert.rejects(
+    post(operator, rolebindings, binding('admin', preview, { kind: 'ClusterRole', name: 'cluster-admin' }, inNamespace)),
+    (err: unknown) => err instanceof KubeRequestError && err.statusCode === 403 && /not currently held|escalat/.test(err.message),
+  );
 });
 
 /** Retries while RBAC (not the policy) refuses: RBAC sees a new binding a moment after it is written. */
 async function pastRbac(request: () => Promise<unknown>): Promise<unknown> {
-  const outcome = await waitFor('RBAC to let the request reach admission', async () => {
-    try {
-      return { answered: await request() };
-    } catch (err) {
-      if (err instanceof KubeRequestError && err.statusCode === 403 && !/ValidatingAdmissionPolicy/.test(err.message)) return undefined;
-      return { refused: err };
-    }
-  }, { timeoutMs: 30_000 });
+  const outcome = await waitFor(
+    'RBAC to let the request reach admission',
+    async () => {
+      try {
+        return { answered: await request() };
+      } catch (err) {
+        if (err instanceof KubeRequestError && err.statusCode === 403 && !/ValidatingAdmissionPolicy/.test(err.message)) return undefined;
+        return { refused: err };
+      }
+    },
+    { timeoutMs: 30_000 },
+  );
   if ('refused' in outcome) throw outcome.refused;
   return outcome.answered;
 }
@@ -252,7 +322,9 @@ async function pastRbac(request: () => Promise<unknown>): Promise<unknown> {
 test('with its RBAC broadened by mistake (bind, TokenRequest, ClusterRoleBindings), the policy alone still refuses', async () => {
   const broader = `${release}-broader`;
   await applyAsAdmin({
-    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: broader },
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name: broader },
     rules: [
       { apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'] },
       { apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles'], verbs: ['bind'] },
@@ -260,23 +332,30 @@ test('with its RBAC broadened by mistake (bind, TokenRequest, ClusterRoleBinding
     ],
   });
   await applyAsAdmin({
-    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: broader },
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: broader },
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: broader },
     subjects: [{ kind: 'ServiceAccount', name: serviceAccount, namespace }],
   });
   const clusterAdmin = { kind: 'ClusterRole', name: 'cluster-admin' };
   const subjects = [{ kind: 'ServiceAccount', name: 'default', namespace: preview }];
   const tokenRequest = () => post(operator, `/api/v1/namespaces/${victim}/serviceaccounts/controller/token`, { spec: { audiences: [] } });
-  await refusedByPolicy(pastRbac(tokenRequest),
-    /may not request ServiceAccount tokens/);
+  await refusedByPolicy(pastRbac(tokenRequest), /may not request ServiceAccount tokens/);
   const roleBinding = binding('admin', preview, clusterAdmin, subjects);
-  await refusedByPolicy(pastRbac(() => post(operator, `${rbacApi}/namespaces/${preview}/rolebindings`, roleBinding)),
-    /may not bind ClusterRole cluster-admin/);
+  await refusedByPolicy(
+    pastRbac(() => post(operator, `${rbacApi}/namespaces/${preview}/rolebindings`, roleBinding)),
+    /may not bind ClusterRole cluster-admin/,
+  );
   const clusterBinding = {
-    metadata: { name: `${release}-pwn` }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', ...clusterAdmin }, subjects,
+    metadata: { name: `${release}-pwn` },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', ...clusterAdmin },
+    subjects,
   };
-  await refusedByPolicy(pastRbac(() => post(operator, `${rbacApi}/clusterrolebindings`, clusterBinding)),
-    /writes no cluster-scoped object but Namespaces and PreviewEnvironments, not clusterrolebindings\.rbac\.authorization\.k8s\.io/);
+  await refusedByPolicy(
+    pastRbac(() => post(operator, `${rbacApi}/clusterrolebindings`, clusterBinding)),
+    /writes no cluster-scoped object but Namespaces and PreviewEnvironments, not clusterrolebindings\.rbac\.authorization\.k8s\.io/,
+  );
 });
 
 /** The webhook's write and the controller's finalizer; a selector label keeps other files' controllers off it. */
@@ -305,9 +384,16 @@ async function applyPreview(applier: Applier, env: KubeObject): Promise<KubeObje
   cleanups.push(() => kubeRequest(admin, 'DELETE', `/api/v1/namespaces/${name}`));
   // The cluster makes the namespace's default ServiceAccount; the operator's apply then patches it (no token automount).
   const defaultAccount = `/api/v1/namespaces/${name}/serviceaccounts/default`;
-  await waitFor('the default ServiceAccount', () => kubeRequest(admin, 'GET', defaultAccount).then(() => true, () => false));
+  await waitFor('the default ServiceAccount', () =>
+    kubeRequest(admin, 'GET', defaultAccount).then(
+      () => true,
+      () => false,
+    ),
+  );
   const applied = await applier.apply(objects, { ownership: { label: ownership, value: name }, fresh: true });
-  const guards = applied.map((r) => r.ref.kind).filter((k) => ['ResourceQuota', 'LimitRange', 'NetworkPolicy', 'ServiceAccount'].includes(k));
+  const guards = applied
+    .map((r) => r.ref.kind)
+    .filter((k) => ['ResourceQuota', 'LimitRange', 'NetworkPolicy', 'ServiceAccount'].includes(k));
   assert.deepEqual(guards.sort(), ['LimitRange', 'NetworkPolicy', 'ResourceQuota', 'ServiceAccount']);
   // The namespace's default ServiceAccount (made by the cluster, or by this apply first) is the operator's to patch.
   const account = (await kubeRequest(admin, 'GET', defaultAccount)) as { automountServiceAccountToken?: boolean };

@@ -77,9 +77,12 @@ async function createAlgorithm(ns: string, name: string, canary: { successRate: 
   exporter.setTraffic({ namespace: ns, algorithm: name, track: 'stable' }, { rps: 50, successRate: 1 });
   exporter.setTraffic({ namespace: ns, algorithm: name, track: 'canary' }, canary && { rps: 20, successRate: canary.successRate });
   await admin.create({
-    apiVersion: 'ai.alien6.io/v1', kind: 'Algorithm', metadata: { name, namespace: ns },
+    apiVersion: 'ai.alien6.io/v1',
+    kind: 'Algorithm',
+    metadata: { name, namespace: ns },
     spec: {
-      image: stableImage, replicas: 3,
+      image: stableImage,
+      replicas: 3,
       scaling: { minReplicas: 1, maxReplicas: 10 },
       lifecycle: { canaryWeight: 20, successThreshold: 0.99, rollbackOnDrift: true },
     },
@@ -91,16 +94,23 @@ async function status(ns: string, name: string): Promise<AlgorithmStatus> {
 }
 
 async function waitForPhase(ns: string, name: string, phase: string, timeoutMs = 60_000): Promise<AlgorithmStatus> {
-  return waitFor(`${name} ${phase}`, async () => {
-    const s = await status(ns, name);
-    return s.phase === phase ? s : undefined;
-  }, { timeoutMs });
+  return waitFor(
+    `${name} ${phase}`,
+    async () => {
+      const s = await status(ns, name);
+      return s.phase === phase ? s : undefined;
+    },
+    { timeoutMs },
+  );
 }
 
 /** Waits until Prometheus has enough samples for the canary's success rate (the window is filled). */
 async function waitForCanarySamples(url: string, ns: string, name: string): Promise<void> {
   const query = renderQuery(defaultSuccessRateQuery, { namespace: ns, name, track: 'canary', window });
-  await waitFor('canary samples in Prometheus', async () => (await queryPrometheus(url, query)).kind === 'value', { timeoutMs: 30_000, intervalMs: 500 });
+  await waitFor('canary samples in Prometheus', async () => (await queryPrometheus(url, query)).kind === 'value', {
+    timeoutMs: 30_000,
+    intervalMs: 500,
+  });
 }
 
 async function startCanary(ns: string, name: string): Promise<number> {
@@ -144,20 +154,28 @@ describe('canary analysis against a real Prometheus', { concurrency: true }, () 
     // Actual weight: 1 ready canary of 4 ready pods.
     await waitFor('actualWeight 25', async () => (await status(ns, name)).actualWeight === 25, { timeoutMs: 10_000 });
 
-    const promoted = await waitFor('promotion', async () => {
-      const s = await status(ns, name);
-      return s.stableImage === canaryImage ? s : undefined;
-    }, { timeoutMs: 30_000, intervalMs: 100 });
+    const promoted = await waitFor(
+      'promotion',
+      async () => {
+        const s = await status(ns, name);
+        return s.stableImage === canaryImage ? s : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
     const promotedAfter = performance.now() - started;
     assert.equal(promoted.lastAnalysis?.result, 'Success');
     assert.equal(promoted.lastAnalysis?.consecutiveSuccesses, 3);
     assert.ok(promoted.lastAnalysis!.value! >= 0.99, `value ${promoted.lastAnalysis?.value}`);
     const running = await waitForPhase(ns, name, 'Running', 30_000);
-    t.diagnostic(`canary promoted ${promotedAfter.toFixed(0)} ms after the image change (interval 1.5 s, 3 checks); Running after ${(performance.now() - started).toFixed(0)} ms`);
+    t.diagnostic(
+      `canary promoted ${promotedAfter.toFixed(0)} ms after the image change (interval 1.5 s, 3 checks); Running after ${(performance.now() - started).toFixed(0)} ms`,
+    );
     assert.equal(running.canaryImage, undefined);
     assert.equal(running.desiredWeight, 0);
     assert.equal(imageOf(await deployment(ns, name)), canaryImage);
-    await waitFor('the canary Deployment removed', async () => (await deployment(ns, `${name}-canary`)) === undefined, { timeoutMs: 10_000 });
+    await waitFor('the canary Deployment removed', async () => (await deployment(ns, `${name}-canary`)) === undefined, {
+      timeoutMs: 10_000,
+    });
     assert.ok((await events(ns, name)).some((e) => e.type === 'Normal' && e.reason === 'Promoted'));
   });
 
@@ -170,7 +188,9 @@ describe('canary analysis against a real Prometheus', { concurrency: true }, () 
     const started = await startCanary(ns, name);
     await waitForPhase(ns, name, 'Canary', 20_000);
     const rolledBack = await waitForPhase(ns, name, 'RolledBack', 40_000);
-    t.diagnostic(`canary rolled back ${(performance.now() - started).toFixed(0)} ms after the image change (interval 1.5 s, failureThreshold 4)`);
+    t.diagnostic(
+      `canary rolled back ${(performance.now() - started).toFixed(0)} ms after the image change (interval 1.5 s, failureThreshold 4)`,
+    );
     assert.equal(rolledBack.stableImage, stableImage);
     assert.equal(rolledBack.rolledBackImage, canaryImage);
     assert.equal(rolledBack.canaryImage, undefined);
@@ -185,7 +205,9 @@ describe('canary analysis against a real Prometheus', { concurrency: true }, () 
     assert.match(warning!.message, /0\.9\d* below successThreshold 0\.99/);
     // The stable track was never touched; the canary is gone and stays gone.
     assert.equal(imageOf(await deployment(ns, name)), stableImage);
-    await waitFor('the canary Deployment removed', async () => (await deployment(ns, `${name}-canary`)) === undefined, { timeoutMs: 10_000 });
+    await waitFor('the canary Deployment removed', async () => (await deployment(ns, `${name}-canary`)) === undefined, {
+      timeoutMs: 10_000,
+    });
     await new Promise((r) => setTimeout(r, 3000));
     assert.equal((await status(ns, name)).phase, 'RolledBack');
     assert.equal(await deployment(ns, `${name}-canary`), undefined, 'no new canary for a rolled-back image');
@@ -215,7 +237,10 @@ describe('canary analysis against a real Prometheus', { concurrency: true }, () 
     await createNamespace(cluster.kubeConfig, ns);
     const own = await startPrometheus({ targets: [target], scrapeInterval: '1s' });
     const manager = startOperator(ns, analysis(own.url));
-    cleanups.push(() => stopOperator(manager), () => own.stop());
+    cleanups.push(
+      () => stopOperator(manager),
+      () => own.stop(),
+    );
     const name = 'blind';
     await createAlgorithm(ns, name, { successRate: 0.999 });
     await waitForPhase(ns, name, 'Running');
@@ -224,12 +249,16 @@ describe('canary analysis against a real Prometheus', { concurrency: true }, () 
     await waitForPhase(ns, name, 'Canary', 20_000);
     // Well past the three checks that would have promoted it.
     const times = new Set<string>();
-    await waitFor('six failed analyses', async () => {
-      const s = await status(ns, name);
-      if (s.lastAnalysis?.result === 'Error' && s.lastAnalysis.time) times.add(s.lastAnalysis.time);
-      assert.equal(s.stableImage, stableImage, 'promoted without an analysis');
-      return times.size >= 6;
-    }, { timeoutMs: 40_000, intervalMs: 200 });
+    await waitFor(
+      'six failed analyses',
+      async () => {
+        const s = await status(ns, name);
+        if (s.lastAnalysis?.result === 'Error' && s.lastAnalysis.time) times.add(s.lastAnalysis.time);
+        assert.equal(s.stableImage, stableImage, 'promoted without an analysis');
+        return times.size >= 6;
+      },
+      { timeoutMs: 40_000, intervalMs: 200 },
+    );
     const s = await status(ns, name);
     assert.equal(s.phase, 'Canary');
     assert.equal(s.lastAnalysis?.consecutiveSuccesses, 0);
@@ -252,23 +281,34 @@ describe('canary analysis against a real Prometheus', { concurrency: true }, () 
     await waitForPhase(ns, name, 'Running');
     await waitForCanarySamples(prometheus.url, ns, name);
     await startCanary(ns, name);
-    const two = await waitFor('two successful checks', async () => {
-      const s = await status(ns, name);
-      return s.lastAnalysis?.consecutiveSuccesses === 2 ? s : undefined;
-    }, { timeoutMs: 30_000, intervalMs: 100 });
+    const two = await waitFor(
+      'two successful checks',
+      async () => {
+        const s = await status(ns, name);
+        return s.lastAnalysis?.consecutiveSuccesses === 2 ? s : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
     await stopOperator(manager);
     assert.equal((await status(ns, name)).stableImage, stableImage, 'not promoted before the restart');
 
     // A new operator process: its first check is the third in a row, and it promotes.
     const seen: number[] = [];
     manager = startOperator(ns, options);
-    const promoted = await waitFor('promotion after the restart', async () => {
-      const s = await status(ns, name);
-      if (s.lastAnalysis?.time !== two.lastAnalysis?.time) seen.push(s.lastAnalysis?.consecutiveSuccesses ?? -1);
-      return s.stableImage === canaryImage ? s : undefined;
-    }, { timeoutMs: 30_000, intervalMs: 100 });
+    const promoted = await waitFor(
+      'promotion after the restart',
+      async () => {
+        const s = await status(ns, name);
+        if (s.lastAnalysis?.time !== two.lastAnalysis?.time) seen.push(s.lastAnalysis?.consecutiveSuccesses ?? -1);
+        return s.stableImage === canaryImage ? s : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
     assert.equal(promoted.lastAnalysis?.consecutiveSuccesses, 3);
-    assert.ok(seen.every((n) => n === 3), `counts seen after the restart: ${seen.join(', ')}`);
+    assert.ok(
+      seen.every((n) => n === 3),
+      `counts seen after the restart: ${seen.join(', ')}`,
+    );
     assert.equal(promoted.canaryStartTime, undefined);
   });
 });

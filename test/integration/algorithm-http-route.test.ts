@@ -56,7 +56,9 @@ interface Route {
 it('splits canary traffic with an HTTPRoute carrying the exact weights', async () => {
   const name = 'routed';
   await admin.create({
-    apiVersion: 'ai.alien6.io/v1', kind: 'Algorithm', metadata: { name, namespace: ns },
+    apiVersion: 'ai.alien6.io/v1',
+    kind: 'Algorithm',
+    metadata: { name, namespace: ns },
     spec: { image: 'registry.alien6.io/algo/reco:1.0.0', replicas: 4, lifecycle: { canaryWeight: 15 } },
   });
   const get = (apiVersion: string, kind: string, n: string) => admin.get({ apiVersion, kind, namespace: ns, name: n });
@@ -64,26 +66,45 @@ it('splits canary traffic with an HTTPRoute carrying the exact weights', async (
     const route = (await get('gateway.networking.k8s.io/v1', 'HTTPRoute', name)) as unknown as Route;
     return Object.fromEntries(route.spec.rules[0]!.backendRefs.map((b) => [b.name, b.weight]));
   };
-  await waitFor('Running', async () => ((await get('ai.alien6.io/v1', 'Algorithm', name)).status as AlgorithmStatus | undefined)?.phase === 'Running');
+  await waitFor(
+    'Running',
+    async () => ((await get('ai.alien6.io/v1', 'Algorithm', name)).status as AlgorithmStatus | undefined)?.phase === 'Running',
+  );
   // Without a canary everything goes to the stable track.
   assert.deepEqual(await weights(), { [`${name}-stable`]: 100, [`${name}-canary`]: 0 });
   const route = (await get('gateway.networking.k8s.io/v1', 'HTTPRoute', name)) as unknown as Route & KubeObject;
-  assert.deepEqual(route.spec.parentRefs.map((p) => `${p.kind}/${p.name}:${p.port}`), [`Service/${name}:80`], 'attached to the algorithm Service (mesh)');
+  assert.deepEqual(
+    route.spec.parentRefs.map((p) => `${p.kind}/${p.name}:${p.port}`),
+    [`Service/${name}:80`],
+    'attached to the algorithm Service (mesh)',
+  );
   // Resyncs of the unchanged Algorithm write nothing, the route (read live, not cached) included.
   await cluster.audit.settle();
   const mark = cluster.audit.mark();
   const before = reconciles.length;
   await waitFor('three more reconciles', () => reconciles.length >= before + 3, { timeoutMs: 15_000 });
   await cluster.audit.settle();
-  assert.deepEqual(cluster.audit.writes(mark, { user: me.username }).map((w) => `${w.verb} ${w.requestURI}`), []);
+  assert.deepEqual(
+    cluster.audit.writes(mark, { user: me.username }).map((w) => `${w.verb} ${w.requestURI}`),
+    [],
+  );
   const stableSvc = await get('v1', 'Service', `${name}-stable`);
-  assert.deepEqual((stableSvc.spec as { selector: Record<string, string> }).selector, { 'ai.alien6.io/algorithm': name, 'ai.alien6.io/track': 'stable' });
+  assert.deepEqual((stableSvc.spec as { selector: Record<string, string> }).selector, {
+    'ai.alien6.io/algorithm': name,
+    'ai.alien6.io/track': 'stable',
+  });
 
-  await admin.patch({ apiVersion: 'ai.alien6.io/v1', kind: 'Algorithm', namespace: ns, name }, 'merge', { spec: { image: 'registry.alien6.io/algo/reco:1.1.0' } });
-  const status = await waitFor('Canary with the route weight in effect', async () => {
-    const s = (await get('ai.alien6.io/v1', 'Algorithm', name)).status as AlgorithmStatus | undefined;
-    return s?.phase === 'Canary' && s.actualWeight === 15 ? s : undefined;
-  }, { timeoutMs: 30_000 });
+  await admin.patch({ apiVersion: 'ai.alien6.io/v1', kind: 'Algorithm', namespace: ns, name }, 'merge', {
+    spec: { image: 'registry.alien6.io/algo/reco:1.1.0' },
+  });
+  const status = await waitFor(
+    'Canary with the route weight in effect',
+    async () => {
+      const s = (await get('ai.alien6.io/v1', 'Algorithm', name)).status as AlgorithmStatus | undefined;
+      return s?.phase === 'Canary' && s.actualWeight === 15 ? s : undefined;
+    },
+    { timeoutMs: 30_000 },
+  );
   assert.equal(status.desiredWeight, 15);
   // Exactly 85/15, where a replica ratio of 1 canary to 4 stable would give 20.
   assert.deepEqual(await weights(), { [`${name}-stable`]: 85, [`${name}-canary`]: 15 });

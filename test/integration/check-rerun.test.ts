@@ -16,7 +16,13 @@ import type { GitRepository } from '../support/git-repository.js';
 import { createNamespace, uniqueName } from '../support/test-cluster.js';
 import { waitFor } from '../support/wait.js';
 import {
-  applyEnvironment, getEnvironment, previewRepository, previewYaml, startPreviewOperator, startWorkloadControllers, waitForEnvironment,
+  applyEnvironment,
+  getEnvironment,
+  previewRepository,
+  previewYaml,
+  startPreviewOperator,
+  startWorkloadControllers,
+  waitForEnvironment,
   type PreviewOperator,
 } from './preview-operator-harness.js';
 
@@ -45,7 +51,9 @@ async function freezeAlgorithms(environment: string): Promise<() => Promise<void
     metadata: { name },
     spec: {
       failurePolicy: 'Fail',
-      matchConstraints: { resourceRules: [{ apiGroups: ['ai.alien6.io'], apiVersions: ['*'], operations: ['CREATE', 'UPDATE'], resources: ['algorithms'] }] },
+      matchConstraints: {
+        resourceRules: [{ apiGroups: ['ai.alien6.io'], apiVersions: ['*'], operations: ['CREATE', 'UPDATE'], resources: ['algorithms'] }],
+      },
       validations: [{ expression: 'false', message: 'algorithms are frozen here' }],
     },
   });
@@ -53,7 +61,8 @@ async function freezeAlgorithms(environment: string): Promise<() => Promise<void
     ...admission('ValidatingAdmissionPolicyBinding'),
     metadata: { name },
     spec: {
-      policyName: name, validationActions: ['Deny'],
+      policyName: name,
+      validationActions: ['Deny'],
       matchResources: { objectSelector: { matchLabels: { 'preview.alien6.io/environment': environment } } },
     },
   });
@@ -61,15 +70,26 @@ async function freezeAlgorithms(environment: string): Promise<() => Promise<void
   const probe = uniqueName('rerun-probe');
   await createNamespace(operator.cluster.kubeConfig, probe);
   const algorithm = {
-    apiVersion: 'ai.alien6.io/v1', kind: 'Algorithm',
+    apiVersion: 'ai.alien6.io/v1',
+    kind: 'Algorithm',
     metadata: { name: 'probe', namespace: probe, labels: { 'preview.alien6.io/environment': environment } },
     spec: { image: 'registry.example/probe:1', replicas: 1 },
   };
-  await waitFor('the admission policy in force', () => operator.admin.apply(algorithm, { dryRun: true }).then(() => false, () => true));
+  await waitFor('the admission policy in force', () =>
+    operator.admin.apply(algorithm, { dryRun: true }).then(
+      () => false,
+      () => true,
+    ),
+  );
   return async () => {
     await operator.admin.delete({ ...admission('ValidatingAdmissionPolicyBinding'), name });
     await operator.admin.delete({ ...admission('ValidatingAdmissionPolicy'), name });
-    await waitFor('the admission policy gone', () => operator.admin.apply(algorithm, { dryRun: true }).then(() => true, () => false));
+    await waitFor('the admission policy gone', () =>
+      operator.admin.apply(algorithm, { dryRun: true }).then(
+        () => true,
+        () => false,
+      ),
+    );
     await operator.admin.delete({ apiVersion: 'v1', kind: 'Namespace', name: probe });
   };
 }

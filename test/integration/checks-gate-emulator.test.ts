@@ -34,7 +34,11 @@ describe('checks gate, named checks', () => {
 
     const mark = gh.mark();
     assert.equal((await gate.state(repo, head)).state, 'pending');
-    assert.deepEqual(gh.requestsSince(mark).map((r) => r.status), [304, 304], 'polling an unchanged commit: two conditional GETs, both 304');
+    assert.deepEqual(
+      gh.requestsSince(mark).map((r) => r.status),
+      [304, 304],
+      'polling an unchanged commit: two conditional GETs, both 304',
+    );
 
     build.status = 'completed';
     build.conclusion = 'success';
@@ -60,7 +64,7 @@ describe('checks gate, named checks', () => {
 });
 
 describe('checks gate, all checks', () => {
-  it('waits for every suite, run and status but not for the operator\'s own check run', async () => {
+  it("waits for every suite, run and status but not for the operator's own check run", async () => {
     const { repo, gate, clients } = setup({ mode: 'all' });
     const head = sha('c');
     // The operator's own check run, created by its App as the reporter does.
@@ -72,7 +76,13 @@ describe('checks gate, all checks', () => {
     const mark = gh.mark();
     let verdict = await gate.state(repo, head);
     assert.deepEqual([verdict.state, verdict.pending], ['pending', ['legacy/ci', 'lint']]);
-    assert.deepEqual(gh.requestsSince(mark).map((r) => r.operationId).sort(), ['checks/list-for-ref', 'checks/list-suites-for-ref', 'repos/get-combined-status-for-ref']);
+    assert.deepEqual(
+      gh
+        .requestsSince(mark)
+        .map((r) => r.operationId)
+        .sort(),
+      ['checks/list-for-ref', 'checks/list-suites-for-ref', 'repos/get-combined-status-for-ref'],
+    );
 
     lint.status = 'completed';
     lint.conclusion = 'success';

@@ -18,7 +18,9 @@ let workDir = '';
 async function run(command: string, args: string[], timeout = 120_000): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await promisify(execFile)(command, args, {
-      cwd: clone, timeout, maxBuffer: 16 * 1024 * 1024,
+      cwd: clone,
+      timeout,
+      maxBuffer: 16 * 1024 * 1024,
       // No settings from the caller's environment: only what a fresh shell would have.
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: workDir, npm_config_update_notifier: 'false' },
     });
@@ -65,7 +67,7 @@ describe('npx preview-operator in a fresh clone', () => {
     assert.match(viaHelp.stdout, /--repo <path>/);
   });
 
-  it('version: the package\'s, exit 0', async () => {
+  it("version: the package's, exit 0", async () => {
     const { version } = JSON.parse(await readFile(path.join(clone, 'package.json'), 'utf8')) as { version: string };
     const result = await npx('preview-operator', 'version');
     assert.equal(result.code, 0, result.stderr);

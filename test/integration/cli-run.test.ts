@@ -103,11 +103,15 @@ test('two replicas: one leader, both answer webhooks; the leader killed, the oth
 
   const killedAt = Date.now();
   a.child.kill('SIGKILL');
-  await waitFor('replica-b to lead', async () => {
-    // Webhooks stay answered throughout the hand-over.
-    assert.equal((await ping(b.webhookUrl(), secret)).status, 200);
-    return (await metricValue(b.metricsUrl(), 'preview_operator_leader')) === 1;
-  }, { timeoutMs: 30_000, intervalMs: 250 });
+  await waitFor(
+    'replica-b to lead',
+    async () => {
+      // Webhooks stay answered throughout the hand-over.
+      assert.equal((await ping(b.webhookUrl(), secret)).status, 200);
+      return (await metricValue(b.metricsUrl(), 'preview_operator_leader')) === 1;
+    },
+    { timeoutMs: 30_000, intervalMs: 250 },
+  );
   const handOverMs = Date.now() - killedAt;
   // The lease's 15 s from the last renewal, then the next try (every 2 s) on a possibly busy API server.
   assert.ok(handOverMs < 25_000, `hand-over took ${handOverMs} ms`);
@@ -126,20 +130,36 @@ test('two replicas: one leader, both answer webhooks; the leader killed, the oth
 });
 
 test('a leader whose lease is taken away stops leading, keeps answering webhooks, and leads again once the lease is free', async () => {
-  const p = start('replica-c', 'stolen', ['--leader-election-lease-duration=4s', '--leader-election-renew-deadline=3s', '--leader-election-retry-period=500ms']);
+  const p = start('replica-c', 'stolen', [
+    '--leader-election-lease-duration=4s',
+    '--leader-election-renew-deadline=3s',
+    '--leader-election-retry-period=500ms',
+  ]);
   await waitStarted(p);
   await waitFor('replica-c to lead', async () => (await lease('stolen'))?.spec?.holderIdentity === 'replica-c', { timeoutMs: 30_000 });
   const current = (await lease('stolen'))!;
   await kubeRequest(cluster.kubeConfig, 'PUT', `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases/stolen`, {
     ...current,
-    spec: { ...current.spec, holderIdentity: 'intruder', leaseDurationSeconds: 8, renewTime: new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z') },
+    spec: {
+      ...current.spec,
+      holderIdentity: 'intruder',
+      leaseDurationSeconds: 8,
+      renewTime: new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z'),
+    },
   });
-  await waitFor('replica-c to stop leading', async () => (await metricValue(p.metricsUrl(), 'preview_operator_leader')) === 0, { timeoutMs: 30_000 });
-  assert.ok(p.lines.some((l) => /lost the lease/.test(String(l.msg))), 'the log says why');
+  await waitFor('replica-c to stop leading', async () => (await metricValue(p.metricsUrl(), 'preview_operator_leader')) === 0, {
+    timeoutMs: 30_000,
+  });
+  assert.ok(
+    p.lines.some((l) => /lost the lease/.test(String(l.msg))),
+    'the log says why',
+  );
   assert.equal(p.child.exitCode, null, 'the process goes on');
   assert.deepEqual([(await ping(p.webhookUrl(), secret)).status, (await fetch(`${p.baseUrl()}/readyz`)).status], [200, 200]);
   // The intruder never renews: its 8 s pass, and replica-c takes the lease again.
-  await waitFor('replica-c to lead again', async () => (await metricValue(p.metricsUrl(), 'preview_operator_leader')) === 1, { timeoutMs: 30_000 });
+  await waitFor('replica-c to lead again', async () => (await metricValue(p.metricsUrl(), 'preview_operator_leader')) === 1, {
+    timeoutMs: 30_000,
+  });
   assert.equal((await lease('stolen'))?.spec?.holderIdentity, 'replica-c');
   p.child.kill('SIGTERM');
   assert.equal(await p.exited, 0);

@@ -16,7 +16,9 @@ const example = (file: string) => readFile(new URL(`../../examples/repository/.p
 async function synth(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/main.ts', 'synth', ...args], {
-      cwd: root, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp' }, maxBuffer: 16 * 1024 * 1024,
+      cwd: root,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp' },
+      maxBuffer: 16 * 1024 * 1024,
     });
     return { code: 0, stdout, stderr };
   } catch (err) {
@@ -31,24 +33,42 @@ after(async () => {
 });
 
 test('a repository with .preview/preview.yaml and main.ts: the manifests the operator would apply', async () => {
-  const repo = await createGitRepository({ owner: 'acme', repo: 'reco', initialFiles: { '.preview/preview.yaml': await example('preview.yaml'), '.preview/main.ts': await example('main.ts') } });
+  const repo = await createGitRepository({
+    owner: 'acme',
+    repo: 'reco',
+    initialFiles: { '.preview/preview.yaml': await example('preview.yaml'), '.preview/main.ts': await example('main.ts') },
+  });
   repositories.push(repo);
-  const result = await synth('--repo', repo.originPath, '--pr', '42', '--repository=acme/reco', '--preview-domain=preview.example.com', '--tls-issuer=none');
+  const result = await synth(
+    '--repo',
+    repo.originPath,
+    '--pr',
+    '42',
+    '--repository=acme/reco',
+    '--preview-domain=preview.example.com',
+    '--tls-issuer=none',
+  );
   assert.equal(result.code, 0, result.stderr);
   const objects = parseAllDocuments(result.stdout).map((d) => d.toJS() as { kind: string; metadata: { name: string; namespace?: string } });
   const namespace = objects[0]!;
   assert.equal(namespace.kind, 'Namespace');
   assert.match(namespace.metadata.name, /^pr-42-reco-[0-9a-f]{8}$/);
   const kinds = objects.map((o) => o.kind);
-  for (const kind of ['ResourceQuota', 'LimitRange', 'NetworkPolicy', 'Algorithm', 'Database', 'Ingress']) assert.ok(kinds.includes(kind), `${kind} in ${kinds}`);
+  for (const kind of ['ResourceQuota', 'LimitRange', 'NetworkPolicy', 'Algorithm', 'Database', 'Ingress'])
+    assert.ok(kinds.includes(kind), `${kind} in ${kinds}`);
   assert.ok(!kinds.includes('Certificate'), '--tls-issuer=none renders no Certificate');
-  assert.ok(objects.slice(1).every((o) => o.metadata.namespace === namespace.metadata.name), 'everything in the environment\'s namespace');
+  assert.ok(
+    objects.slice(1).every((o) => o.metadata.namespace === namespace.metadata.name),
+    "everything in the environment's namespace",
+  );
   assert.match(result.stderr, /rendered with \.preview\/main\.ts in the sandbox/);
   assert.match(result.stderr, /URL http:\/\/reco-pr-42\.preview\.example\.com/);
 });
 
 test('an invalid configuration: every error with its path, nothing on stdout, exit 1', async () => {
-  const repo = await createGitRepository({ initialFiles: { '.preview/preview.yaml': 'version: 1\nalgorithms:\n  - name: Bad_Name\n    replicas: -1\n' } });
+  const repo = await createGitRepository({
+    initialFiles: { '.preview/preview.yaml': 'version: 1\nalgorithms:\n  - name: Bad_Name\n    replicas: -1\n' },
+  });
   repositories.push(repo);
   const result = await synth('--repo', repo.originPath);
   assert.equal(result.code, 1);
@@ -62,13 +82,18 @@ test('a type error in main.ts: reported with file:line:col before anything runs,
   const main = (await example('main.ts')).replace('context.identity.sha,', 'context.identity.shaa,');
   const line = main.split('\n').findIndex((l) => l.includes('shaa')) + 1;
   const column = main.split('\n')[line - 1]!.indexOf('shaa') + 1;
-  const repo = await createGitRepository({ initialFiles: { '.preview/preview.yaml': await example('preview.yaml'), '.preview/main.ts': main } });
+  const repo = await createGitRepository({
+    initialFiles: { '.preview/preview.yaml': await example('preview.yaml'), '.preview/main.ts': main },
+  });
   repositories.push(repo);
   const result = await synth('--repo', repo.originPath);
   assert.equal(result.code, 1, result.stderr);
   assert.equal(result.stdout, '');
   assert.match(result.stderr, /TypeError: \.preview\/main\.ts does not type-check \(1 error\); nothing was rendered/);
-  assert.match(result.stderr, new RegExp(`^\\.preview/main\\.ts:${line}:${column} - error TS2551: Property 'shaa' does not exist on type 'PreviewIdentity'`, 'm'));
+  assert.match(
+    result.stderr,
+    new RegExp(`^\\.preview/main\\.ts:${line}:${column} - error TS2551: Property 'shaa' does not exist on type 'PreviewIdentity'`, 'm'),
+  );
   assert.doesNotMatch(result.stderr, /rendered with/);
 });
 

@@ -2,8 +2,16 @@
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  ApiextensionsV1Api, AppsV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions,
-  KubeConfig, type V1Deployment, type V1StatefulSet,
+  ApiextensionsV1Api,
+  AppsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  RbacAuthorizationV1Api,
+  setHeaderOptions,
+  KubeConfig,
+  type V1Deployment,
+  type V1StatefulSet,
 } from '@kubernetes/client-node';
 import { createNamespace, newIdentity, testCluster, uniqueName, type TestCluster } from '../support/test-cluster.js';
 import { waitFor } from '../support/wait.js';
@@ -11,8 +19,15 @@ import { kubeconfigYaml } from '../cluster/start-cluster.js';
 
 const labels = { app: 'web' };
 const restrictedContainer = {
-  name: 'web', image: 'registry.example/web:1',
-  securityContext: { runAsNonRoot: true, runAsUser: 1000, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } },
+  name: 'web',
+  image: 'registry.example/web:1',
+  securityContext: {
+    runAsNonRoot: true,
+    runAsUser: 1000,
+    allowPrivilegeEscalation: false,
+    capabilities: { drop: ['ALL'] },
+    seccompProfile: { type: 'RuntimeDefault' },
+  },
 };
 
 let cluster: TestCluster;
@@ -60,35 +75,60 @@ describe('workloads', () => {
     const sts: V1StatefulSet = {
       metadata: { name: 'db' },
       spec: {
-        serviceName: 'db', replicas: 2, selector: { matchLabels: { app: 'db' } },
-        template: { metadata: { labels: { app: 'db' } }, spec: { containers: [{ ...restrictedContainer, name: 'db', volumeMounts: [{ name: 'data', mountPath: '/data' }] }] } },
-        volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }],
+        serviceName: 'db',
+        replicas: 2,
+        selector: { matchLabels: { app: 'db' } },
+        template: {
+          metadata: { labels: { app: 'db' } },
+          spec: { containers: [{ ...restrictedContainer, name: 'db', volumeMounts: [{ name: 'data', mountPath: '/data' }] }] },
+        },
+        volumeClaimTemplates: [
+          { metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
+        ],
       },
     };
     await apps.createNamespacedStatefulSet({ namespace: ns, body: sts });
-    await waitFor('statefulset ready', async () => {
-      const s = await apps.readNamespacedStatefulSet({ namespace: ns, name: 'db' });
-      return s.status?.readyReplicas === 2 || undefined;
-    }, { timeoutMs: 90_000 });
+    await waitFor(
+      'statefulset ready',
+      async () => {
+        const s = await apps.readNamespacedStatefulSet({ namespace: ns, name: 'db' });
+        return s.status?.readyReplicas === 2 || undefined;
+      },
+      { timeoutMs: 90_000 },
+    );
     const claims = await core.listNamespacedPersistentVolumeClaim({ namespace: ns });
-    assert.deepEqual(claims.items.map((c) => [c.metadata?.name, c.status?.phase]).sort(), [['data-db-0', 'Bound'], ['data-db-1', 'Bound']]);
+    assert.deepEqual(claims.items.map((c) => [c.metadata?.name, c.status?.phase]).sort(), [
+      ['data-db-0', 'Bound'],
+      ['data-db-1', 'Bound'],
+    ]);
   });
 
   it('deleting a namespace that holds workloads completes', async () => {
     const ns = uniqueName('gone');
     await createNamespace(cluster.kubeConfig, ns);
     await apps.createNamespacedDeployment({ namespace: ns, body: deployment('web', 2) });
-    await core.createNamespacedService({ namespace: ns, body: { metadata: { name: 'web' }, spec: { selector: labels, ports: [{ port: 80 }] } } });
-    await waitFor('pods running', async () => (await core.listNamespacedPod({ namespace: ns })).items.filter((p) => p.status?.phase === 'Running').length === 2 || undefined);
+    await core.createNamespacedService({
+      namespace: ns,
+      body: { metadata: { name: 'web' }, spec: { selector: labels, ports: [{ port: 80 }] } },
+    });
+    await waitFor(
+      'pods running',
+      async () =>
+        (await core.listNamespacedPod({ namespace: ns })).items.filter((p) => p.status?.phase === 'Running').length === 2 || undefined,
+    );
     await core.deleteNamespace({ name: ns });
-    await waitFor('namespace gone', async () => {
-      try {
-        await core.readNamespace({ name: ns });
-        return undefined;
-      } catch (err) {
-        return (err as { code?: number }).code === 404 || undefined;
-      }
-    }, { timeoutMs: 90_000 });
+    await waitFor(
+      'namespace gone',
+      async () => {
+        try {
+          await core.readNamespace({ name: ns });
+          return undefined;
+        } catch (err) {
+          return (err as { code?: number }).code === 404 || undefined;
+        }
+      },
+      { timeoutMs: 90_000 },
+    );
   });
 });
 
@@ -100,15 +140,28 @@ describe('API machinery', () => {
       body: {
         metadata: { name: `ranges.${group}` },
         spec: {
-          group, scope: 'Namespaced', names: { plural: 'ranges', singular: 'range', kind: 'Range' },
-          versions: [{
-            name: 'v1', served: true, storage: true,
-            schema: { openAPIV3Schema: { type: 'object', properties: { spec: {
-              type: 'object',
-              properties: { min: { type: 'integer' }, max: { type: 'integer' } },
-              x_kubernetes_validations: [{ rule: 'self.min <= self.max', message: 'min must not exceed max', fieldPath: '.min' }],
-            } } } },
-          }],
+          group,
+          scope: 'Namespaced',
+          names: { plural: 'ranges', singular: 'range', kind: 'Range' },
+          versions: [
+            {
+              name: 'v1',
+              served: true,
+              storage: true,
+              schema: {
+                openAPIV3Schema: {
+                  type: 'object',
+                  properties: {
+                    spec: {
+                      type: 'object',
+                      properties: { min: { type: 'integer' }, max: { type: 'integer' } },
+                      x_kubernetes_validations: [{ rule: 'self.min <= self.max', message: 'min must not exceed max', fieldPath: '.min' }],
+                    },
+                  },
+                },
+              },
+            },
+          ],
         },
       },
     });
@@ -119,9 +172,14 @@ describe('API machinery', () => {
     const ns = uniqueName('cel');
     await createNamespace(cluster.kubeConfig, ns);
     const custom = cluster.kubeConfig.makeApiClient(CustomObjectsApi);
-    const create = (name: string, spec: object) => custom.createNamespacedCustomObject({
-      group, version: 'v1', namespace: ns, plural: 'ranges', body: { apiVersion: `${group}/v1`, kind: 'Range', metadata: { name }, spec },
-    });
+    const create = (name: string, spec: object) =>
+      custom.createNamespacedCustomObject({
+        group,
+        version: 'v1',
+        namespace: ns,
+        plural: 'ranges',
+        body: { apiVersion: `${group}/v1`, kind: 'Range', metadata: { name }, spec },
+      });
     // The discovery of a new group can lag the Established condition by a moment.
     await waitFor('valid object accepted', async () => (await create('ok', { min: 1, max: 2 }), true));
     await assert.rejects(create('bad', { min: 5, max: 2 }), (err: { code?: number; body?: string }) => {
@@ -146,7 +204,9 @@ describe('API machinery', () => {
       return true;
     });
     const rbac = cluster.kubeConfig.makeApiClient(RbacAuthorizationV1Api);
-    await rbac.createClusterRole({ body: { metadata: { name: `${ns}-ns-reader` }, rules: [{ apiGroups: [''], resources: ['namespaces'], verbs: ['list'] }] } });
+    await rbac.createClusterRole({
+      body: { metadata: { name: `${ns}-ns-reader` }, rules: [{ apiGroups: [''], resources: ['namespaces'], verbs: ['list'] }] },
+    });
     await rbac.createClusterRoleBinding({
       body: {
         metadata: { name: `${ns}-ns-reader` },
@@ -162,7 +222,13 @@ describe('API machinery', () => {
     const ns = uniqueName('psa');
     await createNamespace(cluster.kubeConfig, ns, { 'pod-security.kubernetes.io/enforce': 'restricted' });
     await assert.rejects(
-      core.createNamespacedPod({ namespace: ns, body: { metadata: { name: 'root' }, spec: { containers: [{ name: 'c', image: 'busybox', securityContext: { privileged: true } }] } } }),
+      core.createNamespacedPod({
+        namespace: ns,
+        body: {
+          metadata: { name: 'root' },
+          spec: { containers: [{ name: 'c', image: 'busybox', securityContext: { privileged: true } }] },
+        },
+      }),
       (err: { code?: number; body?: string }) => {
         assert.equal(err.code, 403);
         const message = (JSON.parse(String(err.body)) as { message: string }).message;
@@ -183,11 +249,18 @@ describe('API machinery', () => {
     const myCore = me.kubeConfig.makeApiClient(CoreV1Api);
     await myCore.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'settings' }, data: { a: '1' } } });
     await myCore.readNamespacedConfigMap({ namespace: ns, name: 'settings' });
-    await myCore.patchNamespacedConfigMap({ namespace: ns, name: 'settings', body: { data: { a: '2' } } },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await myCore.patchNamespacedConfigMap(
+      { namespace: ns, name: 'settings', body: { data: { a: '2' } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
     await cluster.audit.settle();
     const writes = cluster.audit.writes(mark, { user: me.username });
-    assert.deepEqual(writes.map((w) => [w.verb, w.objectRef?.resource, w.objectRef?.namespace, w.objectRef?.name]),
-      [['create', 'configmaps', ns, 'settings'], ['patch', 'configmaps', ns, 'settings']]);
+    assert.deepEqual(
+      writes.map((w) => [w.verb, w.objectRef?.resource, w.objectRef?.namespace, w.objectRef?.name]),
+      [
+        ['create', 'configmaps', ns, 'settings'],
+        ['patch', 'configmaps', ns, 'settings'],
+      ],
+    );
   });
 });

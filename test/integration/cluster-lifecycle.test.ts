@@ -32,10 +32,14 @@ it('components exit when the process that started them is killed', async () => {
   const child = spawn(process.execPath, ['--import', 'tsx', script], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.on('data', (d) => (out += d));
-  const pids = await waitFor('cluster started by child', () => {
-    const line = out.split('\n').find((l) => l.startsWith('PIDS '));
-    return line ? (JSON.parse(line.slice(5)) as Record<string, number>) : undefined;
-  }, { timeoutMs: 180_000 });
+  const pids = await waitFor(
+    'cluster started by child',
+    () => {
+      const line = out.split('\n').find((l) => l.startsWith('PIDS '));
+      return line ? (JSON.parse(line.slice(5)) as Record<string, number>) : undefined;
+    },
+    { timeoutMs: 180_000 },
+  );
   assert.equal(Object.keys(pids).length, 5);
   child.kill('SIGKILL');
   await waitFor('every component gone', () => Object.values(pids).every((pid) => !alive(pid)), { timeoutMs: 30_000 });

@@ -5,9 +5,7 @@
 // is also submitted as a Pod, which it enforces.
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import {
-  controllerReference, renderAlgorithmWorkloads, renderDatabaseWorkloads, type Manifest,
-} from '../../constructs/index.js';
+import { controllerReference, renderAlgorithmWorkloads, renderDatabaseWorkloads, type Manifest } from '../../constructs/index.js';
 import { exampleIdentity, renderExamplePreview } from '../../examples/example-preview.js';
 import { installCrds } from '../fixtures/crds/install-crds.js';
 import { KubeRequestError, kubeRequest, serverSideApply } from '../fixtures/crds/kube-apply.js';
@@ -59,12 +57,14 @@ function podsOf(object: Manifest): Manifest[] {
     name: claim.metadata.name,
     persistentVolumeClaim: { claimName: `${claim.metadata.name}-${object.metadata.name}-0` },
   }));
-  return [{
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { ...spec.template.metadata, name: `${object.metadata.name}-0`, namespace },
-    spec: { ...spec.template.spec, volumes: [...(spec.template.spec.volumes ?? []), ...claims] },
-  }];
+  return [
+    {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { ...spec.template.metadata, name: `${object.metadata.name}-0`, namespace },
+      spec: { ...spec.template.spec, volumes: [...(spec.template.spec.volumes ?? []), ...claims] },
+    },
+  ];
 }
 
 const owner = (kind: string, name: string) =>
@@ -73,7 +73,9 @@ const owner = (kind: string, name: string) =>
 describe('server-side dry run in a namespace enforcing restricted', () => {
   it('the Pod Security gate is real: a root pod is rejected', async () => {
     const rootPod = {
-      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'root', namespace },
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'root', namespace },
       spec: { containers: [{ name: 'c', image: 'busybox', securityContext: { runAsUser: 0 } }] },
     };
     const error = await kubeRequest(kc, 'POST', `/api/v1/namespaces/${namespace}/pods?dryRun=All`, rootPod).then(
@@ -90,7 +92,7 @@ describe('server-side dry run in a namespace enforcing restricted', () => {
     assert.deepEqual(await dryRunAll(objects), []);
   });
 
-  it('accepts the seed Algorithm\'s workloads: stable, with a canary, and with the CPU fallback', async () => {
+  it("accepts the seed Algorithm's workloads: stable, with a canary, and with the CPU fallback", async () => {
     const { algorithm } = seedExamples();
     const input = { metadata: { name: algorithm.metadata.name, namespace }, spec: algorithm.spec };
     const ownerReferences = [owner('Algorithm', algorithm.metadata.name)];
@@ -107,7 +109,7 @@ describe('server-side dry run in a namespace enforcing restricted', () => {
     for (const objects of variants) assert.deepEqual(await dryRunAll(objects), []);
   });
 
-  it('accepts the seed Database\'s workloads, for PostgreSQL and for MySQL', async () => {
+  it("accepts the seed Database's workloads, for PostgreSQL and for MySQL", async () => {
     const { database } = seedExamples();
     const ownerReferences = [owner('Database', database.metadata.name)];
     const postgres = renderDatabaseWorkloads(

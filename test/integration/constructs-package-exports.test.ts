@@ -34,13 +34,21 @@ describe('preview-operator/constructs as a package', () => {
   mkdirSync(path.join(repository, 'node_modules'));
   symlinkSync(root, path.join(repository, 'node_modules', 'preview-operator'), 'dir');
   copyFileSync(path.join(root, 'examples/repository/.preview/main.ts'), path.join(repository, '.preview', 'main.ts'));
-  writeFileSync(path.join(repository, 'tsconfig.json'), JSON.stringify({
-    compilerOptions: {
-      target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true,
-      noEmit: true, skipLibCheck: true, types: [],
-    },
-    include: ['.preview/**/*.ts'],
-  }));
+  writeFileSync(
+    path.join(repository, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        target: 'ES2022',
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        strict: true,
+        noEmit: true,
+        skipLibCheck: true,
+        types: [],
+      },
+      include: ['.preview/**/*.ts'],
+    }),
+  );
 
   it('type-checks the documented example main.ts', async () => {
     const result = await typeCheck(repository);
@@ -48,14 +56,17 @@ describe('preview-operator/constructs as a package', () => {
   });
 
   it('rejects a main.ts that breaks the contract', async () => {
-    writeFileSync(path.join(repository, '.preview', 'broken.ts'), [
-      "import type { PreviewMain } from 'preview-operator/constructs';",
-      'const main: PreviewMain = (chart, context) => {',
-      '  chart.addRoute(42, context.identity.host);',
-      '};',
-      'export default main;',
-      '',
-    ].join('\n'));
+    writeFileSync(
+      path.join(repository, '.preview', 'broken.ts'),
+      [
+        "import type { PreviewMain } from 'preview-operator/constructs';",
+        'const main: PreviewMain = (chart, context) => {',
+        '  chart.addRoute(42, context.identity.host);',
+        '};',
+        'export default main;',
+        '',
+      ].join('\n'),
+    );
     const result = await typeCheck(repository);
     assert.equal(result.ok, false);
     assert.match(result.output, /broken\.ts\(3,18\): error TS2345: Argument of type .number. is not assignable/);

@@ -48,17 +48,20 @@ async function createdThenDeleted(obj: KubeObject): Promise<KubeObject> {
 const context = () => ({ signal: new AbortController().signal, retries: 0 });
 
 /** The Database reconciler on a cache that still holds `stale` and nothing else. */
-const databaseReconciler = (stale: KubeObject) => new DatabaseReconciler(admin, {
-  databases: staleCache({ apiVersion: 'mycompany.com/v1', kind: 'Database' }, [stale]),
-  statefulSets: staleCache({ apiVersion: 'apps/v1', kind: 'StatefulSet' }),
-  services: staleCache({ apiVersion: 'v1', kind: 'Service' }),
-  secrets: staleCache({ apiVersion: 'v1', kind: 'Secret' }),
-  configMaps: staleCache({ apiVersion: 'v1', kind: 'ConfigMap' }),
-});
+const databaseReconciler = (stale: KubeObject) =>
+  new DatabaseReconciler(admin, {
+    databases: staleCache({ apiVersion: 'mycompany.com/v1', kind: 'Database' }, [stale]),
+    statefulSets: staleCache({ apiVersion: 'apps/v1', kind: 'StatefulSet' }),
+    services: staleCache({ apiVersion: 'v1', kind: 'Service' }),
+    secrets: staleCache({ apiVersion: 'v1', kind: 'Secret' }),
+    configMaps: staleCache({ apiVersion: 'v1', kind: 'ConfigMap' }),
+  });
 
 it('a Database deleted during its reconcile ends the reconcile quietly', async () => {
   const stale = await createdThenDeleted({
-    apiVersion: 'mycompany.com/v1', kind: 'Database', metadata: { name: 'gone', namespace: ns },
+    apiVersion: 'mycompany.com/v1',
+    kind: 'Database',
+    metadata: { name: 'gone', namespace: ns },
     spec: { engine: 'postgresql', version: '16', storage: '1Gi' },
   });
   assert.equal(await databaseReconciler(stale).reconcile(`${ns}/gone`, context()), undefined);
@@ -66,7 +69,9 @@ it('a Database deleted during its reconcile ends the reconcile quietly', async (
 
 it('an Algorithm deleted during its reconcile ends the reconcile quietly', async () => {
   const stale = await createdThenDeleted({
-    apiVersion: 'ai.alien6.io/v1', kind: 'Algorithm', metadata: { name: 'gone', namespace: ns },
+    apiVersion: 'ai.alien6.io/v1',
+    kind: 'Algorithm',
+    metadata: { name: 'gone', namespace: ns },
     spec: { image: 'registry.alien6.io/algo/small:1.0.0' },
   });
   const reconciler = new AlgorithmReconciler(admin, {
@@ -84,10 +89,20 @@ it('a Database whose namespace is gone by the time it is applied ends the reconc
   const doomed = uniqueName('deleted-ns');
   await createNamespace(cluster.kubeConfig, doomed);
   const stale = await admin.create({
-    apiVersion: 'mycompany.com/v1', kind: 'Database', metadata: { name: 'db', namespace: doomed },
+    apiVersion: 'mycompany.com/v1',
+    kind: 'Database',
+    metadata: { name: 'db', namespace: doomed },
     spec: { engine: 'postgresql', version: '16', storage: '1Gi' },
   });
   await admin.delete({ apiVersion: 'v1', kind: 'Namespace', name: doomed });
-  await waitFor(`namespace ${doomed} gone`, () => admin.get({ apiVersion: 'v1', kind: 'Namespace', name: doomed }).then(() => false, () => true), { timeoutMs: 60_000 });
+  await waitFor(
+    `namespace ${doomed} gone`,
+    () =>
+      admin.get({ apiVersion: 'v1', kind: 'Namespace', name: doomed }).then(
+        () => false,
+        () => true,
+      ),
+    { timeoutMs: 60_000 },
+  );
   assert.equal(await databaseReconciler(stale).reconcile(`${doomed}/db`, context()), undefined);
 });

@@ -3,9 +3,7 @@
 // survives the status subresource, and discovery shows the category, short names and columns.
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import type {
-  AlgorithmStatus, DatabaseStatus, PreviewEnvironmentResource, PreviewEnvironmentStatus,
-} from '../../constructs/index.js';
+import type { AlgorithmStatus, DatabaseStatus, PreviewEnvironmentResource, PreviewEnvironmentStatus } from '../../constructs/index.js';
 import { installCrds } from '../fixtures/crds/install-crds.js';
 import { KubeRequestError, kubeRequest, objectPath, serverSideApply, type ManifestLike } from '../fixtures/crds/kube-apply.js';
 import { seedExamples } from '../fixtures/crds/seed-examples.js';
@@ -61,34 +59,51 @@ describe('the seed manifests', () => {
       { path: '/apis/preview.alien6.io/v1alpha1', plural: 'previewenvironments', shortNames: ['pe', 'penv'], namespaced: false },
     ];
     for (const expected of expectations) {
-      const list = (await kubeRequest(kc, 'GET', expected.path)) as { resources: { name: string; categories?: string[]; shortNames?: string[]; namespaced: boolean }[] };
+      const list = (await kubeRequest(kc, 'GET', expected.path)) as {
+        resources: { name: string; categories?: string[]; shortNames?: string[]; namespaced: boolean }[];
+      };
       const resource = list.resources.find((r) => r.name === expected.plural);
       assert.ok(resource, `${expected.plural} is not served`);
       assert.deepEqual(resource.categories, ['previews']);
       assert.deepEqual(resource.shortNames, expected.shortNames);
       assert.equal(resource.namespaced, expected.namespaced);
-      assert.ok(list.resources.some((r) => r.name === `${expected.plural}/status`), `${expected.plural} has no status subresource`);
+      assert.ok(
+        list.resources.some((r) => r.name === `${expected.plural}/status`),
+        `${expected.plural} has no status subresource`,
+      );
     }
   });
 
   it('print the columns a user wants at a glance', async () => {
     const table = (await kubeRequest(
-      kc, 'GET', `/apis/ai.alien6.io/v1/namespaces/${namespace}/algorithms`, undefined, undefined,
+      kc,
+      'GET',
+      `/apis/ai.alien6.io/v1/namespaces/${namespace}/algorithms`,
+      undefined,
+      undefined,
       'application/json;as=Table;v=v1;g=meta.k8s.io',
     )) as { columnDefinitions: { name: string }[]; rows: { cells: unknown[] }[] };
-    assert.deepEqual(table.columnDefinitions.map((c) => c.name), ['Name', 'Image', 'Replicas', 'Ready', 'Phase', 'Canary', 'Weight', 'Age']);
+    assert.deepEqual(
+      table.columnDefinitions.map((c) => c.name),
+      ['Name', 'Image', 'Replicas', 'Ready', 'Phase', 'Canary', 'Weight', 'Age'],
+    );
     const row = table.rows.find((r) => r.cells[0] === 'recommendation-engine-v2');
     assert.ok(row);
     assert.equal(row.cells[1], 'registry.alien6.io/algo/reco:2.1.4');
     assert.equal(row.cells[2], 3);
 
     const dbTable = (await kubeRequest(
-      kc, 'GET', `/apis/mycompany.com/v1/namespaces/${namespace}/databases`, undefined, undefined,
+      kc,
+      'GET',
+      `/apis/mycompany.com/v1/namespaces/${namespace}/databases`,
+      undefined,
+      undefined,
       'application/json;as=Table;v=v1;g=meta.k8s.io',
     )) as { columnDefinitions: { name: string }[]; rows: { cells: unknown[] }[] };
-    assert.deepEqual(dbTable.columnDefinitions.map((c) => c.name), [
-      'Name', 'Engine', 'Version', 'Storage', 'Replicas', 'Ready', 'Phase', 'Streaming', 'Endpoint', 'Age',
-    ]);
+    assert.deepEqual(
+      dbTable.columnDefinitions.map((c) => c.name),
+      ['Name', 'Engine', 'Version', 'Storage', 'Replicas', 'Ready', 'Phase', 'Streaming', 'Endpoint', 'Age'],
+    );
     const dbRow = dbTable.rows.find((r) => r.cells[0] === 'myapp-db');
     assert.deepEqual(dbRow?.cells.slice(1, 5), ['postgresql', '16', '100Gi', 3]);
   });
@@ -142,7 +157,10 @@ describe('invalid specs are rejected by the API server, naming the field', () =>
       assert.equal(error.statusCode, 422);
       assert.equal(error.status.reason, 'Invalid');
       assert.match(error.status.message ?? '', new RegExp(c.field.replace(/\./g, '\\.')), error.message);
-      const stored = await get(object).then(() => true, (err: KubeRequestError) => (err.statusCode === 404 ? false : Promise.reject(err)));
+      const stored = await get(object).then(
+        () => true,
+        (err: KubeRequestError) => (err.statusCode === 404 ? false : Promise.reject(err)),
+      );
       assert.equal(stored, false);
     });
   }
@@ -180,16 +198,27 @@ describe('invalid specs are rejected by the API server, naming the field', () =>
 
   it('replicas outside the autoscaling bounds and a non-quantity storage are rejected', async () => {
     const { algorithm, database } = seedExamples();
-    const tooMany = await rejection({ ...renamed(algorithm as unknown as ManifestLike, 'too-many'), spec: { ...algorithm.spec, replicas: 11 } });
+    const tooMany = await rejection({
+      ...renamed(algorithm as unknown as ManifestLike, 'too-many'),
+      spec: { ...algorithm.spec, replicas: 11 },
+    });
     assert.match(tooMany.message, /spec\.replicas must lie within spec\.scaling\.minReplicas\.\.spec\.scaling\.maxReplicas/);
-    const badStorage = await rejection({ ...renamed(database as unknown as ManifestLike, 'bad-storage'), spec: { ...database.spec, storage: 'lots' } });
+    const badStorage = await rejection({
+      ...renamed(database as unknown as ManifestLike, 'bad-storage'),
+      spec: { ...database.spec, storage: 'lots' },
+    });
     assert.match(badStorage.message, /spec\.storage must be a positive quantity/);
   });
 });
 
 describe('defaults and status', () => {
   it('an Algorithm with only an image gets the documented defaults', async () => {
-    const minimal = { apiVersion: 'ai.alien6.io/v1', kind: 'Algorithm', metadata: { name: 'minimal' }, spec: { image: 'registry.example/app:1' } };
+    const minimal = {
+      apiVersion: 'ai.alien6.io/v1',
+      kind: 'Algorithm',
+      metadata: { name: 'minimal' },
+      spec: { image: 'registry.example/app:1' },
+    };
     await serverSideApply(kc, minimal, { fieldManager, namespace });
     const live = await get(minimal);
     assert.deepEqual(live.spec, {
@@ -211,10 +240,26 @@ describe('defaults and status', () => {
       canaryImage: 'registry.alien6.io/algo/reco:2.1.4',
       desiredWeight: 20,
       actualWeight: 25,
-      lastAnalysis: { value: 0.995, time: '2026-01-02T03:04:00Z', result: 'Success', consecutiveSuccesses: 2, consecutiveFailures: 0, consecutiveNoData: 0 },
+      lastAnalysis: {
+        value: 0.995,
+        time: '2026-01-02T03:04:00Z',
+        result: 'Success',
+        consecutiveSuccesses: 2,
+        consecutiveFailures: 0,
+        consecutiveNoData: 0,
+      },
       canaryStartTime: '2026-01-02T03:02:00Z',
       rolledBackImage: 'registry.alien6.io/algo/reco:2.1.2',
-      conditions: [{ type: 'Ready', status: 'True', observedGeneration: 1, lastTransitionTime: '2026-01-02T03:00:00Z', reason: 'Available', message: '3 of 3 replicas ready' }],
+      conditions: [
+        {
+          type: 'Ready',
+          status: 'True',
+          observedGeneration: 1,
+          lastTransitionTime: '2026-01-02T03:00:00Z',
+          reason: 'Available',
+          message: '3 of 3 replicas ready',
+        },
+      ],
     };
     const databaseStatus: Required<DatabaseStatus> = {
       phase: 'Ready',
@@ -227,7 +272,10 @@ describe('defaults and status', () => {
       secretName: 'myapp-db-credentials',
       conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2026-01-02T03:00:00Z', reason: 'Ready', message: 'ok' }],
     };
-    for (const [object, status] of [[algorithm, algorithmStatus], [database, databaseStatus]] as const) {
+    for (const [object, status] of [
+      [algorithm, algorithmStatus],
+      [database, databaseStatus],
+    ] as const) {
       const manifest = object as unknown as ManifestLike;
       const path = `${await objectPath(kc, { ...manifest, metadata: { ...manifest.metadata, namespace } })}/status`;
       await kubeRequest(kc, 'PATCH', path, { status }, 'application/merge-patch+json');
@@ -244,11 +292,23 @@ describe('defaults and status', () => {
       spec: {
         repository: { owner: 'alien6', name: 'reco', cloneUrl: 'https://github.com/alien6/reco.git' },
         pullRequest: {
-          number: 42, headSha: '5f1d2c0b9a8e7d6c5b4a39281706f5e4d3c2b1a0', headRef: 'feature/ranking', baseRef: 'main',
-          author: 'octocat', authorAssociation: 'MEMBER', labels: ['preview'], draft: false, fork: false, updatedAt: '2024-05-01T10:00:00Z',
+          number: 42,
+          headSha: '5f1d2c0b9a8e7d6c5b4a39281706f5e4d3c2b1a0',
+          headRef: 'feature/ranking',
+          baseRef: 'main',
+          author: 'octocat',
+          authorAssociation: 'MEMBER',
+          labels: ['preview'],
+          draft: false,
+          fork: false,
+          updatedAt: '2024-05-01T10:00:00Z',
         },
         ttl: '72h',
-        overrides: { images: { 'recommendation-engine': 'registry.alien6.io/algo/reco:2.1.5' }, env: { LOG_LEVEL: 'debug' }, hostPrefix: 'reco' },
+        overrides: {
+          images: { 'recommendation-engine': 'registry.alien6.io/algo/reco:2.1.5' },
+          env: { LOG_LEVEL: 'debug' },
+          hostPrefix: 'reco',
+        },
       },
     };
     const applied = await serverSideApply(kc, environment as unknown as ManifestLike, { fieldManager });
@@ -256,7 +316,10 @@ describe('defaults and status', () => {
     const live = await get({ ...(environment as unknown as ManifestLike) });
     assert.deepEqual(live.spec, environment.spec);
 
-    const moved = await rejection({ ...(environment as unknown as ManifestLike), spec: { ...environment.spec, repository: { ...environment.spec.repository, name: 'other' } } });
+    const moved = await rejection({
+      ...(environment as unknown as ManifestLike),
+      spec: { ...environment.spec, repository: { ...environment.spec.repository, name: 'other' } },
+    });
     assert.match(moved.message, /spec\.repository is immutable/);
     const back = await rejection({
       ...(environment as unknown as ManifestLike),
@@ -266,7 +329,11 @@ describe('defaults and status', () => {
       },
     });
     assert.match(back.message, /spec\.pullRequest\.updatedAt cannot move back in time/);
-    const badSha = await rejection({ ...(environment as unknown as ManifestLike), metadata: { name: uniqueName('pe') }, spec: { ...environment.spec, pullRequest: { ...environment.spec.pullRequest, headSha: 'main' } } });
+    const badSha = await rejection({
+      ...(environment as unknown as ManifestLike),
+      metadata: { name: uniqueName('pe') },
+      spec: { ...environment.spec, pullRequest: { ...environment.spec.pullRequest, headSha: 'main' } },
+    });
     assert.match(badSha.message, /spec\.pullRequest\.headSha/);
 
     const status: Required<PreviewEnvironmentStatus> = {
@@ -282,9 +349,24 @@ describe('defaults and status', () => {
       lastReconciled: '2026-01-02T03:04:05Z',
       github: { commentId: 1234567890123, deploymentId: 2345678901, checkRunId: 3456789012 },
       resources: [{ apiVersion: 'ai.alien6.io/v1', kind: 'Algorithm', name: 'recommendation-engine', ready: true, message: 'Running' }],
-      conditions: [{ type: 'Ready', status: 'True', observedGeneration: 1, lastTransitionTime: '2026-01-02T03:04:05Z', reason: 'Deployed', message: 'all resources ready' }],
+      conditions: [
+        {
+          type: 'Ready',
+          status: 'True',
+          observedGeneration: 1,
+          lastTransitionTime: '2026-01-02T03:04:05Z',
+          reason: 'Deployed',
+          message: 'all resources ready',
+        },
+      ],
     };
-    await kubeRequest(kc, 'PATCH', `/apis/preview.alien6.io/v1alpha1/previewenvironments/${name}/status`, { status }, 'application/merge-patch+json');
+    await kubeRequest(
+      kc,
+      'PATCH',
+      `/apis/preview.alien6.io/v1alpha1/previewenvironments/${name}/status`,
+      { status },
+      'application/merge-patch+json',
+    );
     assert.deepEqual((await get(environment as unknown as ManifestLike)).status, status);
     await kubeRequest(kc, 'DELETE', `/apis/preview.alien6.io/v1alpha1/previewenvironments/${name}`);
   });

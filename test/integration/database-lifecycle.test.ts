@@ -79,11 +79,15 @@ async function status(): Promise<{ generation?: number; status: DbStatus }> {
 }
 
 async function waitForReady(replicas: number, timeoutMs = 90_000): Promise<DbStatus> {
-  return waitFor(`myapp-db Ready with ${replicas} replicas`, async () => {
-    const { generation, status: s } = await status();
-    const ready = s.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-    return s.phase === 'Ready' && ready && s.readyReplicas === replicas && s.observedGeneration === generation ? s : undefined;
-  }, { timeoutMs });
+  return waitFor(
+    `myapp-db Ready with ${replicas} replicas`,
+    async () => {
+      const { generation, status: s } = await status();
+      const ready = s.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+      return s.phase === 'Ready' && ready && s.readyReplicas === replicas && s.observedGeneration === generation ? s : undefined;
+    },
+    { timeoutMs },
+  );
 }
 
 async function password(): Promise<string> {
@@ -97,18 +101,29 @@ const replicaCount = async (name: string) => ((await admin.get(ref('apps/v1', 'S
 /** The pods a Service reaches: the ready endpoints of its EndpointSlices, by pod name. */
 async function reached(service: string): Promise<string[]> {
   type Slice = { endpoints?: { targetRef?: { name: string }; conditions?: { ready?: boolean } }[] };
-  const { items } = await admin.list({ apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice' }, {
-    namespace: ns, labelSelector: `kubernetes.io/service-name=${service}`,
-  });
+  const { items } = await admin.list(
+    { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice' },
+    {
+      namespace: ns,
+      labelSelector: `kubernetes.io/service-name=${service}`,
+    },
+  );
   const endpoints = items.flatMap((slice) => (slice as Slice).endpoints ?? []);
-  return endpoints.filter((e) => e.conditions?.ready).map((e) => e.targetRef!.name).sort();
+  return endpoints
+    .filter((e) => e.conditions?.ready)
+    .map((e) => e.targetRef!.name)
+    .sort();
 }
 
 async function waitForReached(service: string, pods: string[]): Promise<void> {
-  await waitFor(`${service} reaching ${pods.join(', ')}`, async () => {
-    const now = await reached(service);
-    return JSON.stringify(now) === JSON.stringify(pods) || undefined;
-  }, { timeoutMs: 30_000 });
+  await waitFor(
+    `${service} reaching ${pods.join(', ')}`,
+    async () => {
+      const now = await reached(service);
+      return JSON.stringify(now) === JSON.stringify(pods) || undefined;
+    },
+    { timeoutMs: 30_000 },
+  );
 }
 
 const podUid = async (name: string) => (await admin.get(ref('v1', 'Pod', name))).metadata.uid;
@@ -131,13 +146,17 @@ it('runs the seed Database: Ready with its endpoint, credentials created once, s
   await waitForReached('myapp-db-headless', ['myapp-db-0', 'myapp-db-replica-0', 'myapp-db-replica-1']);
   const replicaPod = await admin.get(ref('v1', 'Pod', 'myapp-db-replica-0'));
   const replicaSpec = replicaPod.spec as { initContainers: { name: string }[]; containers: { env: { name: string; value?: string }[] }[] };
-  assert.deepEqual(replicaSpec.initContainers.map((c) => c.name), ['base-backup']);
+  assert.deepEqual(
+    replicaSpec.initContainers.map((c) => c.name),
+    ['base-backup'],
+  );
   assert.equal(replicaSpec.containers[0]!.env.find((e) => e.name === 'PRIMARY_HOST')?.value, 'myapp-db-0.myapp-db-headless');
   await admin.get(ref('v1', 'ConfigMap', 'myapp-db-replication'));
 
   const sts = await statefulSet();
   const stsSpec = sts.spec as {
-    replicas: number; serviceName: string;
+    replicas: number;
+    serviceName: string;
     persistentVolumeClaimRetentionPolicy: { whenDeleted: string };
     template: { spec: { containers: { image: string; readinessProbe: { exec: { command: string[] } } }[] } };
     volumeClaimTemplates: { spec: { resources: { requests: { storage: string } } } }[];
@@ -154,9 +173,18 @@ it('runs the seed Database: Ready with its endpoint, credentials created once, s
 
   // The credentials.
   const secret = await admin.get(ref('v1', 'Secret', 'myapp-db-credentials'));
-  const data = Object.fromEntries(Object.entries(secret.data as Record<string, string>).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
+  const data = Object.fromEntries(
+    Object.entries(secret.data as Record<string, string>).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]),
+  );
   assert.deepEqual(Object.keys(data).sort(), [
-    'database', 'host', 'password', 'port', 'replication-password', 'replication-username', 'uri', 'username',
+    'database',
+    'host',
+    'password',
+    'port',
+    'replication-password',
+    'replication-username',
+    'uri',
+    'username',
   ]);
   assert.ok(data['replication-password']!.length >= 32 && data['replication-password'] !== data.password, 'a password of its own');
   assert.ok(data.password!.length >= 32 && /^[A-Za-z0-9]+$/.test(data.password!), 'a long random password');
@@ -173,24 +201,36 @@ it('runs the seed Database: Ready with its endpoint, credentials created once, s
   const before = reconciles.length;
   await waitFor('three more reconciles', () => reconciles.length >= before + 3, { timeoutMs: 20_000 });
   await cluster.audit.settle();
-  assert.deepEqual(cluster.audit.writes(idle, { user: me.username }).map((w) => `${w.verb} ${w.requestURI}`), [], 'an unchanged Database is reconciled without writes');
+  assert.deepEqual(
+    cluster.audit.writes(idle, { user: me.username }).map((w) => `${w.verb} ${w.requestURI}`),
+    [],
+    'an unchanged Database is reconciled without writes',
+  );
   assert.equal(await password(), first);
 
   // A deleted owned Service is recreated.
   const client = await admin.get(ref('v1', 'Service', 'myapp-db'));
   await admin.delete(ref('v1', 'Service', 'myapp-db'));
-  await waitFor('the client Service recreated', async () => {
-    const svc = await admin.get(ref('v1', 'Service', 'myapp-db')).catch(() => undefined);
-    return svc && svc.metadata.uid !== client.metadata.uid;
-  }, { timeoutMs: 15_000 });
+  await waitFor(
+    'the client Service recreated',
+    async () => {
+      const svc = await admin.get(ref('v1', 'Service', 'myapp-db')).catch(() => undefined);
+      return svc && svc.metadata.uid !== client.metadata.uid;
+    },
+    { timeoutMs: 15_000 },
+  );
 
   // A deleted pod comes back; the password does not change.
   const pod = await admin.get(ref('v1', 'Pod', 'myapp-db-0'));
   await admin.delete(ref('v1', 'Pod', 'myapp-db-0'));
-  await waitFor('the pod recreated', async () => {
-    const p = await admin.get(ref('v1', 'Pod', 'myapp-db-0')).catch(() => undefined);
-    return p && p.metadata.uid !== pod.metadata.uid;
-  }, { timeoutMs: 30_000 });
+  await waitFor(
+    'the pod recreated',
+    async () => {
+      const p = await admin.get(ref('v1', 'Pod', 'myapp-db-0')).catch(() => undefined);
+      return p && p.metadata.uid !== pod.metadata.uid;
+    },
+    { timeoutMs: 30_000 },
+  );
   await waitForReady(3);
   assert.equal(await password(), first);
 
@@ -205,13 +245,18 @@ it('runs the seed Database: Ready with its endpoint, credentials created once, s
   // The Secret was created once and never written again by the operator.
   await cluster.audit.settle();
   const secretWrites = cluster.audit.writes(mark, { user: me.username, resource: 'secrets' });
-  assert.deepEqual(secretWrites.map((w) => w.verb), ['create']);
+  assert.deepEqual(
+    secretWrites.map((w) => w.verb),
+    ['create'],
+  );
 
   // replicas 3 → 2 removes a replica (the last, myapp-db-replica-1), never the primary.
   const primaryUid = await podUid('myapp-db-0');
   const keptUid = await podUid('myapp-db-replica-0');
   await admin.patch(databaseRef(), 'merge', { spec: { replicas: 2 } });
-  await waitFor('myapp-db-replica-1 gone', async () => !(await admin.get(ref('v1', 'Pod', 'myapp-db-replica-1')).catch(() => undefined)), { timeoutMs: 30_000 });
+  await waitFor('myapp-db-replica-1 gone', async () => !(await admin.get(ref('v1', 'Pod', 'myapp-db-replica-1')).catch(() => undefined)), {
+    timeoutMs: 30_000,
+  });
   const two = await waitForReady(2);
   assert.deepEqual([two.primary, two.streamingReplicas], ['myapp-db-0', 1]);
   assert.deepEqual([await podUid('myapp-db-0'), await podUid('myapp-db-replica-0')], [primaryUid, keptUid], 'the others untouched');
@@ -229,14 +274,22 @@ it('runs the seed Database: Ready with its endpoint, credentials created once, s
 
   // A version change rolls the StatefulSet to the new image.
   await admin.patch(databaseRef(), 'merge', { spec: { version: '17' } });
-  await waitFor('postgres:17 rolled out', async () => {
-    const sets = await Promise.all(['myapp-db', 'myapp-db-replica'].map((name) => admin.get(ref('apps/v1', 'StatefulSet', name))));
-    return sets.every((s) => {
-      const st = s.status as { currentRevision?: string; updateRevision?: string; readyReplicas?: number };
-      const spec = s.spec as typeof stsSpec;
-      return spec.template.spec.containers[0]!.image === 'postgres:17' && st.currentRevision === st.updateRevision && st.readyReplicas === spec.replicas;
-    });
-  }, { timeoutMs: 90_000 });
+  await waitFor(
+    'postgres:17 rolled out',
+    async () => {
+      const sets = await Promise.all(['myapp-db', 'myapp-db-replica'].map((name) => admin.get(ref('apps/v1', 'StatefulSet', name))));
+      return sets.every((s) => {
+        const st = s.status as { currentRevision?: string; updateRevision?: string; readyReplicas?: number };
+        const spec = s.spec as typeof stsSpec;
+        return (
+          spec.template.spec.containers[0]!.image === 'postgres:17' &&
+          st.currentRevision === st.updateRevision &&
+          st.readyReplicas === spec.replicas
+        );
+      });
+    },
+    { timeoutMs: 90_000 },
+  );
   await waitForReady(5);
   assert.equal(await password(), first, 'an upgrade keeps the credentials');
 
@@ -245,15 +298,25 @@ it('runs the seed Database: Ready with its endpoint, credentials created once, s
   assert.equal(claims.items.length, 5, 'one claim per replica');
   const deletedAt = performance.now();
   await admin.delete(databaseRef());
-  await waitFor('no StatefulSet, Service, ConfigMap, Secret or claim left', async () => {
-    const left: string[] = [];
-    const kinds = [['apps/v1', 'StatefulSet'], ['v1', 'Service'], ['v1', 'ConfigMap'], ['v1', 'Secret'], ['v1', 'PersistentVolumeClaim']] as const;
-    for (const [apiVersion, kind] of kinds) {
-      const { items } = await admin.list({ apiVersion, kind }, { namespace: ns, labelSelector: 'mycompany.com/database' });
-      left.push(...items.map((i) => `${kind}/${i.metadata.name}`));
-    }
-    if (left.length > 0) throw new Error(`still there: ${left.join(', ')}`);
-    return true;
-  }, { timeoutMs: 90_000 });
+  await waitFor(
+    'no StatefulSet, Service, ConfigMap, Secret or claim left',
+    async () => {
+      const left: string[] = [];
+      const kinds = [
+        ['apps/v1', 'StatefulSet'],
+        ['v1', 'Service'],
+        ['v1', 'ConfigMap'],
+        ['v1', 'Secret'],
+        ['v1', 'PersistentVolumeClaim'],
+      ] as const;
+      for (const [apiVersion, kind] of kinds) {
+        const { items } = await admin.list({ apiVersion, kind }, { namespace: ns, labelSelector: 'mycompany.com/database' });
+        left.push(...items.map((i) => `${kind}/${i.metadata.name}`));
+      }
+      if (left.length > 0) throw new Error(`still there: ${left.join(', ')}`);
+      return true;
+    },
+    { timeoutMs: 90_000 },
+  );
   t.diagnostic(`everything gone ${(performance.now() - deletedAt).toFixed(0)} ms after deleting the Database`);
 });

@@ -29,7 +29,6 @@ const secret = renderCredentialsSecret(database, password, replicationPassword).
 /** A Secret from before replication: no replication keys. */
 const { 'replication-username': _u, 'replication-password': _p, ...legacySecret } = secret;
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- rendered JSON, read field by field
 function find(objects: Manifest[], kind: string, name: string): any {
   const found = objects.find((o) => o.kind === kind && o.metadata.name === name);
   assert.ok(found, `no ${kind} ${name}`);
@@ -81,14 +80,23 @@ docker_process_sql() {
 
   it('gives the primary server id 1, GTIDs and a binary log, and creates the replication user once', async () => {
     const container = primary.containers[0];
-    assert.deepEqual(container.args, ['--datadir=/var/lib/mysql/data', '--server-id=1', '--gtid-mode=ON', '--enforce-gtid-consistency=ON', '--log-bin=binlog']);
+    assert.deepEqual(container.args, [
+      '--datadir=/var/lib/mysql/data',
+      '--server-id=1',
+      '--gtid-mode=ON',
+      '--enforce-gtid-consistency=ON',
+      '--log-bin=binlog',
+    ]);
     const items = primary.volumes.find((v: { name: string }) => v.name === 'initdb').configMap.items;
     assert.deepEqual(items, [{ key: 'mysql-primary-init.sh', path: 'mysql-primary-init.sh' }]);
     const sent = await source('mysql-primary-init.sh', resolveEnv(container.env, secret));
-    assert.equal(sent, `-- docker_process_sql --database=mysql
+    assert.equal(
+      sent,
+      `-- docker_process_sql --database=mysql
 CREATE USER 'replicator'@'%' IDENTIFIED BY '${replicationPassword}';
 GRANT REPLICATION SLAVE ON *.* TO 'replicator'@'%';
-`);
+`,
+    );
     assert.equal(await source('mysql-primary-init.sh', resolveEnv(container.env, legacySecret)), '', 'no user without credentials');
   });
 
@@ -96,15 +104,23 @@ GRANT REPLICATION SLAVE ON *.* TO 'replicator'@'%';
     const container = replica.containers[0];
     const env = resolveEnv(container.env, secret);
     assert.deepEqual(Object.keys(env), ['MYSQL_ROOT_PASSWORD', 'REPLICATION_USER', 'REPLICATION_PASSWORD', 'PRIMARY_HOST', 'PRIMARY_PORT']);
-    assert.deepEqual(container.args, ['--datadir=/var/lib/mysql/data', '--gtid-mode=ON', '--enforce-gtid-consistency=ON', '--log-bin=binlog']);
+    assert.deepEqual(container.args, [
+      '--datadir=/var/lib/mysql/data',
+      '--gtid-mode=ON',
+      '--enforce-gtid-consistency=ON',
+      '--log-bin=binlog',
+    ]);
     const sent = await source('mysql-replica-init.sh', { ...env, HOSTNAME: 'orders-replica-1' });
-    assert.equal(sent, `-- docker_process_sql 
+    assert.equal(
+      sent,
+      `-- docker_process_sql 
 RESET BINARY LOGS AND GTIDS;
 CHANGE REPLICATION SOURCE TO SOURCE_HOST='orders-0.orders-headless', SOURCE_PORT=3306,
   SOURCE_USER='replicator', SOURCE_PASSWORD='${replicationPassword}', SOURCE_AUTO_POSITION=1, SOURCE_SSL=1;
 SET PERSIST server_id = 3;
 SET PERSIST super_read_only = ON;
-`);
+`,
+    );
   });
 
   it('uses RESET MASTER on 8.0 and root where the Secret predates replication', async () => {
@@ -119,13 +135,19 @@ SET PERSIST super_read_only = ON;
     const bin = path.join(dir, 'bin');
     mkdirSync(bin);
     // The mysql client's stand-in answers what the file `answer` says and records its query.
-    writeFileSync(path.join(bin, 'mysql'), `#!/bin/sh\nprintf '%s\\n' "$*" > "${dir}/query"\necho "$MYSQL_PWD" > "${dir}/pwd"\ncat "${dir}/answer"\n`);
+    writeFileSync(
+      path.join(bin, 'mysql'),
+      `#!/bin/sh\nprintf '%s\\n' "$*" > "${dir}/query"\necho "$MYSQL_PWD" > "${dir}/pwd"\ncat "${dir}/answer"\n`,
+    );
     chmodSync(path.join(bin, 'mysql'), 0o755);
     const [sh, script] = replica.containers[0].readinessProbe.exec.command;
     const probe = (answer: string) => {
       writeFileSync(path.join(dir, 'answer'), `${answer}\n`);
       const env = { ...resolveEnv(replica.containers[0].env, secret), PATH: `${bin}:/usr/bin:/bin` };
-      return promisify(execFile)(sh, [script.replace('/etc/preview-replication', dir)], { env }).then(() => true, () => false);
+      return promisify(execFile)(sh, [script.replace('/etc/preview-replication', dir)], { env }).then(
+        () => true,
+        () => false,
+      );
     };
     assert.equal(await probe('1'), true);
     assert.equal(await probe('0'), false);

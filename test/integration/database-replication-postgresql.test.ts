@@ -14,9 +14,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { renderDatabaseWorkloads, replicationConfigPath, type DatabaseResource, type Manifest } from '../../constructs/index.js';
 import { generatePassword, renderCredentialsSecret } from '../../src/controllers/credentials-secret.js';
-import {
-  freePort, ownForServers, postgresqlMajor, run, startServer, type LocalServer,
-} from '../support/local-postgresql.js';
+import { freePort, ownForServers, postgresqlMajor, run, startServer, type LocalServer } from '../support/local-postgresql.js';
 
 type EnvVar = { name: string; value?: string; valueFrom?: { secretKeyRef?: { key: string; optional?: boolean } } };
 type Container = { command?: string[]; args?: string[]; env: EnvVar[]; readinessProbe: { exec: { command: string[] } } };
@@ -29,7 +27,6 @@ const database: DatabaseResource = {
   spec: { engine: 'postgresql', version: String(postgresqlMajor()), storage: '100Gi', replicas: 2 },
 };
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- rendered JSON, read field by field
 function find(objects: Manifest[], kind: string, name: string): any {
   const found = objects.find((o) => o.kind === kind && o.metadata.name === name);
   assert.ok(found, `no ${kind} ${name}`);
@@ -59,9 +56,8 @@ describe('PostgreSQL replication, as rendered, with real servers', { timeout: 18
   const configDir = path.join(dir, 'config');
   const socketDir = path.join(dir, 'run');
   /** A rendered path or argument, with the ConfigMap's mount and the data volume where this test keeps them. */
-  const mounted = (volume: string) => (text: string) => text
-    .replaceAll(replicationConfigPath, configDir)
-    .replaceAll('/var/lib/postgresql', volume);
+  const mounted = (volume: string) => (text: string) =>
+    text.replaceAll(replicationConfigPath, configDir).replaceAll('/var/lib/postgresql', volume);
   const servers: LocalServer[] = [];
   let primary: LocalServer;
 
@@ -93,11 +89,27 @@ describe('PostgreSQL replication, as rendered, with real servers', { timeout: 18
     try {
       // As the entrypoint's docker_setup_db: the application's database, then the initdb scripts.
       const socket = { ...env, PGHOST: socketDir, PGPORT: String(port) };
-      const created = await run('psql', ['--no-psqlrc', '-v', 'ON_ERROR_STOP=1', '--username', env.POSTGRES_USER!, '--dbname', 'postgres',
-        '-c', `CREATE DATABASE "${env.POSTGRES_DB}"`], socket);
+      const created = await run(
+        'psql',
+        [
+          '--no-psqlrc',
+          '-v',
+          'ON_ERROR_STOP=1',
+          '--username',
+          env.POSTGRES_USER!,
+          '--dbname',
+          'postgres',
+          '-c',
+          `CREATE DATABASE "${env.POSTGRES_DB}"`,
+        ],
+        socket,
+      );
       assert.equal(created.code, 0, created.stderr);
       const scripts = primaryPod.volumes.find((v: { name: string }) => v.name === 'initdb').configMap.items as { key: string }[];
-      assert.deepEqual(scripts.map((s) => s.key), ['postgresql-primary-init.sh']);
+      assert.deepEqual(
+        scripts.map((s) => s.key),
+        ['postgresql-primary-init.sh'],
+      );
       for (const { key } of scripts) {
         // The entrypoint (bash) sources each *.sh; its temporary server is on the default socket, here ours.
         const sourced = await run('bash', ['-c', '. "$1"', 'initdb', path.join(configDir, key)], socket);
@@ -132,16 +144,29 @@ describe('PostgreSQL replication, as rendered, with real servers', { timeout: 18
     assert.equal(again.code, 0, again.stderr);
     assert.match(again.stdout, /holds a server/);
 
-    const replica = await startServer(env.PGDATA, (replicaContainer.args ?? []).map(mount), { port: await freePort(), socketDir, listen: '127.0.0.1' });
+    const replica = await startServer(env.PGDATA, (replicaContainer.args ?? []).map(mount), {
+      port: await freePort(),
+      socketDir,
+      listen: '127.0.0.1',
+    });
     servers.push(replica);
     const [probe, ...probeArgs] = replicaContainer.readinessProbe.exec.command.map(mount);
-    await until('the replica is ready (streaming)', async () => (await run(probe!, probeArgs, { ...env, PGPORT: String(replica.port) })).code === 0);
+    await until(
+      'the replica is ready (streaming)',
+      async () => (await run(probe!, probeArgs, { ...env, PGPORT: String(replica.port) })).code === 0,
+    );
 
     const streaming = await sql(primary, 'SELECT usename, state FROM pg_stat_replication');
     assert.equal(streaming.stdout.trim(), 'replicator|streaming', streaming.stderr);
-    const wrote = await sql(primary, "CREATE TABLE orders (id int PRIMARY KEY, item text); INSERT INTO orders VALUES (1, 'written on the primary')");
+    const wrote = await sql(
+      primary,
+      "CREATE TABLE orders (id int PRIMARY KEY, item text); INSERT INTO orders VALUES (1, 'written on the primary')",
+    );
     assert.equal(wrote.code, 0, wrote.stderr);
-    await until('the row is on the replica', async () => (await sql(replica, 'SELECT item FROM orders WHERE id = 1')).stdout.trim() === 'written on the primary');
+    await until(
+      'the row is on the replica',
+      async () => (await sql(replica, 'SELECT item FROM orders WHERE id = 1')).stdout.trim() === 'written on the primary',
+    );
 
     const refused = await sql(replica, "INSERT INTO orders VALUES (2, 'written on a replica')");
     assert.notEqual(refused.code, 0);
@@ -163,7 +188,10 @@ describe('PostgreSQL replication, as rendered, with real servers', { timeout: 18
     const rules = await sql(primary, 'SELECT type, database, user_name, address, auth_method, error FROM pg_hba_file_rules');
     assert.equal(rules.code, 0, rules.stderr);
     const lines = rules.stdout.trim().split('\n');
-    assert.ok(lines.every((l) => l.endsWith('|')), `a rule has an error: ${rules.stdout}`);
+    assert.ok(
+      lines.every((l) => l.endsWith('|')),
+      `a rule has an error: ${rules.stdout}`,
+    );
     assert.ok(lines.includes('host|{replication}|{all}|all|scram-sha-256|'), rules.stdout);
     assert.ok(lines.includes('host|{all}|{all}|all|scram-sha-256|'), rules.stdout);
   });

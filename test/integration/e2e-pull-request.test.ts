@@ -25,8 +25,14 @@ import { resolvePolicyConfig } from '../../src/policy/policy-validation.js';
 import { startWebhookEndpoint, type WebhookEndpoint } from '../support/webhook-endpoint.js';
 import { waitFor } from '../support/wait.js';
 import {
-  getEnvironment, namespaceExists, previewDomain, previewYaml, startPreviewOperator, startWorkloadControllers,
-  waitForEnvironment, type PreviewOperator,
+  getEnvironment,
+  namespaceExists,
+  previewDomain,
+  previewYaml,
+  startPreviewOperator,
+  startWorkloadControllers,
+  waitForEnvironment,
+  type PreviewOperator,
 } from './preview-operator-harness.js';
 
 const gh = await startTestEmulator();
@@ -67,7 +73,8 @@ function selectorStore(): EnvironmentStore {
 
 before(async () => {
   repo = await PullRequestDriver.create(gh, {
-    owner: 'acme', name: uniqueName('shop'),
+    owner: 'acme',
+    name: uniqueName('shop'),
     initialFiles: { '.preview/preview.yaml': previewYaml(), 'README.md': 'shop\n' },
   });
   const app = gh.createApp({ slug: uniqueName('preview-operator') });
@@ -95,10 +102,18 @@ before(async () => {
 after(async () => {
   await endpoint?.close();
   if (operator) {
-    const { items } = await operator.admin.list(previewEnvironmentKind, { labelSelector: `${operator.selector.key}=${operator.selector.value}` });
+    const { items } = await operator.admin.list(previewEnvironmentKind, {
+      labelSelector: `${operator.selector.key}=${operator.selector.value}`,
+    });
     for (const env of items) await operator.admin.delete({ ...previewEnvironmentKind, name: env.metadata.name! }).catch(() => {});
     // The controller's finalizer tears down; wait for it before the controller stops.
-    await waitFor('every environment gone', async () => (await operator.admin.list(previewEnvironmentKind, { labelSelector: `${operator.selector.key}=${operator.selector.value}` })).items.length === 0, { timeoutMs: 60_000 }).catch(() => {});
+    await waitFor(
+      'every environment gone',
+      async () =>
+        (await operator.admin.list(previewEnvironmentKind, { labelSelector: `${operator.selector.key}=${operator.selector.value}` })).items
+          .length === 0,
+      { timeoutMs: 60_000 },
+    ).catch(() => {});
   }
   for (const stop of stopWorkloads) await stop();
   await operator?.stop();
@@ -124,8 +139,13 @@ async function deliverOpening(number: number, change: PullRequestChange): Promis
 }
 
 function readyAt(number: number, sha: string) {
-  return waitForEnvironment(operator, nameOf(number), `Ready at ${sha.slice(0, 7)}`,
-    (e) => e.status?.phase === 'Ready' && e.status?.deployedSha === sha, 90_000);
+  return waitForEnvironment(
+    operator,
+    nameOf(number),
+    `Ready at ${sha.slice(0, 7)}`,
+    (e) => e.status?.phase === 'Ready' && e.status?.deployedSha === sha,
+    90_000,
+  );
 }
 
 const comments = (number: number) => gh.comments(repo.repository, number);
@@ -139,11 +159,20 @@ async function waitForGone(number: number): Promise<void> {
 }
 
 async function waitForDestroyedReport(number: number): Promise<void> {
-  await waitFor(`#${number}: comment says destroyed, every Deployment inactive`, () => {
-    const list = comments(number);
-    const deployments = deploymentsOf(number);
-    return list.length === 1 && /destroy/i.test(list[0]!.body) && deployments.length > 0 && deployments.every((d) => latestState(d) === 'inactive');
-  }, { timeoutMs: 30_000 });
+  await waitFor(
+    `#${number}: comment says destroyed, every Deployment inactive`,
+    () => {
+      const list = comments(number);
+      const deployments = deploymentsOf(number);
+      return (
+        list.length === 1 &&
+        /destroy/i.test(list[0]!.body) &&
+        deployments.length > 0 &&
+        deployments.every((d) => latestState(d) === 'inactive')
+      );
+    },
+    { timeoutMs: 30_000 },
+  );
 }
 
 describe('a pull request from the repository itself', () => {
@@ -156,23 +185,34 @@ describe('a pull request from the repository itself', () => {
     const ready = await readyAt(1, firstSha);
     assert.equal(ready.status?.url, urlOf(1));
 
-    const deployment = await waitFor('a Deployment with a success status', () => {
-      const d = deploymentsOf(1).find((x) => x.sha === firstSha);
-      return d && latestState(d) === 'success' ? d : undefined;
-    }, { timeoutMs: 30_000 });
+    const deployment = await waitFor(
+      'a Deployment with a success status',
+      () => {
+        const d = deploymentsOf(1).find((x) => x.sha === firstSha);
+        return d && latestState(d) === 'success' ? d : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
     assert.equal(deployment.statuses.at(-1)!.environmentUrl, urlOf(1));
     assert.equal(deploymentsOf(1).length, 1);
 
-    const list = await waitFor('the comment with the URL', () => {
-      const c = comments(1);
-      return c.length > 0 && c[0]!.body.includes(urlOf(1)) ? c : undefined;
-    }, { timeoutMs: 30_000 });
+    const list = await waitFor(
+      'the comment with the URL',
+      () => {
+        const c = comments(1);
+        return c.length > 0 && c[0]!.body.includes(urlOf(1)) ? c : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
     assert.equal(list.length, 1, 'exactly one comment');
     assert.ok(list[0]!.app, 'written by the App');
 
     const runs = gh.checkRuns(repo.repository, { headSha: firstSha });
     assert.ok(runs.length >= 1, 'a check run on the head SHA');
-    assert.ok(runs.every((r) => r.status === 'completed' && r.conclusion === 'success'), JSON.stringify(runs.map((r) => [r.name, r.status, r.conclusion])));
+    assert.ok(
+      runs.every((r) => r.status === 'completed' && r.conclusion === 'success'),
+      JSON.stringify(runs.map((r) => [r.name, r.status, r.conclusion])),
+    );
   });
 
   it('two pushes → still one comment, edited to the latest SHA; a Deployment per SHA, the older inactive', async () => {
@@ -185,19 +225,28 @@ describe('a pull request from the repository itself', () => {
     const latest = third.pullRequest.head.sha;
     await readyAt(1, latest);
 
-    await waitFor('the comment shows the latest SHA and the latest Deployment succeeded', () => {
-      const c = comments(1);
-      const d = deploymentsOf(1).find((x) => x.sha === latest);
-      return c.length === 1 && c[0]!.body.includes(latest.slice(0, 7)) && d && latestState(d) === 'success';
-    }, { timeoutMs: 30_000 });
+    await waitFor(
+      'the comment shows the latest SHA and the latest Deployment succeeded',
+      () => {
+        const c = comments(1);
+        const d = deploymentsOf(1).find((x) => x.sha === latest);
+        return c.length === 1 && c[0]!.body.includes(latest.slice(0, 7)) && d && latestState(d) === 'success';
+      },
+      { timeoutMs: 30_000 },
+    );
     const [comment] = comments(1);
     assert.equal(comment!.id, commentId, 'the same comment, edited');
     assert.notEqual(comment!.updatedAt, comment!.createdAt);
 
     const deployments = deploymentsOf(1);
-    assert.deepEqual(new Set(deployments.map((d) => d.sha)), new Set([firstSha, second.pullRequest.head.sha, latest]), 'one Deployment per SHA');
+    assert.deepEqual(
+      new Set(deployments.map((d) => d.sha)),
+      new Set([firstSha, second.pullRequest.head.sha, latest]),
+      'one Deployment per SHA',
+    );
     assert.equal(deployments.length, 3);
-    for (const d of deployments.filter((x) => x.sha !== latest)) assert.equal(latestState(d), 'inactive', `Deployment of ${d.sha.slice(0, 7)}`);
+    for (const d of deployments.filter((x) => x.sha !== latest))
+      assert.equal(latestState(d), 'inactive', `Deployment of ${d.sha.slice(0, 7)}`);
   });
 
   it('closed and merged → environment and namespace gone, the comment says destroyed, Deployments inactive', async () => {
@@ -210,7 +259,9 @@ describe('a pull request from the repository itself', () => {
     const change = await repo.open({ number: 2, files: { 'b.txt': 'b\n' }, author: 'alice', authorAssociation: 'MEMBER' });
     await deliverOpening(2, change);
     await readyAt(2, change.pullRequest.head.sha);
-    await waitFor('#2 reported', () => deploymentsOf(2).some((d) => latestState(d) === 'success') && comments(2).length === 1, { timeoutMs: 30_000 });
+    await waitFor('#2 reported', () => deploymentsOf(2).some((d) => latestState(d) === 'success') && comments(2).length === 1, {
+      timeoutMs: 30_000,
+    });
     assert.equal((await deliver(await repo.close(2))).op, 'delete');
     await waitForGone(2);
     await waitForDestroyedReport(2);
@@ -220,8 +271,14 @@ describe('a pull request from the repository itself', () => {
 describe('the resync', () => {
   /** One pass over this file's environments, with a client that does not retry (a 5xx fails the listing at once). */
   async function resync() {
-    const { items } = await operator.admin.list<KubeObject>(previewEnvironmentKind, { labelSelector: `${operator.selector.key}=${operator.selector.value}` });
-    const resyncClients = createGitHubClients({ auth: { type: 'token', token: gh.createToken(uniqueName('resync')) }, baseUrl: gh.url, retry: { enabled: false } });
+    const { items } = await operator.admin.list<KubeObject>(previewEnvironmentKind, {
+      labelSelector: `${operator.selector.key}=${operator.selector.value}`,
+    });
+    const resyncClients = createGitHubClients({
+      auth: { type: 'token', token: gh.createToken(uniqueName('resync')) },
+      baseUrl: gh.url,
+      retry: { enabled: false },
+    });
     return resyncOnce({
       clients: resyncClients,
       writer: new EnvironmentWriter({ store: selectorStore() }),
@@ -246,7 +303,10 @@ describe('the resync', () => {
     gh.faults.inject({ route: 'pulls/list', repository: repo.repository, times: 1, fault: { kind: 'server-error', status: 502 } });
     const failed = await resync();
     assert.deepEqual(failed.deleted, [], failed.message);
-    assert.ok(failed.errors.some((e) => e.operation === 'list'), failed.message);
+    assert.ok(
+      failed.errors.some((e) => e.operation === 'list'),
+      failed.message,
+    );
     assert.ok(await getEnvironment(operator, nameOf(3)), 'still there after a failed listing');
     assert.ok(await getEnvironment(operator, nameOf(4)), 'still there after a failed listing');
 
@@ -271,7 +331,9 @@ describe('a pull request from a fork', () => {
     assert.equal((await deliver(await repo.label(5, policy.trust.approvalLabel))).op, 'upsert');
     const env = await readyAt(5, change.pullRequest.head.sha);
     assert.equal(env.spec.pullRequest.fork, true);
-    await waitFor('#5 reported', () => comments(5).length === 1 && deploymentsOf(5).some((d) => latestState(d) === 'success'), { timeoutMs: 30_000 });
+    await waitFor('#5 reported', () => comments(5).length === 1 && deploymentsOf(5).some((d) => latestState(d) === 'success'), {
+      timeoutMs: 30_000,
+    });
 
     const pushed = await deliver(await repo.push(5, { 'x.txt': 'mine, changed\n' }, { sender: 'outsider' }));
     assert.equal(pushed.op, 'delete', JSON.stringify(pushed));

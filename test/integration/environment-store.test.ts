@@ -21,14 +21,25 @@ const names: string[] = [];
 function spec(number: number): PreviewEnvironmentSpec {
   return {
     repository: { owner: 'acme', name: 'shop', cloneUrl: 'https://github.com/acme/shop.git' },
-    pullRequest: { number, headSha: 'a'.repeat(40), headRef: `feature-${number}`, baseRef: 'main', author: 'alice', authorAssociation: 'MEMBER', fork: false },
+    pullRequest: {
+      number,
+      headSha: 'a'.repeat(40),
+      headRef: `feature-${number}`,
+      baseRef: 'main',
+      author: 'alice',
+      authorAssociation: 'MEMBER',
+      fork: false,
+    },
   } as PreviewEnvironmentSpec;
 }
 
 const get = (name: string) => client.get<KubeObject>({ ...previewEnvironmentKind, name }).catch(() => undefined);
 
 before(async () => {
-  await installCrds(cluster.kubeConfig, operatorCrdFiles.filter((f) => f.endsWith('previewenvironments.preview.alien6.io.yaml')));
+  await installCrds(
+    cluster.kubeConfig,
+    operatorCrdFiles.filter((f) => f.endsWith('previewenvironments.preview.alien6.io.yaml')),
+  );
   client = new KubeClient((await newIdentity(cluster, 'environment-store')).kubeConfig);
 });
 
@@ -41,7 +52,7 @@ after(async () => {
   client.close();
 });
 
-test('with the controller\'s finalizer: the first write carries it, later writes keep it, and a delete waits for the controller', async () => {
+test("with the controller's finalizer: the first write carries it, later writes keep it, and a delete waits for the controller", async () => {
   const store = new KubeEnvironmentStore(client, { finalizers: [previewEnvironmentFinalizer] });
   const name = uniqueName('pr-1-store');
   names.push(name);
@@ -49,7 +60,11 @@ test('with the controller\'s finalizer: the first write carries it, later writes
   await store.upsert(name, spec(1));
   await store.upsert(name, { ...spec(1), pullRequest: { ...spec(1).pullRequest, headSha: 'b'.repeat(40) } });
   await cluster.audit.settle();
-  assert.equal(cluster.audit.writes(mark, { resource: 'previewenvironments' }).filter((w) => w.objectRef?.name === name).length, 2, 'one write per upsert, nothing else');
+  assert.equal(
+    cluster.audit.writes(mark, { resource: 'previewenvironments' }).filter((w) => w.objectRef?.name === name).length,
+    2,
+    'one write per upsert, nothing else',
+  );
   const live = await get(name);
   assert.deepEqual(live?.metadata.finalizers, [previewEnvironmentFinalizer]);
   assert.equal((live?.spec as PreviewEnvironmentSpec).pullRequest.headSha, 'b'.repeat(40));

@@ -18,7 +18,11 @@ after(() => rmSync(scratch, { recursive: true, force: true }));
 let caches = 0;
 
 function newCache(options: Partial<ConstructorParameters<typeof RepositoryCache>[0]> = {}): RepositoryCache {
-  return new RepositoryCache({ cacheDir: path.join(scratch, `cache-${++caches}`), allowedProtocols: ['https:', 'http:', 'file:'], ...options });
+  return new RepositoryCache({
+    cacheDir: path.join(scratch, `cache-${++caches}`),
+    allowedProtocols: ['https:', 'http:', 'file:'],
+    ...options,
+  });
 }
 
 async function newOrigin(): Promise<GitRepository> {
@@ -38,7 +42,11 @@ function bareDir(cache: RepositoryCache, origin: GitRepository): string {
 }
 
 function git(dir: string, ...args: string[]): string {
-  return execFileSync('git', ['-C', dir, ...args], { encoding: 'utf8', stdio: 'pipe', env: { PATH: process.env.PATH, HOME: scratch } }).trim();
+  return execFileSync('git', ['-C', dir, ...args], {
+    encoding: 'utf8',
+    stdio: 'pipe',
+    env: { PATH: process.env.PATH, HOME: scratch },
+  }).trim();
 }
 
 function filesUnder(dir: string): string[] {
@@ -67,7 +75,9 @@ test('a commit the remote does not have is a clear, typed error', async () => {
   const missing = 'deadbeef'.repeat(5);
   let called = false;
   await assert.rejects(
-    newCache().withCheckout(at(origin, missing), async () => { called = true; }),
+    newCache().withCheckout(at(origin, missing), async () => {
+      called = true;
+    }),
     (err: unknown) => {
       assert.ok(err instanceof GitOperationError);
       assert.equal(err.reason, 'commit-not-found');
@@ -84,9 +94,14 @@ test('a commit the remote does not have is a clear, typed error', async () => {
 
 test('a remote that stops answering is given up after the git timeout', async () => {
   const origin = await newOrigin();
-  const silent = createServer(() => { /* never answers */ });
+  const silent = createServer(() => {
+    /* never answers */
+  });
   await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-  after(() => { silent.closeAllConnections(); silent.close(); });
+  after(() => {
+    silent.closeAllConnections();
+    silent.close();
+  });
   const cloneUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/${origin.owner}/${origin.repo}.git`;
   const started = performance.now();
   await assert.rejects(
@@ -115,7 +130,9 @@ test('an invalid owner, repository, SHA or URL is rejected before git runs', asy
     const cache = newCache();
     let called = false;
     await assert.rejects(
-      cache.withCheckout({ ...good, ...change }, async () => { called = true; }),
+      cache.withCheckout({ ...good, ...change }, async () => {
+        called = true;
+      }),
       (err: unknown) => err instanceof InvalidGitInputError && err.field === field,
       `${JSON.stringify(change)} should be rejected as ${field}`,
     );
@@ -124,10 +141,16 @@ test('an invalid owner, repository, SHA or URL is rejected before git runs', asy
     // Nothing was created: no git process ran for the cache.
     assert.equal(existsSync(cache.cacheDir) && readdirSync(cache.cacheDir).includes('repositories'), false);
   }
-  await assert.rejects(newCache().readFile(good, '../outside'), (err: unknown) => err instanceof InvalidGitInputError && err.field === 'path');
+  await assert.rejects(
+    newCache().readFile(good, '../outside'),
+    (err: unknown) => err instanceof InvalidGitInputError && err.field === 'path',
+  );
   // Only the protocols configured are accepted (production: https only).
   const httpsOnly = new RepositoryCache({ cacheDir: path.join(scratch, 'https-only') });
-  await assert.rejects(httpsOnly.withCheckout(good, async () => {}), (err: unknown) => err instanceof InvalidGitInputError && err.field === 'cloneUrl');
+  await assert.rejects(
+    httpsOnly.withCheckout(good, async () => {}),
+    (err: unknown) => err instanceof InvalidGitInputError && err.field === 'cloneUrl',
+  );
 });
 
 test('concurrent checkouts of different SHAs of one repository stay separate and keep the cache intact', async () => {
@@ -136,13 +159,19 @@ test('concurrent checkouts of different SHAs of one repository stay separate and
   for (let n = 1; n <= 4; n++) shas.push(await origin.openPullRequest(n, { files: { 'version.txt': `pr ${n}\n` } }));
   const cache = newCache({ maxConcurrentGitProcesses: 2 });
   let peak = 0;
-  const sampler = setInterval(() => { peak = Math.max(peak, cache.runningGitProcesses); }, 1);
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, cache.runningGitProcesses);
+  }, 1);
   try {
     // Each SHA twice, all at once.
-    const results = await Promise.all([...shas, ...shas].map((sha) => cache.withCheckout(at(origin, sha), async (dir) => {
-      await new Promise((r) => setTimeout(r, 20));
-      return { sha, head: git(dir, 'rev-parse', 'HEAD'), version: readFileSync(path.join(dir, 'version.txt'), 'utf8'), dir };
-    })));
+    const results = await Promise.all(
+      [...shas, ...shas].map((sha) =>
+        cache.withCheckout(at(origin, sha), async (dir) => {
+          await new Promise((r) => setTimeout(r, 20));
+          return { sha, head: git(dir, 'rev-parse', 'HEAD'), version: readFileSync(path.join(dir, 'version.txt'), 'utf8'), dir };
+        }),
+      ),
+    );
     for (const [i, result] of results.entries()) {
       assert.equal(result.head, result.sha);
       assert.equal(result.version, `pr ${(i % 4) + 1}\n`);
@@ -155,8 +184,10 @@ test('concurrent checkouts of different SHAs of one repository stay separate and
   assert.ok(peak >= 1);
   const bare = bareDir(cache, origin);
   execFileSync('git', ['-C', bare, 'fsck', '--no-progress'], { stdio: 'pipe', env: { PATH: process.env.PATH, HOME: scratch } });
-  assert.deepEqual(git(bare, 'for-each-ref', '--format=%(refname)', 'refs/preview-cache/').split('\n').sort(),
-    shas.map((s) => `refs/preview-cache/${s}`).sort());
+  assert.deepEqual(
+    git(bare, 'for-each-ref', '--format=%(refname)', 'refs/preview-cache/').split('\n').sort(),
+    shas.map((s) => `refs/preview-cache/${s}`).sort(),
+  );
 });
 
 test('the worktree is removed after use, also when the caller throws', async () => {
@@ -164,16 +195,26 @@ test('the worktree is removed after use, also when the caller throws', async () 
   const sha = (await origin.resolveRef('refs/heads/main'))!;
   const cache = newCache();
   let used = '';
-  await cache.withCheckout(at(origin, sha), async (dir) => { used = dir; });
-  assert.equal(existsSync(used), false);
-  await assert.rejects(cache.withCheckout(at(origin, sha), async (dir) => {
+  await cache.withCheckout(at(origin, sha), async (dir) => {
     used = dir;
-    writeFileSync(path.join(dir, 'scratch.txt'), 'untracked');
-    throw new Error('render failed');
-  }), /render failed/);
+  });
   assert.equal(existsSync(used), false);
-  assert.equal(git(bareDir(cache, origin), 'worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).length, 1,
-    'only the bare repository itself is left in the worktree list');
+  await assert.rejects(
+    cache.withCheckout(at(origin, sha), async (dir) => {
+      used = dir;
+      writeFileSync(path.join(dir, 'scratch.txt'), 'untracked');
+      throw new Error('render failed');
+    }),
+    /render failed/,
+  );
+  assert.equal(existsSync(used), false);
+  assert.equal(
+    git(bareDir(cache, origin), 'worktree', 'list', '--porcelain')
+      .split('\n')
+      .filter((l) => l.startsWith('worktree ')).length,
+    1,
+    'only the bare repository itself is left in the worktree list',
+  );
 });
 
 test('a restarted operator clears worktrees its previous process left behind', async () => {
@@ -185,7 +226,9 @@ test('a restarted operator clears worktrees its previous process left behind', a
   let leftover = '';
   const stuck = crashed.withCheckout(at(origin, sha), (dir) => {
     leftover = dir;
-    return new Promise<void>((r) => { release = r; });
+    return new Promise<void>((r) => {
+      release = r;
+    });
   });
   while (!leftover) await new Promise((r) => setTimeout(r, 10));
   const restarted = new RepositoryCache({ cacheDir, allowedProtocols: ['file:'] });
@@ -195,32 +238,50 @@ test('a restarted operator clears worktrees its previous process left behind', a
   });
   release();
   await stuck; // the old owner's cleanup copes with its worktree being gone
-  assert.equal(git(path.join(cacheDir, 'repositories', origin.owner, `${origin.repo}.git`), 'worktree', 'list', '--porcelain')
-    .split('\n').filter((l) => l.startsWith('worktree ')).length, 1);
+  assert.equal(
+    git(path.join(cacheDir, 'repositories', origin.owner, `${origin.repo}.git`), 'worktree', 'list', '--porcelain')
+      .split('\n')
+      .filter((l) => l.startsWith('worktree ')).length,
+    1,
+  );
 });
 
 test('reads a file at a SHA from the bare cache; absent is undefined; symlinks and directories are refused', async () => {
   const origin = await newOrigin();
   const head = await origin.openPullRequest(3, {
-    files: { '.preview/preview.yaml': 'hostPrefix: pr\n', '.preview/leak.yaml': { symlinkTo: '/var/run/secrets/kubernetes.io/serviceaccount/token' } },
+    files: {
+      '.preview/preview.yaml': 'hostPrefix: pr\n',
+      '.preview/leak.yaml': { symlinkTo: '/var/run/secrets/kubernetes.io/serviceaccount/token' },
+    },
   });
   const cache = newCache();
   assert.equal(await cache.readFile(at(origin, head), '.preview/preview.yaml'), 'hostPrefix: pr\n');
   assert.equal(await cache.readFile(at(origin, head), '.preview/main.ts'), undefined);
-  await assert.rejects(cache.readFile(at(origin, head), '.preview/leak.yaml'),
-    (err: unknown) => err instanceof GitOperationError && err.reason === 'not-a-regular-file' && /symbolic link/.test(err.message));
-  await assert.rejects(cache.readFile(at(origin, head), '.preview'),
-    (err: unknown) => err instanceof GitOperationError && err.reason === 'not-a-regular-file' && /directory/.test(err.message));
+  await assert.rejects(
+    cache.readFile(at(origin, head), '.preview/leak.yaml'),
+    (err: unknown) => err instanceof GitOperationError && err.reason === 'not-a-regular-file' && /symbolic link/.test(err.message),
+  );
+  await assert.rejects(
+    cache.readFile(at(origin, head), '.preview'),
+    (err: unknown) => err instanceof GitOperationError && err.reason === 'not-a-regular-file' && /directory/.test(err.message),
+  );
   assert.equal(existsSync(path.join(cache.cacheDir, 'checkouts', origin.owner, origin.repo)), false, 'no worktree was made');
   const small = newCache({ maxFileBytes: 4 });
-  await assert.rejects(small.readFile(at(origin, head), '.preview/preview.yaml'),
-    (err: unknown) => err instanceof GitOperationError && err.reason === 'not-a-regular-file' && /more than the 4 allowed/.test(err.message));
+  await assert.rejects(
+    small.readFile(at(origin, head), '.preview/preview.yaml'),
+    (err: unknown) =>
+      err instanceof GitOperationError && err.reason === 'not-a-regular-file' && /more than the 4 allowed/.test(err.message),
+  );
 });
 
 test('the files of a commit are listed with one git process, and a commit the cache holds is never fetched again', async () => {
   const origin = await newOrigin();
   const head = await origin.openPullRequest(5, {
-    files: { '.preview/preview.yaml': 'hostPrefix: pr\n', '.preview/main.ts': 'export {};\n', '.preview/link': { symlinkTo: '/etc/passwd' } },
+    files: {
+      '.preview/preview.yaml': 'hostPrefix: pr\n',
+      '.preview/main.ts': 'export {};\n',
+      '.preview/link': { symlinkTo: '/etc/passwd' },
+    },
   });
   const cacheDir = path.join(scratch, `cache-${++caches}`);
   const cache = newCache({ cacheDir });
@@ -231,8 +292,10 @@ test('the files of a commit are listed with one git process, and a commit the ca
   assert.deepEqual([...files.keys()].sort(), ['.preview/link', '.preview/main.ts', '.preview/preview.yaml']);
   assert.equal(files.get('.preview/link')?.kind, 'symlink');
   assert.equal(await cache.readEntry(at(origin, head), files.get('.preview/preview.yaml')!), 'hostPrefix: pr\n');
-  await assert.rejects(cache.readEntry(at(origin, head), files.get('.preview/link')!),
-    (err: unknown) => err instanceof GitOperationError && err.reason === 'not-a-regular-file');
+  await assert.rejects(
+    cache.readEntry(at(origin, head), files.get('.preview/link')!),
+    (err: unknown) => err instanceof GitOperationError && err.reason === 'not-a-regular-file',
+  );
   // A new repository and commit: init, fetch, one listing, one read per readEntry.
   assert.deepEqual(counted(cache), { init: 1, fetch: 1, 'ls-tree': 1, 'cat-file': 1 });
 
@@ -268,8 +331,10 @@ test('a branch resolves to its tip SHA, which then reads the base configuration 
   // A ref whose name merely ends like the branch is not the branch.
   await origin.setRef('refs/heads/feature/main', head);
   assert.equal(await cache.resolveBranch(origin, 'main'), baseTip);
-  await assert.rejects(cache.resolveBranch(origin, 'does-not-exist'),
-    (err: unknown) => err instanceof GitOperationError && err.reason === 'branch-not-found');
+  await assert.rejects(
+    cache.resolveBranch(origin, 'does-not-exist'),
+    (err: unknown) => err instanceof GitOperationError && err.reason === 'branch-not-found',
+  );
   await assert.rejects(cache.resolveBranch(origin, '--upload-pack=x'), InvalidGitInputError);
 });
 
@@ -281,8 +346,13 @@ test('only the newest pinned commits stay in the cache', async () => {
     shas.push(await origin.openPullRequest(n, { files: { 'n.txt': String(n) } }));
     await cache.readFile(at(origin, shas.at(-1)!), 'n.txt');
   }
-  assert.deepEqual(git(bareDir(cache, origin), 'for-each-ref', '--format=%(refname)', 'refs/preview-cache/').split('\n').sort(),
-    shas.slice(1).map((s) => `refs/preview-cache/${s}`).sort());
+  assert.deepEqual(
+    git(bareDir(cache, origin), 'for-each-ref', '--format=%(refname)', 'refs/preview-cache/').split('\n').sort(),
+    shas
+      .slice(1)
+      .map((s) => `refs/preview-cache/${s}`)
+      .sort(),
+  );
 });
 
 test('over HTTP the token is sent with each command, never stored, and a bad token is an authentication error', async (t) => {
@@ -294,10 +364,14 @@ test('over HTTP the token is sent with each command, never stored, and a bad tok
   const cache = newCache();
   const location = { ...at(origin, head, server.cloneUrl), token };
 
-  await assert.rejects(cache.withCheckout({ ...location, token: undefined }, async () => {}),
-    (err: unknown) => err instanceof GitOperationError && err.reason === 'authentication');
-  await assert.rejects(cache.resolveBranch({ ...location, token: 'ghs_wrong' }, 'main'),
-    (err: unknown) => err instanceof GitOperationError && err.reason === 'authentication' && !err.message.includes('ghs_wrong'));
+  await assert.rejects(
+    cache.withCheckout({ ...location, token: undefined }, async () => {}),
+    (err: unknown) => err instanceof GitOperationError && err.reason === 'authentication',
+  );
+  await assert.rejects(
+    cache.resolveBranch({ ...location, token: 'ghs_wrong' }, 'main'),
+    (err: unknown) => err instanceof GitOperationError && err.reason === 'authentication' && !err.message.includes('ghs_wrong'),
+  );
 
   const expected = `basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}`;
   const before = server.requests.length;
@@ -306,7 +380,10 @@ test('over HTTP the token is sent with each command, never stored, and a bad tok
   const cold = performance.now() - started;
   const fetchRequests = server.requests.slice(before);
   assert.ok(fetchRequests.length >= 2);
-  assert.ok(fetchRequests.every((r) => r.authorization === expected), 'every request of the fetch carried the token');
+  assert.ok(
+    fetchRequests.every((r) => r.authorization === expected),
+    'every request of the fetch carried the token',
+  );
 
   started = performance.now();
   await cache.withCheckout(location, async () => {});
@@ -345,7 +422,9 @@ test('a warm checkout of a cached commit fetches nothing; cold and warm timings 
   await cache.readFile(at(origin, second), '.preview/preview.yaml');
   const read = performance.now() - started;
   // The times are figures for the reader, not assertions: on shared cores two samples can come out either way.
-  t.diagnostic(`201 files: cold ${cold.toFixed(0)} ms; warm same SHA ${warmSameSha.toFixed(0)} ms; warm new SHA ${newSha.toFixed(0)} ms; readFile of a cached SHA ${read.toFixed(0)} ms`);
+  t.diagnostic(
+    `201 files: cold ${cold.toFixed(0)} ms; warm same SHA ${warmSameSha.toFixed(0)} ms; warm new SHA ${newSha.toFixed(0)} ms; readFile of a cached SHA ${read.toFixed(0)} ms`,
+  );
 });
 
 /** Every process's command line (as anyone on the host may read it in /proc/<pid>/cmdline). */
@@ -361,7 +440,7 @@ function commandLines(): Array<{ pid: string; argv: string }> {
   return lines;
 }
 
-test('the token is on no process\'s command line while git uses it, and it still authenticates', async () => {
+test("the token is on no process's command line while git uses it, and it still authenticates", async () => {
   const origin = await newOrigin();
   const token = `ghs_${randomBytes(16).toString('hex')}`;
   const secrets = [token, Buffer.from(`x-access-token:${token}`).toString('base64')];
@@ -386,6 +465,13 @@ test('the token is on no process\'s command line while git uses it, and it still
   await cache.withCheckout(location, async (dir) => assert.equal(readFileSync(path.join(dir, 'a.txt'), 'utf8'), 'a'));
   assert.equal(await cache.resolveBranch(location, 'main'), await origin.resolveRef('refs/heads/main'));
   assert.ok(looks.length >= 3, `${looks.length} authorised requests`);
-  assert.ok(looks.every((l) => l.gitProcesses >= 1), 'every look saw the git processes talking to the server');
-  assert.deepEqual(looks.flatMap((l) => l.leaks), [], 'processes whose command line carries the token');
+  assert.ok(
+    looks.every((l) => l.gitProcesses >= 1),
+    'every look saw the git processes talking to the server',
+  );
+  assert.deepEqual(
+    looks.flatMap((l) => l.leaks),
+    [],
+    'processes whose command line carries the token',
+  );
 });

@@ -39,7 +39,8 @@ const at = (sha: string, driver = repo): CommitLocation => ({
 });
 const blobId = (sha: string, file: string) => bareGit(repo.git.originPath)(['rev-parse', `${sha}:${file}`]);
 /** The requests this file's repository received since `mark`, as `operationId status`. */
-const requests = (mark: number, driver = repo) => gh.requestsSince(mark, { repository: driver.repository }).map((r) => `${r.operationId} ${r.status}`);
+const requests = (mark: number, driver = repo) =>
+  gh.requestsSince(mark, { repository: driver.repository }).map((r) => `${r.operationId} ${r.status}`);
 
 async function failure(promise: Promise<unknown>): Promise<GitOperationError> {
   try {
@@ -65,7 +66,12 @@ describe('listing and reading', () => {
     const mark = gh.mark();
     const files = await source.listFiles(at(sha), [configPath, mainPath, '.preview/absent.yaml']);
     assert.deepEqual([...files.keys()].sort(), [mainPath, configPath]);
-    assert.deepEqual(files.get(configPath), { path: configPath, kind: 'file', object: blobId(sha, configPath), size: Buffer.byteLength(previewYaml()) });
+    assert.deepEqual(files.get(configPath), {
+      path: configPath,
+      kind: 'file',
+      object: blobId(sha, configPath),
+      size: Buffer.byteLength(previewYaml()),
+    });
     assert.equal(await source.readEntry(at(sha), files.get(configPath)!), previewYaml());
     assert.equal(await source.readFile(at(sha), mainPath), 'export default () => {};\n');
     assert.deepEqual(requests(mark), ['repos/get-content 200', 'git/get-blob 200', 'git/get-blob 200']);
@@ -116,7 +122,11 @@ describe('listing and reading', () => {
     const moved = await repo.git.commit('main', { [configPath]: previewYaml({ database: false }) });
     assert.equal(await source.resolveBranch(location, 'main'), moved);
     assert.equal(await source.readFile(at(moved), configPath), previewYaml({ database: false }));
-    await failsWith(source.resolveBranch(location, 'no-such-branch'), 'branch-not-found', /branch no-such-branch does not exist in .*GitHub API/);
+    await failsWith(
+      source.resolveBranch(location, 'no-such-branch'),
+      'branch-not-found',
+      /branch no-such-branch does not exist in .*GitHub API/,
+    );
     // Later pull requests start from main: its configuration back as it was.
     await repo.git.commit('main', { [configPath]: previewYaml() });
   });
@@ -132,13 +142,22 @@ describe('what cannot be read', () => {
 
   it('an unknown repository, or one the App is not installed on, is repository-not-found', async () => {
     const source = new GitHubPreviewFiles({ clients });
-    await failsWith(source.listFiles({ ...at('a'.repeat(40)), repo: 'does-not-exist' }, [configPath]), 'repository-not-found', /files\/does-not-exist does not exist or is not visible .*GitHub API/);
+    await failsWith(
+      source.listFiles({ ...at('a'.repeat(40)), repo: 'does-not-exist' }, [configPath]),
+      'repository-not-found',
+      /files\/does-not-exist does not exist or is not visible .*GitHub API/,
+    );
 
     const app = gh.createApp();
     const other = await PullRequestDriver.create(gh, { owner: 'files', initialFiles: { [configPath]: previewYaml() } });
     try {
       gh.installApp(app.id, [other.repository]);
-      const appClients = createGitHubClients({ auth: { type: 'app', appId: app.id, privateKey: app.privateKey }, baseUrl: gh.url, throttle: { enabled: false }, retry: { enabled: false } });
+      const appClients = createGitHubClients({
+        auth: { type: 'app', appId: app.id, privateKey: app.privateKey },
+        baseUrl: gh.url,
+        throttle: { enabled: false },
+        retry: { enabled: false },
+      });
       const asApp = new GitHubPreviewFiles({ clients: appClients });
       const main = (await other.git.resolveRef('refs/heads/main'))!;
       assert.equal(await asApp.readFile(at(main, other), configPath), previewYaml(), 'the installed repository reads');
@@ -157,31 +176,62 @@ describe('what cannot be read', () => {
     const { pullRequest } = await repo.open({ files: { 'b.txt': 'b\n' } });
     const source = new GitHubPreviewFiles({ clients });
     gh.faults.inject({ route: 'repos/get-content', repository: repo.repository, fault: { kind: 'server-error', status: 502 } });
-    await failsWith(source.listFiles(at(pullRequest.head.sha), [configPath]), 'git-failed', /GitHub API answered 502 while listing \.preview\/ at/);
+    await failsWith(
+      source.listFiles(at(pullRequest.head.sha), [configPath]),
+      'git-failed',
+      /GitHub API answered 502 while listing \.preview\/ at/,
+    );
     assert.equal(await source.readFile(at(pullRequest.head.sha), configPath), previewYaml(), 'the next attempt asks again');
 
     gh.faults.inject({ route: 'git/get-blob', repository: repo.repository, fault: { kind: 'server-error', status: 503 } });
     const fresh = new GitHubPreviewFiles({ clients });
-    await failsWith(fresh.readFile(at(pullRequest.head.sha), configPath), 'git-failed', /GitHub API answered 503 while reading \.preview\/preview\.yaml/);
+    await failsWith(
+      fresh.readFile(at(pullRequest.head.sha), configPath),
+      'git-failed',
+      /GitHub API answered 503 while reading \.preview\/preview\.yaml/,
+    );
 
     // A client of its own: after a 429 the emulator holds the credential to its retry-after.
     const limited = new GitHubPreviewFiles({ clients: tokenClients(gh.createToken('limited-reader')) });
-    gh.faults.inject({ route: 'repos/get-content', repository: repo.repository, fault: { kind: 'too-many-requests', retryAfterSeconds: 1 } });
+    gh.faults.inject({
+      route: 'repos/get-content',
+      repository: repo.repository,
+      fault: { kind: 'too-many-requests', retryAfterSeconds: 1 },
+    });
     await failsWith(limited.listFiles(at(pullRequest.head.sha), [configPath]), 'git-failed', /GitHub API rate limit while listing/);
 
-    const nowhere = createGitHubClients({ auth: { type: 'token', token: 'x' }, baseUrl: 'http://127.0.0.1:9', throttle: { enabled: false }, retry: { enabled: false } });
-    await failsWith(new GitHubPreviewFiles({ clients: nowhere }).listFiles(at(pullRequest.head.sha), [configPath]), 'unreachable', /GitHub API could not be reached/);
+    const nowhere = createGitHubClients({
+      auth: { type: 'token', token: 'x' },
+      baseUrl: 'http://127.0.0.1:9',
+      throttle: { enabled: false },
+      retry: { enabled: false },
+    });
+    await failsWith(
+      new GitHubPreviewFiles({ clients: nowhere }).listFiles(at(pullRequest.head.sha), [configPath]),
+      'unreachable',
+      /GitHub API could not be reached/,
+    );
   });
 
   it('a file over 1 MiB is not-a-regular-file, without fetching it; a symlink or a submodule is not-a-regular-file', async () => {
-    const { pullRequest } = await repo.open({ files: { [configPath]: `# ${'x'.repeat(1024 * 1024)}\n`, '.preview/link.yaml': { symlinkTo: 'preview.yaml' } } });
+    const { pullRequest } = await repo.open({
+      files: { [configPath]: `# ${'x'.repeat(1024 * 1024)}\n`, '.preview/link.yaml': { symlinkTo: 'preview.yaml' } },
+    });
     const sha = pullRequest.head.sha;
     const source = new GitHubPreviewFiles({ clients });
     const mark = gh.mark();
     const files = await source.listFiles(at(sha), [configPath, '.preview/link.yaml']);
-    await failsWith(source.readEntry(at(sha), files.get(configPath)!), 'not-a-regular-file', /\.preview\/preview\.yaml at [0-9a-f]{12} is 1048579 bytes, more than the 1048576 allowed/);
+    await failsWith(
+      source.readEntry(at(sha), files.get(configPath)!),
+      'not-a-regular-file',
+      /\.preview\/preview\.yaml at [0-9a-f]{12} is 1048579 bytes, more than the 1048576 allowed/,
+    );
     assert.equal(files.get('.preview/link.yaml')!.kind, 'symlink');
-    await failsWith(source.readEntry(at(sha), files.get('.preview/link.yaml')!), 'not-a-regular-file', /is a symbolic link, not a regular file/);
+    await failsWith(
+      source.readEntry(at(sha), files.get('.preview/link.yaml')!),
+      'not-a-regular-file',
+      /is a symbolic link, not a regular file/,
+    );
     assert.deepEqual(requests(mark), ['repos/get-content 200'], 'nothing but the listing');
   });
 
@@ -201,12 +251,14 @@ describe('what cannot be read', () => {
     await assert.rejects(source.listFiles(at('main'), [configPath]), { name: 'InvalidGitInputError' });
     await assert.rejects(source.listFiles(at('a'.repeat(40)), ['../etc/passwd']), { name: 'InvalidGitInputError' });
     await assert.rejects(source.listFiles(at('a'.repeat(40)), ['preview.yaml']), /not at the repository root/);
-    await assert.rejects(source.resolveBranch({ owner: 'files', repo: repo.repository.name, cloneUrl: repo.cloneUrl }, '--upload-pack=x'), { name: 'InvalidGitInputError' });
+    await assert.rejects(source.resolveBranch({ owner: 'files', repo: repo.repository.name, cloneUrl: repo.cloneUrl }, '--upload-pack=x'), {
+      name: 'InvalidGitInputError',
+    });
     assert.deepEqual(requests(mark), []);
   });
 });
 
-describe('the client\'s conditional requests', () => {
+describe("the client's conditional requests", () => {
   it('never revalidates or keeps a GET named by a SHA: a blob read twice is two plain 200s, a branch read twice is a 304', async () => {
     const client = await clients.forRepository(repo.repository);
     const head = (await repo.git.resolveRef(`refs/heads/${repo.git.defaultBranch}`))!;

@@ -35,9 +35,11 @@ function startProxy(): Promise<{ url: string; seen: string[]; server: Server }> 
     upstream.on('error', () => client.destroy());
     client.on('error', () => upstream.destroy());
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => {
-    resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, server });
-  }));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => {
+      resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, server });
+    }),
+  );
 }
 
 let proxy: Awaited<ReturnType<typeof startProxy>>;
@@ -71,7 +73,10 @@ describe('GitHub requests and the proxy settings', () => {
     // Tunnels (kept alive, so fewer than requests), all of them to the emulator, none direct.
     const tunnels = proxy.seen.slice(before);
     assert.ok(tunnels.length > 0, 'the proxy saw the requests');
-    assert.ok(tunnels.every((t) => t === `CONNECT ${emulator}` || t.endsWith(` ${emulator}`)), tunnels.join(', '));
+    assert.ok(
+      tunnels.every((t) => t === `CONNECT ${emulator}` || t.endsWith(` ${emulator}`)),
+      tunnels.join(', '),
+    );
   });
 
   it('go direct to a host NO_PROXY names', async () => {

@@ -26,11 +26,14 @@ describe('RecordingReporter', () => {
     const ready = await report({ state: 'ready', url, deployedSha: a });
     const again = await report({ state: 'ready', url, deployedSha: a });
     assert.deepEqual(again, ready);
-    assert.deepEqual(reporter.reports.map((r) => r.writes), [
-      ['comment:create', 'deployment:create', 'deployment-status:in_progress', 'check-run:create'],
-      ['comment:update', 'deployment-status:success', 'check-run:update'],
-      [],
-    ]);
+    assert.deepEqual(
+      reporter.reports.map((r) => r.writes),
+      [
+        ['comment:create', 'deployment:create', 'deployment-status:in_progress', 'check-run:create'],
+        ['comment:update', 'deployment-status:success', 'check-run:update'],
+        [],
+      ],
+    );
     assert.deepEqual(reporter.statesFor(repository, 3), ['deploying', 'ready']);
     assert.match(reporter.lastFor(repository, 3)!.comment, /\*\*URL:\*\* https:\/\/pr-3\.preview\.example\.com/);
   });
@@ -43,7 +46,12 @@ describe('RecordingReporter', () => {
     const second = await report({ state: 'ready', url, headSha: b, deployedSha: b });
     assert.notEqual(second.deploymentId, first.deploymentId);
     assert.equal(second.commentId, first.commentId);
-    assert.deepEqual(reporter.reports.at(-1)!.writes, ['comment:update', 'deployment-status:success', 'deployment-status:inactive', 'commit-status:success']);
+    assert.deepEqual(reporter.reports.at(-1)!.writes, [
+      'comment:update',
+      'deployment-status:success',
+      'deployment-status:inactive',
+      'commit-status:success',
+    ]);
     await report({ state: 'destroyed', headSha: b, deployedSha: b });
     assert.deepEqual(reporter.reports.at(-1)!.writes, ['comment:update', 'deployment-status:inactive']);
   });

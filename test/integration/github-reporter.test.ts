@@ -32,13 +32,25 @@ function fixture(auth: 'app' | 'token', options: Partial<GitHubClientOptions> = 
   const newReporter = () => new GitHubReporter({ clients: createGitHubClients({ auth: clientAuth, baseUrl: gh.url, ...options }) });
   const reporter = newReporter();
   let known: ReportedGitHubIds = {};
-  const input = (report: Partial<EnvironmentReport>): EnvironmentReport =>
-    ({ repository, pullRequest: pr, headSha: sha('a'), state: 'queued', resources: [], reasons: [], ...report, known });
+  const input = (report: Partial<EnvironmentReport>): EnvironmentReport => ({
+    repository,
+    pullRequest: pr,
+    headSha: sha('a'),
+    state: 'queued',
+    resources: [],
+    reasons: [],
+    ...report,
+    known,
+  });
   return {
     repository,
     newReporter,
-    get known() { return known; },
-    set known(ids) { known = ids; },
+    get known() {
+      return known;
+    },
+    set known(ids) {
+      known = ids;
+    },
     /** Reports and keeps the returned ids, as the controller does with the status. */
     async report(report: Partial<EnvironmentReport>, using = reporter): Promise<ReportedGitHubIds> {
       known = await using.report(input(report));
@@ -48,7 +60,9 @@ function fixture(auth: 'app' | 'token', options: Partial<GitHubClientOptions> = 
     comments: () => gh.comments(repository, pr),
     deployments: () => gh.deployments(repository, { environment }),
     push(newSha: string) {
-      gh.updatePullRequest(repository, pr, (p) => { p.head.sha = newSha; });
+      gh.updatePullRequest(repository, pr, (p) => {
+        p.head.sha = newSha;
+      });
     },
   };
 }
@@ -93,17 +107,29 @@ describe('the GitHub reporter', { concurrency: true }, () => {
     await f.report({ state: 'deploying', url, resources });
     assert.doesNotMatch(f.comments()[0]!.body, /preview\.example\.com/);
     const [deployment] = f.deployments();
-    assert.deepEqual(deployment!.statuses.map((s) => [s.state, s.environmentUrl]), [['in_progress', '']]);
+    assert.deepEqual(
+      deployment!.statuses.map((s) => [s.state, s.environmentUrl]),
+      [['in_progress', '']],
+    );
     const [run] = gh.checkRuns(f.repository, { name: 'preview-operator' });
     assert.equal(run!.status, 'in_progress');
     assert.equal(run!.detailsUrl, null);
 
     await f.report({ state: 'ready', url, deployedSha: sha('a'), resources });
     assert.match(f.comments()[0]!.body, /\*\*URL:\*\* https:\/\/pr-7-shop\.preview\.example\.com\//);
-    assert.deepEqual(f.deployments()[0]!.statuses.map((s) => [s.state, s.environmentUrl]), [['in_progress', ''], ['success', url]]);
+    assert.deepEqual(
+      f.deployments()[0]!.statuses.map((s) => [s.state, s.environmentUrl]),
+      [
+        ['in_progress', ''],
+        ['success', url],
+      ],
+    );
     const runs = gh.checkRuns(f.repository, { name: 'preview-operator' });
     assert.equal(runs.length, 1);
-    assert.deepEqual([runs[0]!.status, runs[0]!.conclusion, runs[0]!.detailsUrl, runs[0]!.headSha], ['completed', 'success', url, sha('a')]);
+    assert.deepEqual(
+      [runs[0]!.status, runs[0]!.conclusion, runs[0]!.detailsUrl, runs[0]!.headSha],
+      ['completed', 'success', url, sha('a')],
+    );
   });
 
   it('finds its comment again by the marker after a restart, on any page, and never posts a second one', async () => {
@@ -112,7 +138,14 @@ describe('the GitHub reporter', { concurrency: true }, () => {
     const repo = gh.repository(f.repository);
     // 120 comments by people after ours: the marker comment is on the first page of 100,
     // then 120 more before it move it to the second page.
-    for (let i = 0; i < 120; i++) repo.comments.unshift({ ...repo.comments.at(-1)!, id: gh.newId(), body: `lgtm ${i} ${commentMarker(pr).slice(1)}`, app: null, user: gh.account('bob') });
+    for (let i = 0; i < 120; i++)
+      repo.comments.unshift({
+        ...repo.comments.at(-1)!,
+        id: gh.newId(),
+        body: `lgtm ${i} ${commentMarker(pr).slice(1)}`,
+        app: null,
+        user: gh.account('bob'),
+      });
     const restarted = f.newReporter();
     f.known = {};
     await f.report({ state: 'ready', url, deployedSha: sha('a') }, restarted);
@@ -137,8 +170,14 @@ describe('the GitHub reporter', { concurrency: true }, () => {
     [first, second] = f.deployments();
     assert.equal(f.deployments().length, 2);
     assert.deepEqual([first!.sha, second!.sha], [sha('a'), sha('b')]);
-    assert.deepEqual(first!.statuses.map((s) => s.state), ['in_progress', 'success', 'inactive']);
-    assert.deepEqual(second!.statuses.map((s) => s.state), ['in_progress', 'success']);
+    assert.deepEqual(
+      first!.statuses.map((s) => s.state),
+      ['in_progress', 'success', 'inactive'],
+    );
+    assert.deepEqual(
+      second!.statuses.map((s) => s.state),
+      ['in_progress', 'success'],
+    );
     for (const d of f.deployments()) {
       assert.deepEqual(
         [d.transientEnvironment, d.productionEnvironment, d.autoMerge, d.requiredContexts, d.environment],
@@ -146,7 +185,13 @@ describe('the GitHub reporter', { concurrency: true }, () => {
       );
     }
     // A check run per head SHA.
-    assert.deepEqual(gh.checkRuns(f.repository, { name: 'preview-operator' }).map((r) => [r.headSha, r.conclusion]), [[sha('a'), 'success'], [sha('b'), 'success']]);
+    assert.deepEqual(
+      gh.checkRuns(f.repository, { name: 'preview-operator' }).map((r) => [r.headSha, r.conclusion]),
+      [
+        [sha('a'), 'success'],
+        [sha('b'), 'success'],
+      ],
+    );
     assert.equal(f.comments().length, 1);
   });
 
@@ -158,7 +203,10 @@ describe('the GitHub reporter', { concurrency: true }, () => {
     await f.report({ state: 'failed', headSha: sha('c'), deployedSha: sha('a'), reasons });
     const [first, second] = f.deployments();
     assert.equal(first!.statuses.at(-1)!.state, 'success');
-    assert.deepEqual(second!.statuses.map((s) => [s.state, s.description]), [['failure', reasons[0]]]);
+    assert.deepEqual(
+      second!.statuses.map((s) => [s.state, s.description]),
+      [['failure', reasons[0]]],
+    );
     assert.match(f.comments()[0]!.body, /❌ Failed[\s\S]*`[^`\n]*\/databases\/0\/replicas must be <= 5`/);
     const run = gh.checkRuns(f.repository, { headSha: sha('c') })[0]!;
     assert.equal(run.conclusion, 'failure');
@@ -173,7 +221,10 @@ describe('the GitHub reporter', { concurrency: true }, () => {
     await f.report({ state: 'destroyed', headSha: sha('d'), deployedSha: sha('a') });
     assert.match(f.comments()[0]!.body, /🗑️ Destroyed/);
     assert.doesNotMatch(f.comments()[0]!.body, /preview\.example\.com/);
-    assert.deepEqual(f.deployments().map((d) => d.statuses.at(-1)!.state), ['inactive', 'inactive']);
+    assert.deepEqual(
+      f.deployments().map((d) => d.statuses.at(-1)!.state),
+      ['inactive', 'inactive'],
+    );
     // The run on the head SHA was in progress: it is completed, not left spinning.
     const run = gh.checkRuns(f.repository, { headSha: sha('d') })[0]!;
     assert.deepEqual([run.status, run.conclusion], ['completed', 'cancelled']);
@@ -188,7 +239,13 @@ describe('the GitHub reporter', { concurrency: true }, () => {
     await f.report({ state: 'ready', url, deployedSha: sha('a') });
     assert.equal(gh.checkRuns(f.repository).length, 0);
     const statuses = gh.commitStatuses(f.repository, sha('a'));
-    assert.deepEqual(statuses.map((s) => [s.context, s.state, s.targetUrl]), [['preview-operator', 'pending', null], ['preview-operator', 'success', url]]);
+    assert.deepEqual(
+      statuses.map((s) => [s.context, s.state, s.targetUrl]),
+      [
+        ['preview-operator', 'pending', null],
+        ['preview-operator', 'success', url],
+      ],
+    );
     assert.equal(f.comments().length, 1);
     assert.equal(f.deployments().length, 1);
   });
@@ -196,21 +253,26 @@ describe('the GitHub reporter', { concurrency: true }, () => {
   it('after a 403 with retry-after: 2 the write is retried once the wait is over, and the result is right', async () => {
     const f = fixture('app');
     await f.report({ state: 'deploying' });
-    gh.faults.inject({ repository: f.repository, route: 'issues/update-comment', fault: { kind: 'secondary-rate-limit', retryAfterSeconds: 2 } });
+    gh.faults.inject({
+      repository: f.repository,
+      route: 'issues/update-comment',
+      fault: { kind: 'secondary-rate-limit', retryAfterSeconds: 2 },
+    });
     const mark = gh.mark();
     await f.report({ state: 'ready', url, deployedSha: sha('a') });
     const log = gh.requestsSince(mark, { repository: f.repository });
     const edits = log.filter((r) => r.operationId === 'issues/update-comment');
-    assert.deepEqual(edits.map((r) => r.status), [403, 200]);
+    assert.deepEqual(
+      edits.map((r) => r.status),
+      [403, 200],
+    );
     assert.ok(edits[1]!.startedAt - edits[0]!.finishedAt >= 2000, `retried after ${edits[1]!.startedAt - edits[0]!.finishedAt} ms`);
     // Nothing else was sent inside the window (the emulator would have recorded a rule violation),
     // and nothing was sent twice: one edit, one deployment status, one check run update.
-    assert.deepEqual(log.map((r) => `${r.operationId} ${r.status}`), [
-      'issues/update-comment 403',
-      'issues/update-comment 200',
-      'repos/create-deployment-status 201',
-      'checks/update 200',
-    ]);
+    assert.deepEqual(
+      log.map((r) => `${r.operationId} ${r.status}`),
+      ['issues/update-comment 403', 'issues/update-comment 200', 'repos/create-deployment-status 201', 'checks/update 200'],
+    );
     assert.match(f.comments()[0]!.body, /✅ Ready/);
     assert.equal(f.deployments()[0]!.statuses.at(-1)!.state, 'success');
   });
@@ -222,16 +284,31 @@ describe('the GitHub reporter', { concurrency: true }, () => {
     const mark = gh.mark();
     await f.report({ state: 'ready', url, deployedSha: sha('a') });
     const statuses = gh.requestsSince(mark, { operationId: 'repos/create-deployment-status', repository: f.repository });
-    assert.deepEqual(statuses.map((r) => r.status), [502, 201]);
-    assert.deepEqual(f.deployments()[0]!.statuses.map((s) => s.state), ['in_progress', 'success']);
+    assert.deepEqual(
+      statuses.map((r) => r.status),
+      [502, 201],
+    );
+    assert.deepEqual(
+      f.deployments()[0]!.statuses.map((s) => s.state),
+      ['in_progress', 'success'],
+    );
   });
 
   it('when one part keeps failing, returns the progress made; the next report completes it without duplicates', async () => {
     const f = fixture('app', { retry: { retries: 0 } });
     gh.faults.inject({ repository: f.repository, route: 'checks/create', fault: { kind: 'server-error', status: 500 } });
-    const failure = await f.newReporter().report(f.input({ state: 'deploying' })).then(() => assert.fail('expected a ReportError'), (e: unknown) => e);
+    const failure = await f
+      .newReporter()
+      .report(f.input({ state: 'deploying' }))
+      .then(
+        () => assert.fail('expected a ReportError'),
+        (e: unknown) => e,
+      );
     assert.ok(failure instanceof ReportError);
-    assert.deepEqual(failure.failures.map((x) => x.part), ['check']);
+    assert.deepEqual(
+      failure.failures.map((x) => x.part),
+      ['check'],
+    );
     assert.ok(failure.partial.commentId !== undefined && failure.partial.deploymentId !== undefined);
     f.known = failure.partial;
     await f.report({ state: 'deploying' });
@@ -255,16 +332,13 @@ describe('the GitHub reporter', { concurrency: true }, () => {
   it('serialises concurrent reports for one PR: one comment, one Deployment', async () => {
     const f = fixture('app');
     const reporter = f.newReporter();
-    await Promise.all([
-      reporter.report(f.input({ state: 'deploying' })),
-      reporter.report(f.input({ state: 'deploying', resources })),
-    ]);
+    await Promise.all([reporter.report(f.input({ state: 'deploying' })), reporter.report(f.input({ state: 'deploying', resources }))]);
     assert.equal(f.comments().length, 1);
     assert.equal(f.deployments().length, 1);
   });
 });
 
-describe('exactly once when GitHub wrote but its answer was lost (a proxy\'s 502 after the write)', { concurrency: true }, () => {
+describe("exactly once when GitHub wrote but its answer was lost (a proxy's 502 after the write)", { concurrency: true }, () => {
   const lostAnswer = (f: ReturnType<typeof fixture>, route: string) =>
     gh.faults.inject({ repository: f.repository, route, fault: { kind: 'lost-answer' } });
 
@@ -274,7 +348,10 @@ describe('exactly once when GitHub wrote but its answer was lost (a proxy\'s 502
     const mark = gh.mark();
     await f.report({ state: 'deploying' });
     const creates = gh.requestsSince(mark, { operationId: 'issues/create-comment', repository: f.repository });
-    assert.deepEqual(creates.map((r) => [r.status, r.fault]), [[502, 'lost-answer']]);
+    assert.deepEqual(
+      creates.map((r) => [r.status, r.fault]),
+      [[502, 'lost-answer']],
+    );
     assert.equal(f.comments().length, 1);
     assert.equal(f.known.commentId, f.comments()[0]!.id);
     await f.report({ state: 'ready', url, deployedSha: sha('a') });
@@ -291,10 +368,13 @@ describe('exactly once when GitHub wrote but its answer was lost (a proxy\'s 502
     assert.equal(f.known.deploymentId, deployments[0]!.id);
     await f.report({ state: 'ready', url, deployedSha: sha('a') });
     assert.equal(gh.deployments(f.repository, { sha: sha('a') }).length, 1);
-    assert.deepEqual(deployments[0]!.statuses.map((s) => s.state), ['in_progress', 'success']);
+    assert.deepEqual(
+      deployments[0]!.statuses.map((s) => s.state),
+      ['in_progress', 'success'],
+    );
   });
 
-  it('the check run: one on the head SHA, found by head SHA + name + the PR\'s external id', async () => {
+  it("the check run: one on the head SHA, found by head SHA + name + the PR's external id", async () => {
     const f = fixture('app');
     lostAnswer(f, 'checks/create');
     await f.report({ state: 'deploying' });
@@ -302,7 +382,10 @@ describe('exactly once when GitHub wrote but its answer was lost (a proxy\'s 502
     assert.equal(runs().length, 1);
     assert.equal(f.known.checkRunId, runs()[0]!.id);
     await f.report({ state: 'ready', url, deployedSha: sha('a') });
-    assert.deepEqual(runs().map((r) => [r.status, r.conclusion]), [['completed', 'success']]);
+    assert.deepEqual(
+      runs().map((r) => [r.status, r.conclusion]),
+      [['completed', 'success']],
+    );
   });
 
   it('all three lost at once, twice over (504): still one of each', async () => {
@@ -323,7 +406,10 @@ describe('exactly once when GitHub wrote but its answer was lost (a proxy\'s 502
     f.known = {};
     await f.report({ state: 'ready', url, deployedSha: sha('a') }, f.newReporter());
     const runs = gh.checkRuns(f.repository, { headSha: sha('a'), name: 'preview-operator' });
-    assert.deepEqual(runs.map((r) => [r.conclusion, r.externalId]), [['success', 'preview-operator/pr-7']]);
+    assert.deepEqual(
+      runs.map((r) => [r.conclusion, r.externalId]),
+      [['success', 'preview-operator/pr-7']],
+    );
     assert.equal(f.comments().length, 1);
     assert.equal(f.deployments().length, 1);
 
@@ -332,6 +418,6 @@ describe('exactly once when GitHub wrote but its answer was lost (a proxy\'s 502
     const both = gh.checkRuns(f.repository, { headSha: sha('a'), name: 'preview-operator' });
     assert.equal(both.length, 2);
     assert.notEqual(other.checkRunId, f.known.checkRunId);
-    assert.equal(both.find((r) => r.id === f.known.checkRunId)!.conclusion, 'success', 'PR #7\'s run is left as it was');
+    assert.equal(both.find((r) => r.id === f.known.checkRunId)!.conclusion, 'success', "PR #7's run is left as it was");
   });
 });

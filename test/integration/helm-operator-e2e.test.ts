@@ -43,7 +43,8 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const clusterPath = (o: ManifestLike) => `/apis/rbac.authorization.k8s.io/v1/${o.kind === 'ClusterRole' ? 'clusterroles' : 'clusterrolebindings'}/${o.metadata.name}`;
+const clusterPath = (o: ManifestLike) =>
+  `/apis/rbac.authorization.k8s.io/v1/${o.kind === 'ClusterRole' ? 'clusterroles' : 'clusterrolebindings'}/${o.metadata.name}`;
 
 /** The chart's identity (optionally with one rule changed), a kubeconfig with its token, the release namespace. */
 type PolicyRule = { apiGroups: string[]; resources: string[]; verbs: string[] };
@@ -55,8 +56,13 @@ async function chartIdentity(edit?: (rules: PolicyRule[]) => void): Promise<{ ku
   cleanups.push(() => kubeRequest(admin, 'DELETE', `/api/v1/namespaces/${namespace}`));
   const objects = await renderChart({ release, namespace });
   const kinds = [
-    'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding',
-    'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding',
+    'ServiceAccount',
+    'ClusterRole',
+    'ClusterRoleBinding',
+    'Role',
+    'RoleBinding',
+    'ValidatingAdmissionPolicy',
+    'ValidatingAdmissionPolicyBinding',
   ];
   for (const object of objects.filter((o) => kinds.includes(o.kind))) {
     // The operator's own ClusterRole; the aggregated -view/-edit roles are for people.
@@ -77,9 +83,10 @@ async function chartIdentity(edit?: (rules: PolicyRule[]) => void): Promise<{ ku
   // The operator runs under the chart's admission policy too, once it is enforced (a refused dry run says so).
   const asOperator = new KubeConfig();
   asOperator.loadFromFile(kubeconfig);
-  const canary = () => kubeRequest(asOperator, 'POST', `/api/v1/namespaces/${namespace}/configmaps?dryRun=All`, { metadata: { name: 'c' } });
+  const canary = () =>
+    kubeRequest(asOperator, 'POST', `/api/v1/namespaces/${namespace}/configmaps?dryRun=All`, { metadata: { name: 'c' } });
   const refused = (err: unknown) => (err instanceof KubeRequestError && /AdmissionPolicy/.test(err.message)) || Promise.reject(err);
-  await waitFor('the chart\'s admission policy to be enforced', () => canary().then(() => false, refused), { timeoutMs: 30_000 });
+  await waitFor("the chart's admission policy to be enforced", () => canary().then(() => false, refused), { timeoutMs: 30_000 });
   return { kubeconfig, namespace };
 }
 
@@ -124,7 +131,9 @@ async function demoRepository(name: string): Promise<{ repo: PullRequestDriver; 
   const secret = randomBytes(16).toString('hex');
   const app = gh.createApp();
   const repo = await PullRequestDriver.create(gh, {
-    owner: 'e2e', name, webhookSecret: secret,
+    owner: 'e2e',
+    name,
+    webhookSecret: secret,
     initialFiles: { '.preview/preview.yaml': await example('preview.yaml'), 'README.md': '# e2e\n' },
   });
   cleanups.push(() => repo.cleanup());
@@ -148,29 +157,50 @@ async function openPullRequest(repo: PullRequestDriver, operator: OperatorProces
   const answer = await delivery.deliver(operator.webhookUrl(), { body, headers: { 'x-hub-signature-256': signBody(secret, body).sha256 } });
   assert.equal(answer.status, 202, answer.body);
   // Accepted: the PreviewEnvironment is written just after the answer.
-  await waitFor('the PreviewEnvironment written', () => kubeRequest(admin, 'GET', `/apis/preview.alien6.io/v1alpha1/previewenvironments/${name}`), { timeoutMs: 30_000 });
+  await waitFor(
+    'the PreviewEnvironment written',
+    () => kubeRequest(admin, 'GET', `/apis/preview.alien6.io/v1alpha1/previewenvironments/${name}`),
+    { timeoutMs: 30_000 },
+  );
   // The label hands the environment to this test's operator (its selector).
-  await kubeRequest(admin, 'PATCH', `/apis/preview.alien6.io/v1alpha1/previewenvironments/${name}`, { metadata: { labels: { [key]: value } } }, 'application/merge-patch+json');
+  await kubeRequest(
+    admin,
+    'PATCH',
+    `/apis/preview.alien6.io/v1alpha1/previewenvironments/${name}`,
+    { metadata: { labels: { [key]: value } } },
+    'application/merge-patch+json',
+  );
   return name;
 }
 
-test('with the chart\'s token: webhook → Ready → PR closed → gone', async () => {
+test("with the chart's token: webhook → Ready → PR closed → gone", async () => {
   const identity = await chartIdentity();
   const { repo, secret, app } = await demoRepository(uniqueName('shop'));
   const selector = `e2e.preview.alien6.io/run=${identity.namespace}`;
   const operator = await operatorFor(identity, repo, secret, app, selector);
   const name = await openPullRequest(repo, operator, selector, secret);
 
-  const ready = await waitFor('the environment to be Ready', async () => {
-    const env = (await kubeRequest(admin, 'GET', `/apis/preview.alien6.io/v1alpha1/previewenvironments/${name}`)) as { status?: { phase?: string; url?: string; conditions?: unknown } };
-    if (env.status?.phase === 'Failed') throw new Error(`Failed: ${JSON.stringify(env.status.conditions)}`);
-    return env.status?.phase === 'Ready' ? env : undefined;
-  }, { timeoutMs: 180_000, intervalMs: 500 });
+  const ready = await waitFor(
+    'the environment to be Ready',
+    async () => {
+      const env = (await kubeRequest(admin, 'GET', `/apis/preview.alien6.io/v1alpha1/previewenvironments/${name}`)) as {
+        status?: { phase?: string; url?: string; conditions?: unknown };
+      };
+      if (env.status?.phase === 'Failed') throw new Error(`Failed: ${JSON.stringify(env.status.conditions)}`);
+      return env.status?.phase === 'Ready' ? env : undefined;
+    },
+    { timeoutMs: 180_000, intervalMs: 500 },
+  );
   assert.match(ready.status!.url!, /^http:\/\/reco-pr-1\.preview\.test/);
   assert.equal(gh.comments(repo.repository, 1).length, 1);
   // `.preview/` came through the API: one listing and one blob; no fetch made a repository in the checkout cache.
-  const reads = gh.requestsSince(0, { repository: repo.repository }).filter((r) => r.operationId === 'repos/get-content' || r.operationId === 'git/get-blob');
-  assert.deepEqual(reads.map((r) => `${r.operationId} ${r.status}`), ['repos/get-content 200', 'git/get-blob 200']);
+  const reads = gh
+    .requestsSince(0, { repository: repo.repository })
+    .filter((r) => r.operationId === 'repos/get-content' || r.operationId === 'git/get-blob');
+  assert.deepEqual(
+    reads.map((r) => `${r.operationId} ${r.status}`),
+    ['repos/get-content 200', 'git/get-blob 200'],
+  );
   assert.equal(existsSync(path.join(dir, identity.namespace, 'checkouts', 'repositories')), false, 'no git process fetched the repository');
   // The delivery was timed to applied and to Ready, once each (the operator's histograms).
   assert.equal(await metricValue(operator.metricsUrl(), 'preview_operator_webhook_to_applied_seconds_count'), 1);
@@ -178,17 +208,21 @@ test('with the chart\'s token: webhook → Ready → PR closed → gone', async 
 
   const { delivery } = await repo.close(1);
   assert.equal((await delivery.deliver(operator.webhookUrl())).status, 202);
-  await waitFor('the environment and its namespace to be gone', async () => {
-    for (const path of [`/apis/preview.alien6.io/v1alpha1/previewenvironments/${name}`, `/api/v1/namespaces/${name}`]) {
-      try {
-        await kubeRequest(admin, 'GET', path);
-        return false;
-      } catch (err) {
-        if (!(err instanceof KubeRequestError && err.statusCode === 404)) throw err;
+  await waitFor(
+    'the environment and its namespace to be gone',
+    async () => {
+      for (const path of [`/apis/preview.alien6.io/v1alpha1/previewenvironments/${name}`, `/api/v1/namespaces/${name}`]) {
+        try {
+          await kubeRequest(admin, 'GET', path);
+          return false;
+        } catch (err) {
+          if (!(err instanceof KubeRequestError && err.statusCode === 404)) throw err;
+        }
       }
-    }
-    return true;
-  }, { timeoutMs: 120_000, intervalMs: 500 });
+      return true;
+    },
+    { timeoutMs: 120_000, intervalMs: 500 },
+  );
   assert.match(gh.comments(repo.repository, 1)[0]!.body, /destroyed/i);
   operator.child.kill('SIGTERM');
   assert.equal(await operator.exited, 0);
@@ -205,12 +239,18 @@ test('a ClusterRole missing one verb (create namespaces): the environment fails 
   const selector = `e2e.preview.alien6.io/run=${identity.namespace}`;
   const operator = await operatorFor(identity, repo, secret, app, selector);
   const name = await openPullRequest(repo, operator, selector, secret);
-  const message = await waitFor('the refusal to be reported', async () => {
-    const env = (await kubeRequest(admin, 'GET', `/apis/preview.alien6.io/v1alpha1/previewenvironments/${name}`)) as { status?: { conditions?: { message?: string }[] } };
-    const inStatus = env.status?.conditions?.map((c) => c.message ?? '').find((m) => /forbidden/i.test(m));
-    const inLog = operator.lines.map((l) => JSON.stringify(l)).find((l) => /forbidden/i.test(l) && /namespaces/.test(l));
-    return inStatus ?? inLog;
-  }, { timeoutMs: 120_000, intervalMs: 500 });
+  const message = await waitFor(
+    'the refusal to be reported',
+    async () => {
+      const env = (await kubeRequest(admin, 'GET', `/apis/preview.alien6.io/v1alpha1/previewenvironments/${name}`)) as {
+        status?: { conditions?: { message?: string }[] };
+      };
+      const inStatus = env.status?.conditions?.map((c) => c.message ?? '').find((m) => /forbidden/i.test(m));
+      const inLog = operator.lines.map((l) => JSON.stringify(l)).find((l) => /forbidden/i.test(l) && /namespaces/.test(l));
+      return inStatus ?? inLog;
+    },
+    { timeoutMs: 120_000, intervalMs: 500 },
+  );
   assert.match(message, /cannot create resource \\?"namespaces\\?"/);
   operator.child.kill('SIGTERM');
   await operator.exited;

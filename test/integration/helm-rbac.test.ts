@@ -89,7 +89,8 @@ function forbiddenAccess(leaseNamespace: string): Access[] {
 
 async function allowed(kc: KubeConfig, access: Access): Promise<boolean> {
   const review = (await kubeRequest(kc, 'POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
-    apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview',
+    apiVersion: 'authorization.k8s.io/v1',
+    kind: 'SelfSubjectAccessReview',
     spec: {
       resourceAttributes: {
         verb: access.verb,
@@ -104,7 +105,8 @@ async function allowed(kc: KubeConfig, access: Access): Promise<boolean> {
   return review.status.allowed;
 }
 
-const show = (a: Access) => `${a.verb} ${a.group || 'core'}/${a.resource}${a.subresource ? `/${a.subresource}` : ''}${a.namespace ? ` in ${a.namespace}` : ''}${a.name ? ` named ${a.name}` : ''}`;
+const show = (a: Access) =>
+  `${a.verb} ${a.group || 'core'}/${a.resource}${a.subresource ? `/${a.subresource}` : ''}${a.namespace ? ` in ${a.namespace}` : ''}${a.name ? ` named ${a.name}` : ''}`;
 
 const cluster = await testCluster();
 const admin = cluster.kubeConfig;
@@ -117,12 +119,16 @@ before(async () => {
   await installCrds(admin);
   await createNamespace(admin, namespace);
   rendered = await renderChart({ release, namespace });
-  for (const object of rendered.filter((o) => ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'].includes(o.kind))) {
+  for (const object of rendered.filter((o) =>
+    ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'].includes(o.kind),
+  )) {
     await serverSideApply(admin, object, { fieldManager: 'helm-test', namespace });
   }
   const serviceAccount = rendered.find((o) => o.kind === 'ServiceAccount')!.metadata.name;
   const token = await admin.makeApiClient(CoreV1Api).createNamespacedServiceAccountToken({
-    namespace, name: serviceAccount, body: { spec: { expirationSeconds: 3600, audiences: [] } },
+    namespace,
+    name: serviceAccount,
+    body: { spec: { expirationSeconds: 3600, audiences: [] } },
   });
   operator = new KubeConfig();
   operator.loadFromString(kubeconfigYaml(cluster.server, admin.getCurrentCluster()!.caFile!, token.status!.token, serviceAccount));
@@ -130,12 +136,16 @@ before(async () => {
 
 after(async () => {
   for (const object of rendered.filter((o) => o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding')) {
-    await kubeRequest(admin, 'DELETE', `/apis/rbac.authorization.k8s.io/v1/${object.kind === 'ClusterRole' ? 'clusterroles' : 'clusterrolebindings'}/${object.metadata.name}`).catch(() => {});
+    await kubeRequest(
+      admin,
+      'DELETE',
+      `/apis/rbac.authorization.k8s.io/v1/${object.kind === 'ClusterRole' ? 'clusterroles' : 'clusterrolebindings'}/${object.metadata.name}`,
+    ).catch(() => {});
   }
   await kubeRequest(admin, 'DELETE', `/api/v1/namespaces/${namespace}`).catch(() => {});
 });
 
-test('the chart\'s ServiceAccount may do every operation the operator makes', async () => {
+test("the chart's ServiceAccount may do every operation the operator makes", async () => {
   const denied: string[] = [];
   for (const access of neededAccess(namespace, 'preview-operator')) if (!(await allowed(operator, access))) denied.push(show(access));
   assert.deepEqual(denied, []);
@@ -151,44 +161,96 @@ test('real requests with the token: leader election, a preview namespace with ob
   const client = new KubeClient(operator);
   // Leader election exactly as the operator runs it: create the Lease, renew it, release it.
   let leading = false;
-  const elector = new LeaderElector(client, { namespace, name: 'preview-operator', leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 500, onStartedLeading: () => (leading = true) });
+  const elector = new LeaderElector(client, {
+    namespace,
+    name: 'preview-operator',
+    leaseDurationMs: 3000,
+    renewDeadlineMs: 2000,
+    retryPeriodMs: 500,
+    onStartedLeading: () => (leading = true),
+  });
   elector.start();
   await waitFor('the chart identity to take the lease', () => leading, { timeoutMs: 15_000 });
   await elector.stop();
 
-  const crd = (await kubeRequest(admin, 'GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/previewenvironments.preview.alien6.io')) as { spec: { versions: { name: string }[] } };
-  const paths = [`/apis/preview.alien6.io/${crd.spec.versions[0]!.name}/previewenvironments`, '/apis/ai.alien6.io/v1/algorithms', '/apis/mycompany.com/v1/databases', '/api/v1/secrets', '/apis/apps/v1/deployments'];
+  const crd = (await kubeRequest(
+    admin,
+    'GET',
+    '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/previewenvironments.preview.alien6.io',
+  )) as { spec: { versions: { name: string }[] } };
+  const paths = [
+    `/apis/preview.alien6.io/${crd.spec.versions[0]!.name}/previewenvironments`,
+    '/apis/ai.alien6.io/v1/algorithms',
+    '/apis/mycompany.com/v1/databases',
+    '/api/v1/secrets',
+    '/apis/apps/v1/deployments',
+  ];
   for (const path of paths) {
     // A freshly installed CRD's storage may answer 429 for a moment; anything else fails the wait.
-    await waitFor(`GET ${path} as the operator`, async () => {
-      try {
-        return await kubeRequest(operator, 'GET', path);
-      } catch (err) {
-        if (err instanceof KubeRequestError && err.statusCode === 429) return undefined;
-        throw err;
-      }
-    }, { timeoutMs: 30_000 });
+    await waitFor(
+      `GET ${path} as the operator`,
+      async () => {
+        try {
+          return await kubeRequest(operator, 'GET', path);
+        } catch (err) {
+          if (err instanceof KubeRequestError && err.statusCode === 429) return undefined;
+          throw err;
+        }
+      },
+      { timeoutMs: 30_000 },
+    );
   }
 
   const preview = uniqueName('pr-1-rbac');
-  await serverSideApply(operator, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: preview } }, { fieldManager: 'preview-operator' });
+  await serverSideApply(
+    operator,
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: preview } },
+    { fieldManager: 'preview-operator' },
+  );
   try {
-    await serverSideApply(operator, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'env', namespace: preview }, data: { A: '1' } }, { fieldManager: 'preview-operator' });
-    await serverSideApply(operator, {
-      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'read-config', namespace: preview },
-      rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list'] }],
-    }, { fieldManager: 'preview-operator' });
+    await serverSideApply(
+      operator,
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'env', namespace: preview }, data: { A: '1' } },
+      { fieldManager: 'preview-operator' },
+    );
+    await serverSideApply(
+      operator,
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'Role',
+        metadata: { name: 'read-config', namespace: preview },
+        rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list'] }],
+      },
+      { fieldManager: 'preview-operator' },
+    );
     // A rendered Role can grant no more than the operator holds: the API server refuses it.
-    await assert.rejects(serverSideApply(operator, {
-      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'read-nodes', namespace: preview },
-      rules: [{ apiGroups: [''], resources: ['pods/exec'], verbs: ['create'] }],
-    }, { fieldManager: 'preview-operator' }), (err: unknown) => err instanceof KubeRequestError && err.statusCode === 403 && /escalat|forbidden/i.test(err.message));
+    await assert.rejects(
+      serverSideApply(
+        operator,
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'Role',
+          metadata: { name: 'read-nodes', namespace: preview },
+          rules: [{ apiGroups: [''], resources: ['pods/exec'], verbs: ['create'] }],
+        },
+        { fieldManager: 'preview-operator' },
+      ),
+      (err: unknown) => err instanceof KubeRequestError && err.statusCode === 403 && /escalat|forbidden/i.test(err.message),
+    );
     await kubeRequest(operator, 'POST', `/api/v1/namespaces/${preview}/events`, {
-      apiVersion: 'v1', kind: 'Event', metadata: { name: 'env.1', namespace: preview },
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name: 'env.1', namespace: preview },
       involvedObject: { apiVersion: 'v1', kind: 'ConfigMap', name: 'env', namespace: preview },
-      reason: 'Applied', message: 'rbac test', type: 'Normal', source: { component: 'preview-operator' },
+      reason: 'Applied',
+      message: 'rbac test',
+      type: 'Normal',
+      source: { component: 'preview-operator' },
     });
-    await assert.rejects(kubeRequest(operator, 'GET', '/api/v1/nodes'), (err: unknown) => err instanceof KubeRequestError && err.statusCode === 403);
+    await assert.rejects(
+      kubeRequest(operator, 'GET', '/api/v1/nodes'),
+      (err: unknown) => err instanceof KubeRequestError && err.statusCode === 403,
+    );
   } finally {
     await kubeRequest(operator, 'DELETE', `/api/v1/namespaces/${preview}`);
   }

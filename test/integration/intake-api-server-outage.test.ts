@@ -34,7 +34,10 @@ let repo: PullRequestDriver;
 const running: OperatorProcess[] = [];
 
 before(async () => {
-  await installCrds(cluster.kubeConfig, operatorCrdFiles.filter((f) => f.endsWith('previewenvironments.preview.alien6.io.yaml')));
+  await installCrds(
+    cluster.kubeConfig,
+    operatorCrdFiles.filter((f) => f.endsWith('previewenvironments.preview.alien6.io.yaml')),
+  );
   await createNamespace(cluster.kubeConfig, namespace);
   gate = await ApiServerGate.start(cluster.server);
   repo = await PullRequestDriver.create(gh, { owner: 'acme', name: uniqueName('outage') });
@@ -46,20 +49,22 @@ before(async () => {
   await writeFile(path.join(dir, 'key.pem'), app.privateKey);
   await writeFile(path.join(dir, 'secret'), `${repo.hook.secret}\n`);
   for (const identity of ['replica-a', 'replica-b']) {
-    running.push(spawnOperator(['run', `--leader-election-identity=${identity}`], {
-      KUBECONFIG: path.join(dir, 'kubeconfig'),
-      // The intake and the resync: the other controllers would act on other test files' objects.
-      PREVIEW_OPERATOR_CONTROLLERS: 'webhook,resync',
-      PREVIEW_OPERATOR_LEADER_ELECTION_NAMESPACE: namespace,
-      PREVIEW_OPERATOR_WEBHOOK_HOST: '127.0.0.1',
-      PREVIEW_OPERATOR_WEBHOOK_PORT: '0',
-      PREVIEW_OPERATOR_METRICS_PORT: '0',
-      PREVIEW_OPERATOR_WEBHOOK_SECRET_FILE: path.join(dir, 'secret'),
-      PREVIEW_OPERATOR_GITHUB_API_URL: gh.url,
-      PREVIEW_OPERATOR_GITHUB_APP_ID: String(app.id),
-      PREVIEW_OPERATOR_GITHUB_APP_PRIVATE_KEY_FILE: path.join(dir, 'key.pem'),
-      PREVIEW_OPERATOR_CHECKOUT_CACHE_DIR: path.join(dir, `checkouts-${identity}`),
-    }));
+    running.push(
+      spawnOperator(['run', `--leader-election-identity=${identity}`], {
+        KUBECONFIG: path.join(dir, 'kubeconfig'),
+        // The intake and the resync: the other controllers would act on other test files' objects.
+        PREVIEW_OPERATOR_CONTROLLERS: 'webhook,resync',
+        PREVIEW_OPERATOR_LEADER_ELECTION_NAMESPACE: namespace,
+        PREVIEW_OPERATOR_WEBHOOK_HOST: '127.0.0.1',
+        PREVIEW_OPERATOR_WEBHOOK_PORT: '0',
+        PREVIEW_OPERATOR_METRICS_PORT: '0',
+        PREVIEW_OPERATOR_WEBHOOK_SECRET_FILE: path.join(dir, 'secret'),
+        PREVIEW_OPERATOR_GITHUB_API_URL: gh.url,
+        PREVIEW_OPERATOR_GITHUB_APP_ID: String(app.id),
+        PREVIEW_OPERATOR_GITHUB_APP_PRIVATE_KEY_FILE: path.join(dir, 'key.pem'),
+        PREVIEW_OPERATOR_CHECKOUT_CACHE_DIR: path.join(dir, `checkouts-${identity}`),
+      }),
+    );
   }
 });
 
@@ -84,35 +89,48 @@ async function present(): Promise<number[]> {
   return Array.from({ length: delivered + 2 }, (_, i) => i + 1).filter((n) => names.has(environmentName(repo.repository, n)));
 }
 
-test(`a ${outageMs / 1000}-s API server outage with leader election on: every delivery answered, every environment written`, { timeout: 300_000 }, async () => {
-  for (const p of running) await waitStarted(p);
-  await waitFor('a leader', async () => (await Promise.all(running.map(leading))).some(Boolean), { timeoutMs: 60_000 });
-  const leader = (await leading(running[0]!)) ? running[0]! : running[1]!;
+test(
+  `a ${outageMs / 1000}-s API server outage with leader election on: every delivery answered, every environment written`,
+  { timeout: 300_000 },
+  async () => {
+    for (const p of running) await waitStarted(p);
+    await waitFor('a leader', async () => (await Promise.all(running.map(leading))).some(Boolean), { timeoutMs: 60_000 });
+    const leader = (await leading(running[0]!)) ? running[0]! : running[1]!;
 
-  gate.set('refuse');
-  const outageStarted = Date.now();
-  const answers: number[] = [];
-  // Two pull requests whose webhooks GitHub never sends: only the resync can find them.
-  for (const n of [delivered + 1, delivered + 2]) await repo.open({ number: n, files: { [`missed-${n}.txt`]: `${n}\n` }, author: 'alice', authorAssociation: 'MEMBER' });
-  for (let n = 1; n <= delivered; n++) {
-    const change = await repo.open({ number: n, files: { [`f-${n}.txt`]: `${n}\n` }, author: 'alice', authorAssociation: 'MEMBER' });
-    // Half to each replica, the leader included, spread over the outage.
-    const target = running[n % 2]!;
-    const answer = await change.delivery.deliver(target.webhookUrl());
-    answers.push(answer.status);
-    const due = outageStarted + (n * outageMs) / delivered;
-    await new Promise((r) => setTimeout(r, Math.max(0, due - Date.now())));
-  }
-  assert.deepEqual(answers, Array(delivered).fill(202), 'every delivery answered 202, the leader\'s too');
-  assert.ok(leader.lines.some((l) => /lost the lease/.test(String(l.msg))), 'the outage outlasted the renew deadline: the lease was lost');
-  assert.deepEqual(await present(), [], 'nothing could be written meanwhile');
-  gate.set('open');
-  const reopened = Date.now();
+    gate.set('refuse');
+    const outageStarted = Date.now();
+    const answers: number[] = [];
+    // Two pull requests whose webhooks GitHub never sends: only the resync can find them.
+    for (const n of [delivered + 1, delivered + 2])
+      await repo.open({ number: n, files: { [`missed-${n}.txt`]: `${n}\n` }, author: 'alice', authorAssociation: 'MEMBER' });
+    for (let n = 1; n <= delivered; n++) {
+      const change = await repo.open({ number: n, files: { [`f-${n}.txt`]: `${n}\n` }, author: 'alice', authorAssociation: 'MEMBER' });
+      // Half to each replica, the leader included, spread over the outage.
+      const target = running[n % 2]!;
+      const answer = await change.delivery.deliver(target.webhookUrl());
+      answers.push(answer.status);
+      const due = outageStarted + (n * outageMs) / delivered;
+      await new Promise((r) => setTimeout(r, Math.max(0, due - Date.now())));
+    }
+    assert.deepEqual(answers, Array(delivered).fill(202), "every delivery answered 202, the leader's too");
+    assert.ok(
+      leader.lines.some((l) => /lost the lease/.test(String(l.msg))),
+      'the outage outlasted the renew deadline: the lease was lost',
+    );
+    assert.deepEqual(await present(), [], 'nothing could be written meanwhile');
+    gate.set('open');
+    const reopened = Date.now();
 
-  await waitFor('every environment', async () => (await present()).length === delivered + 2, { timeoutMs: 60_000, intervalMs: 500 });
-  const convergedMs = Date.now() - reopened;
-  assert.ok(running.every((p) => p.child.exitCode === null), 'no replica exited');
-  await waitFor('a leader again', async () => (await Promise.all(running.map(leading))).some(Boolean), { timeoutMs: 30_000 });
-  process.stderr.write(`# ${delivered} deliveries during a ${outageMs / 1000}-s outage, 2 missed: all ${delivered + 2} environments `
-    + `${(convergedMs / 1000).toFixed(1)} s after the API server came back\n`);
-});
+    await waitFor('every environment', async () => (await present()).length === delivered + 2, { timeoutMs: 60_000, intervalMs: 500 });
+    const convergedMs = Date.now() - reopened;
+    assert.ok(
+      running.every((p) => p.child.exitCode === null),
+      'no replica exited',
+    );
+    await waitFor('a leader again', async () => (await Promise.all(running.map(leading))).some(Boolean), { timeoutMs: 30_000 });
+    process.stderr.write(
+      `# ${delivered} deliveries during a ${outageMs / 1000}-s outage, 2 missed: all ${delivered + 2} environments ` +
+        `${(convergedMs / 1000).toFixed(1)} s after the API server came back\n`,
+    );
+  },
+);

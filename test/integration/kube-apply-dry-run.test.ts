@@ -18,12 +18,16 @@ after(() => admin?.close());
 const ownership = { label: 'app.kubernetes.io/instance', value: 'dry-run' };
 
 function writesSince(mark: number, user: string): string[] {
-  return cluster.audit.writes(mark, { user, excludeDryRun: false })
+  return cluster.audit
+    .writes(mark, { user, excludeDryRun: false })
     .map((e) => `${e.verb} ${e.objectRef?.resource}/${e.objectRef?.name}${/[?&]dryRun=/.test(e.requestURI) ? ' (dry run)' : ''}`);
 }
 
 async function exists(ref: { apiVersion: string; kind: string; namespace: string; name: string }): Promise<boolean> {
-  return admin.get(ref).then(() => true, (err) => (err instanceof NotFoundError ? false : Promise.reject(err)));
+  return admin.get(ref).then(
+    () => true,
+    (err) => (err instanceof NotFoundError ? false : Promise.reject(err)),
+  );
 }
 
 /** A client that counts its GETs. */
@@ -56,7 +60,11 @@ describe('dryRunWrites', () => {
       const refused = (err: unknown) => err instanceof InvalidError && /zzz-broken/.test(err.message);
       await assert.rejects(new Applier(client).dryRunWrites(set, { ownership }), refused);
       await cluster.audit.settle();
-      assert.deepEqual(writesSince(mark, me.username).filter((w) => !w.endsWith('(dry run)')), [], 'no real write');
+      assert.deepEqual(
+        writesSince(mark, me.username).filter((w) => !w.endsWith('(dry run)')),
+        [],
+        'no real write',
+      );
       assert.equal(await exists({ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: 'settings' }), false);
       assert.equal(await exists({ apiVersion: 'v1', kind: 'Service', namespace: ns, name: 'web' }), false);
     } finally {
@@ -71,7 +79,10 @@ describe('dryRunWrites', () => {
     try {
       const applier = new Applier(client);
       const config = (value: string): KubeObject => ({
-        apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: ns }, data: { a: value },
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'settings', namespace: ns },
+        data: { a: value },
       });
       const account: KubeObject = { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'web', namespace: ns } };
       await applier.apply([config('1'), account], { ownership });
@@ -82,7 +93,10 @@ describe('dryRunWrites', () => {
       const live = await applier.dryRunWrites(set, { ownership });
       const results = await applier.apply(set, { ownership, live });
       assert.equal(client.reads, 2, 'each object read once, by the dry run');
-      assert.deepEqual(results.map((r) => `${r.ref.kind} ${r.action}`), ['ServiceAccount unchanged', 'ConfigMap configured']);
+      assert.deepEqual(
+        results.map((r) => `${r.ref.kind} ${r.action}`),
+        ['ServiceAccount unchanged', 'ConfigMap configured'],
+      );
       await cluster.audit.settle();
       assert.deepEqual(writesSince(mark, me.username), ['patch configmaps/settings (dry run)', 'patch configmaps/settings']);
     } finally {
@@ -96,7 +110,9 @@ describe('dryRunWrites', () => {
     // What the operator's ClusterRole allows: the Role's own rules and writing Roles, no `bind`, no `escalate`.
     const clusterRole = uniqueName('dry-run-writer');
     await admin.apply({
-      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: clusterRole },
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: clusterRole },
       rules: [
         { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list'] },
         { apiGroups: ['rbac.authorization.k8s.io'], resources: ['roles', 'rolebindings'], verbs: ['get', 'create', 'patch', 'update'] },
@@ -106,11 +122,15 @@ describe('dryRunWrites', () => {
     const client = new KubeClient(writer.kubeConfig);
     try {
       const role: KubeObject = {
-        apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'reader', namespace: ns },
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'Role',
+        metadata: { name: 'reader', namespace: ns },
         rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }],
       };
       const binding: KubeObject = {
-        apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'reader', namespace: ns },
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'RoleBinding',
+        metadata: { name: 'reader', namespace: ns },
         roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'reader' },
         subjects: [{ kind: 'ServiceAccount', name: 'default', namespace: ns }],
       };
@@ -120,7 +140,10 @@ describe('dryRunWrites', () => {
       const applier = new Applier(client);
       const live = await applier.dryRunWrites([role, binding], { ownership });
       const results = await applier.apply([role, binding], { ownership, live });
-      assert.deepEqual(results.map((r) => `${r.ref.kind} ${r.action}`), ['Role created', 'RoleBinding created']);
+      assert.deepEqual(
+        results.map((r) => `${r.ref.kind} ${r.action}`),
+        ['Role created', 'RoleBinding created'],
+      );
     } finally {
       client.close();
       await admin.delete({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name: clusterRole });
@@ -137,16 +160,23 @@ describe('apply with undoCreated', () => {
     try {
       const applier = new Applier(client);
       const config = (name: string, value: string): KubeObject => ({
-        apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data: { a: value },
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name, namespace: ns },
+        data: { a: value },
       });
       await applier.apply([config('existing', '1')], { ownership });
       const role: KubeObject = {
-        apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'reader', namespace: ns },
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'Role',
+        metadata: { name: 'reader', namespace: ns },
         rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }],
       };
       // A RoleBinding of a Role the set creates is not dry-run; its invalid subject is refused at its real write, after the rest.
       const binding: KubeObject = {
-        apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'reader', namespace: ns },
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'RoleBinding',
+        metadata: { name: 'reader', namespace: ns },
         roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'reader' },
         subjects: [{ kind: 'ServiceAccount', name: 'default', apiGroup: 'rbac.authorization.k8s.io' }],
       };

@@ -49,23 +49,52 @@ function objectSet(ns: string, group: string): KubeObject[] {
   return [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { 'pod-security.kubernetes.io/enforce': 'baseline' } } },
     {
-      apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition',
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
       metadata: { name: `widgets.${group}` },
       spec: {
-        group, scope: 'Namespaced', names: { plural: 'widgets', singular: 'widget', kind: 'Widget' },
-        versions: [{ name: 'v1', served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { size: { type: 'integer' } } }, status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } } } }],
+        group,
+        scope: 'Namespaced',
+        names: { plural: 'widgets', singular: 'widget', kind: 'Widget' },
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            subresources: { status: {} },
+            schema: {
+              openAPIV3Schema: {
+                type: 'object',
+                properties: {
+                  spec: { type: 'object', properties: { size: { type: 'integer' } } },
+                  status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+                },
+              },
+            },
+          },
+        ],
       },
     },
     { apiVersion: `${group}/v1`, kind: 'Widget', metadata: { name: 'w', namespace: ns }, spec: { size: 3 } },
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'config', namespace: ns }, data: { 'app.yaml': 'port: 8080\n' } },
-    { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'creds', namespace: ns }, type: 'Opaque', stringData: { password: 'not-random-in-a-test' } },
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'creds', namespace: ns },
+      type: 'Opaque',
+      stringData: { password: 'not-random-in-a-test' },
+    },
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'web', namespace: ns } },
     {
-      apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: ns },
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'web', namespace: ns },
       spec: { selector: labels, ports: [{ name: 'http', port: 80, targetPort: 8080 }] },
     },
     {
-      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: ns, labels },
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web', namespace: ns, labels },
       spec: {
         replicas: 2,
         selector: { matchLabels: labels },
@@ -73,13 +102,19 @@ function objectSet(ns: string, group: string): KubeObject[] {
           metadata: { labels },
           spec: {
             serviceAccountName: 'web',
-            containers: [{
-              name: 'web', image: 'registry.example/web:1',
-              ports: [{ containerPort: 8080 }],
-              env: [{ name: 'MODE', value: 'preview' }, { name: 'PASSWORD', valueFrom: { secretKeyRef: { name: 'creds', key: 'password' } } }],
-              // Normalised by the server to 500m / 128Mi: a value comparison would see a difference forever.
-              resources: { requests: { cpu: '0.5', memory: '134217728' }, limits: { 'nvidia.com/gpu': 2 } },
-            }],
+            containers: [
+              {
+                name: 'web',
+                image: 'registry.example/web:1',
+                ports: [{ containerPort: 8080 }],
+                env: [
+                  { name: 'MODE', value: 'preview' },
+                  { name: 'PASSWORD', valueFrom: { secretKeyRef: { name: 'creds', key: 'password' } } },
+                ],
+                // Normalised by the server to 500m / 128Mi: a value comparison would see a difference forever.
+                resources: { requests: { cpu: '0.5', memory: '134217728' }, limits: { 'nvidia.com/gpu': 2 } },
+              },
+            ],
           },
         },
       },
@@ -104,10 +139,19 @@ describe('apply', () => {
     // Callers keep and re-apply their rendering: the applier adds labels, the hash and folds
     // the Secret's stringData on its own copies only.
     assert.deepEqual(set, asGiven, 'the objects given are left as they were');
-    assert.deepEqual(first.map((r) => `${r.ref.kind} ${r.action}`), [
-      'Namespace created', 'CustomResourceDefinition created', 'ServiceAccount created', 'Secret created', 'ConfigMap created',
-      'Service created', 'Deployment created', 'Widget created',
-    ]);
+    assert.deepEqual(
+      first.map((r) => `${r.ref.kind} ${r.action}`),
+      [
+        'Namespace created',
+        'CustomResourceDefinition created',
+        'ServiceAccount created',
+        'Secret created',
+        'ConfigMap created',
+        'Service created',
+        'Deployment created',
+        'Widget created',
+      ],
+    );
     await cluster.audit.settle();
     assert.equal(writesSince(mark).length, 8, writesSince(mark).join('\n'));
 
@@ -119,7 +163,10 @@ describe('apply', () => {
 
     mark = cluster.audit.mark();
     const second = await applier.apply(set, { ownership });
-    assert.deepEqual(second.map((r) => r.action), Array(8).fill('unchanged'));
+    assert.deepEqual(
+      second.map((r) => r.action),
+      Array(8).fill('unchanged'),
+    );
     await cluster.audit.settle();
     assert.deepEqual(writesSince(mark), [], 'the second apply wrote nothing');
 
@@ -149,7 +196,12 @@ describe('apply', () => {
     const changed = results.filter((r) => r.action !== 'unchanged').map((r) => `${r.ref.kind} ${r.action}`);
     assert.deepEqual(changed.sort(), ['ConfigMap configured', 'Deployment configured', 'Secret configured', 'Service created']);
     await cluster.audit.settle();
-    assert.deepEqual(writesSince(mark).sort(), ['patch configmaps/config', 'patch deployments/web', 'patch secrets/creds', 'patch services/web']);
+    assert.deepEqual(writesSince(mark).sort(), [
+      'patch configmaps/config',
+      'patch deployments/web',
+      'patch secrets/creds',
+      'patch services/web',
+    ]);
     const secret = await client.get(ref('Secret', 'creds'));
     assert.equal(Buffer.from((secret.data as { password: string }).password, 'base64').toString(), 'not-random-in-a-test');
 
@@ -157,7 +209,10 @@ describe('apply', () => {
     await admin.patch(ref('Deployment', 'web', 'apps/v1'), 'merge', { spec: { replicas: 5 } }, { subresource: 'scale' });
     mark = cluster.audit.mark();
     const rescaled = await applier.apply(set, { ownership });
-    assert.deepEqual(rescaled.filter((r) => r.action !== 'unchanged').map((r) => r.ref.name), ['web']);
+    assert.deepEqual(
+      rescaled.filter((r) => r.action !== 'unchanged').map((r) => r.ref.name),
+      ['web'],
+    );
     await cluster.audit.settle();
     assert.deepEqual(writesSince(mark), ['patch deployments/web']);
     const config = await client.get(ref('ConfigMap', 'config'));
@@ -169,7 +224,10 @@ describe('apply', () => {
     const edited = set.map((o) => (o.kind === 'ConfigMap' ? { ...o, data: { 'app.yaml': 'port: 8081\n' } } : o));
     mark = cluster.audit.mark();
     const third = await applier.apply(edited, { ownership });
-    assert.deepEqual(third.filter((r) => r.action !== 'unchanged').map((r) => r.ref.name), ['config']);
+    assert.deepEqual(
+      third.filter((r) => r.action !== 'unchanged').map((r) => r.ref.name),
+      ['config'],
+    );
     await cluster.audit.settle();
     assert.deepEqual(writesSince(mark), ['patch configmaps/config']);
 
@@ -188,7 +246,10 @@ describe('apply', () => {
     const applier = new Applier(client, { lookup: (r) => cache.get(`${r.namespace}/${r.name}`) });
     const mark = cluster.audit.mark();
     const again = await applier.apply([cm, { ...cm, metadata: { name: 'd', namespace: ns } }]);
-    assert.deepEqual(again.map((r) => r.action), ['unchanged', 'created']);
+    assert.deepEqual(
+      again.map((r) => r.action),
+      ['unchanged', 'created'],
+    );
     await cluster.audit.settle();
     assert.deepEqual(writesSince(mark), ['patch configmaps/d']);
   });
@@ -200,12 +261,23 @@ describe('apply', () => {
       const [namespace] = await applier.apply([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }]);
       assert.equal(namespace!.action, 'created');
       counting.reads = 0;
-      const set = [0, 1, 2].map((n) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `c${n}`, namespace: ns }, data: { n: String(n) } }));
+      const set = [0, 1, 2].map((n) => ({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: `c${n}`, namespace: ns },
+        data: { n: String(n) },
+      }));
       const results = await applier.apply(set, { fresh: true });
-      assert.deepEqual(results.map((r) => r.action), ['created', 'created', 'created']);
+      assert.deepEqual(
+        results.map((r) => r.action),
+        ['created', 'created', 'created'],
+      );
       assert.equal(counting.reads, 0, 'no GET before the applies');
       const again = await applier.apply(set);
-      assert.deepEqual(again.map((r) => r.action), ['unchanged', 'unchanged', 'unchanged']);
+      assert.deepEqual(
+        again.map((r) => r.action),
+        ['unchanged', 'unchanged', 'unchanged'],
+      );
       assert.equal(counting.reads, 3, 'without the hint each object is read first (and found unchanged)');
     });
   });
@@ -218,7 +290,10 @@ describe('apply', () => {
       const applier = new Applier(counting, { lookup: (r) => (known.has(`${r.namespace}/${r.name}`) ? 'absent' : undefined) });
       const cm = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data: { a: '1' } });
       const results = await applier.apply([cm('known'), cm('unknown')]);
-      assert.deepEqual(results.map((r) => r.action), ['created', 'created']);
+      assert.deepEqual(
+        results.map((r) => r.action),
+        ['created', 'created'],
+      );
       assert.equal(counting.reads, 1, 'only the object the cache could not answer for is read');
     });
   });
@@ -237,7 +312,10 @@ describe('apply', () => {
     assert.deepEqual(writesSince(mark), []);
     await assert.rejects(client.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: 'dry' }), NotFoundError);
     await assert.rejects(
-      new Applier(client).apply([{ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'bad', namespace: ns }, spec: { replicas: -1 } }], { dryRun: true }),
+      new Applier(client).apply(
+        [{ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'bad', namespace: ns }, spec: { replicas: -1 } }],
+        { dryRun: true },
+      ),
       (err: Error) => err.name === 'InvalidError' && /replicas/.test(err.message),
     );
   });
@@ -249,7 +327,12 @@ describe('prune', () => {
     const other = uniqueName('prune-other');
     await createNamespace(cluster.kubeConfig, ns);
     await createNamespace(cluster.kubeConfig, other);
-    const cm = (name: string, namespace = ns): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace }, data: { n: name } });
+    const cm = (name: string, namespace = ns): KubeObject => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name, namespace },
+      data: { n: name },
+    });
     const secret: KubeObject = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's1', namespace: ns }, stringData: { k: 'v' } };
     const applier = new Applier(client);
     await applier.apply([cm('keep'), cm('leaving'), secret], { ownership });
@@ -257,16 +340,27 @@ describe('prune', () => {
     // Things prune must never touch:
     await admin.create(cm('unlabelled'));
     await admin.create({ ...cm('other-set'), metadata: { name: 'other-set', namespace: ns, labels: { [ownership.label]: 'set-b' } } });
-    await admin.create({ ...cm('elsewhere', other), metadata: { name: 'elsewhere', namespace: other, labels: { [ownership.label]: ownership.value } } });
     await admin.create({
-      apiVersion: 'v1', kind: 'Service', metadata: { name: 'unlisted-kind', namespace: ns, labels: { [ownership.label]: ownership.value } },
+      ...cm('elsewhere', other),
+      metadata: { name: 'elsewhere', namespace: other, labels: { [ownership.label]: ownership.value } },
+    });
+    await admin.create({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'unlisted-kind', namespace: ns, labels: { [ownership.label]: ownership.value } },
       spec: { ports: [{ port: 80 }] },
     });
 
     const desired = [cm('keep'), secret];
-    const kinds = [{ apiVersion: 'v1', kind: 'ConfigMap' }, { apiVersion: 'v1', kind: 'Secret' }];
+    const kinds = [
+      { apiVersion: 'v1', kind: 'ConfigMap' },
+      { apiVersion: 'v1', kind: 'Secret' },
+    ];
     const dry = await applier.prune({ ownership, keep: desired, kinds, namespaces: [ns], dryRun: true });
-    assert.deepEqual(dry.map((r) => r.name), ['leaving']);
+    assert.deepEqual(
+      dry.map((r) => r.name),
+      ['leaving'],
+    );
 
     const mark = cluster.audit.mark();
     const deleted = await applier.prune({ ownership, keep: desired, kinds, namespaces: [ns] });
@@ -281,7 +375,10 @@ describe('prune', () => {
     await client.get({ apiVersion: 'v1', kind: 'Secret', namespace: ns, name: 's1' });
 
     const again = cluster.audit.mark();
-    assert.deepEqual(await applier.prune({ ownership, keep: desired, kinds: [{ apiVersion: 'v1', kind: 'ConfigMap' }], namespaces: [ns] }), []);
+    assert.deepEqual(
+      await applier.prune({ ownership, keep: desired, kinds: [{ apiVersion: 'v1', kind: 'ConfigMap' }], namespaces: [ns] }),
+      [],
+    );
     await cluster.audit.settle();
     assert.deepEqual(writesSince(again), [], 'nothing left to prune: no write');
   });

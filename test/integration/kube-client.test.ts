@@ -5,7 +5,15 @@ import assert from 'node:assert/strict';
 import { createServer, type AddressInfo } from 'node:net';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import {
-  ConflictError, ForbiddenError, InvalidError, KubeClient, NoKindMatchError, NotFoundError, TransientError, loadKubeConfig, toKubeError,
+  ConflictError,
+  ForbiddenError,
+  InvalidError,
+  KubeClient,
+  NoKindMatchError,
+  NotFoundError,
+  TransientError,
+  loadKubeConfig,
+  toKubeError,
 } from '../../src/kube/index.js';
 import { kubeconfigYaml } from '../cluster/start-cluster.js';
 import { createNamespace, newIdentity, testCluster, uniqueName, type TestCluster } from '../support/test-cluster.js';
@@ -44,7 +52,10 @@ describe('kubeconfig', () => {
       assert.equal(kc.reads, 1, 'five requests, the kubeconfig applied once');
       user.token = 'a-token-the-server-revoked';
       rotating.close(); // as a restart would: the old token is read
-      await assert.rejects(rotating.get({ apiVersion: 'v1', kind: 'Namespace', name: ns }), (err: unknown) => err instanceof ForbiddenError && err.statusCode === 401);
+      await assert.rejects(
+        rotating.get({ apiVersion: 'v1', kind: 'Namespace', name: ns }),
+        (err: unknown) => err instanceof ForbiddenError && err.statusCode === 401,
+      );
       user.token = token; // rotated
       const found = await rotating.get({ apiVersion: 'v1', kind: 'Namespace', name: ns });
       assert.equal(found.metadata.name, ns, 'the request after the 401 used the rotated token');
@@ -53,7 +64,7 @@ describe('kubeconfig', () => {
     }
   });
 
-  it('credentials that expire (an exec plugin\'s) are read again when they do, not only after the TTL', async () => {
+  it("credentials that expire (an exec plugin's) are read again when they do, not only after the TTL", async () => {
     const me = await newIdentity(cluster, 'kube-client-expiry');
     class ExpiringKubeConfig extends CountingKubeConfig {
       /** Each application is good for 2 s, as a plugin's short-lived token. */
@@ -95,7 +106,14 @@ describe('kubeconfig', () => {
 
 describe('lists', () => {
   it('read every page, and items carry apiVersion and kind (the server omits them for built-in kinds)', async () => {
-    await client.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'plain', namespace: ns }, data: { a: '1' }, binaryData: { b: 'AA==' }, immutable: false });
+    await client.apply({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'plain', namespace: ns },
+      data: { a: '1' },
+      binaryData: { b: 'AA==' },
+      immutable: false,
+    });
     const list = await client.list({ apiVersion: 'v1', kind: 'ConfigMap' }, { namespace: ns, limit: 1 });
     assert.ok(list.resourceVersion);
     const plain = list.items.find((o) => o.metadata.name === 'plain')!;
@@ -114,14 +132,25 @@ describe('typed errors', () => {
     const created = await client.create(cm('exists'));
     await assert.rejects(client.create(cm('exists')), (err: ConflictError) => err instanceof ConflictError && err.alreadyExists);
     await client.patch({ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: 'exists' }, 'merge', { data: { a: '2' } });
-    await assert.rejects(client.replace({ ...created, data: { a: 'stale' } }), (err: ConflictError) => err instanceof ConflictError && !err.alreadyExists && err.statusCode === 409);
+    await assert.rejects(
+      client.replace({ ...created, data: { a: 'stale' } }),
+      (err: ConflictError) => err instanceof ConflictError && !err.alreadyExists && err.statusCode === 409,
+    );
   });
 
-  it('invalid, with the API server\'s causes', async () => {
-    const err = await client.create({
-      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'bad', namespace: ns },
-      spec: { replicas: -1, selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c' }] } } },
-    }).catch((e: unknown) => e);
+  it("invalid, with the API server's causes", async () => {
+    const err = await client
+      .create({
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'bad', namespace: ns },
+        spec: {
+          replicas: -1,
+          selector: { matchLabels: { a: 'b' } },
+          template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c' }] } },
+        },
+      })
+      .catch((e: unknown) => e);
     assert.ok(err instanceof InvalidError, String(err));
     const fields = err.causes.map((c) => c.field);
     assert.ok(fields.includes('spec.replicas'), fields.join(', '));
@@ -154,10 +183,13 @@ describe('typed errors', () => {
     const kc = new KubeConfig();
     kc.loadFromString(kubeconfigYaml(`https://127.0.0.1:${port}`, cluster.kubeConfig.getCurrentCluster()!.caFile!, 'token'));
     const unreachable = new KubeClient(kc);
-    await assert.rejects(unreachable.list({ apiVersion: 'v1', kind: 'ConfigMap' }), (err: TransientError) => err instanceof TransientError && err.reason === 'ECONNREFUSED');
+    await assert.rejects(
+      unreachable.list({ apiVersion: 'v1', kind: 'ConfigMap' }),
+      (err: TransientError) => err instanceof TransientError && err.reason === 'ECONNREFUSED',
+    );
   });
 
-  it('maps client-node\'s ApiException (string body) too', async () => {
+  it("maps client-node's ApiException (string body) too", async () => {
     const core = cluster.kubeConfig.makeApiClient(CoreV1Api);
     const err = await core.readNamespacedConfigMap({ namespace: ns, name: 'missing' }).catch((e: unknown) => e);
     const mapped = toKubeError(err);

@@ -41,7 +41,10 @@ async function client(file: string): Promise<KubeClient> {
 /** A kubeconfig for the test cluster with `user` (YAML, indented under `user:`). */
 function kubeconfig(name: string, user: string, cluster2 = `certificate-authority: ${caFile}`): string {
   const file = path.join(scratch, name);
-  writeFileSync(file, kubeconfigText(`server: ${cluster.server}\n${cluster2}`, user, { cluster: 'local', user: 'someone', context: 'local' }));
+  writeFileSync(
+    file,
+    kubeconfigText(`server: ${cluster.server}\n${cluster2}`, user, { cluster: 'local', user: 'someone', context: 'local' }),
+  );
   return file;
 }
 
@@ -50,12 +53,16 @@ function execPlugin(name: string, tokens: string[]): { script: string; runs: () 
   const dir = path.join(scratch, name);
   const script = `${dir}.sh`;
   const list = tokens.map((t) => `"${t}"`).join(' ');
-  writeFileSync(script, `#!/bin/sh
+  writeFileSync(
+    script,
+    `#!/bin/sh
 echo run >> "${dir}.runs"
 RUN=$(wc -l < "${dir}.runs" | tr -d ' ')
 i=0; for t in ${list}; do i=$((i+1)); TOKEN=$t; [ $i -ge $RUN ] && break; done
 printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"%s"}}' "$TOKEN"
-`, { mode: 0o755 });
+`,
+    { mode: 0o755 },
+  );
   return { script, runs: () => readFileSync(`${dir}.runs`, 'utf8').trim().split('\n').length };
 }
 
@@ -74,20 +81,33 @@ describe('kubeconfig loader against the control plane', () => {
 
   it('an exec plugin: its token is the identity the API server sees', async () => {
     const plugin = execPlugin('exec-ok', [token]);
-    const c = await client(kubeconfig('exec-ok', `exec:\n  apiVersion: client.authentication.k8s.io/v1\n  command: ${plugin.script}\n  interactiveMode: Never`));
+    const c = await client(
+      kubeconfig('exec-ok', `exec:\n  apiVersion: client.authentication.k8s.io/v1\n  command: ${plugin.script}\n  interactiveMode: Never`),
+    );
     const mark = cluster.audit.mark();
     await c.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'from-exec', namespace: ns }, data: { a: '1' } });
     await c.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: 'from-exec' });
     await cluster.audit.settle();
     const writes = cluster.audit.writes(mark, { user: me.username, namespace: ns });
-    assert.deepEqual(writes.map((w) => `${w.verb} ${w.objectRef?.resource}/${w.objectRef?.name}`), ['patch configmaps/from-exec']);
+    assert.deepEqual(
+      writes.map((w) => `${w.verb} ${w.objectRef?.resource}/${w.objectRef?.name}`),
+      ['patch configmaps/from-exec'],
+    );
     assert.equal(plugin.runs(), 1, 'the credential is kept between requests');
   });
 
   it('an exec token the API server rejects: the request is a 401, and the next one runs the plugin again and succeeds', async () => {
     const plugin = execPlugin('exec-rotate', ['revoked-token', token]);
-    const c = await client(kubeconfig('exec-rotate', `exec:\n  apiVersion: client.authentication.k8s.io/v1\n  command: ${plugin.script}\n  interactiveMode: IfAvailable`));
-    await assert.rejects(c.get({ apiVersion: 'v1', kind: 'Namespace', name: ns }), (err: unknown) => err instanceof ForbiddenError && err.statusCode === 401);
+    const c = await client(
+      kubeconfig(
+        'exec-rotate',
+        `exec:\n  apiVersion: client.authentication.k8s.io/v1\n  command: ${plugin.script}\n  interactiveMode: IfAvailable`,
+      ),
+    );
+    await assert.rejects(
+      c.get({ apiVersion: 'v1', kind: 'Namespace', name: ns }),
+      (err: unknown) => err instanceof ForbiddenError && err.statusCode === 401,
+    );
     const found = await c.get({ apiVersion: 'v1', kind: 'Namespace', name: ns });
     assert.equal(found.metadata.name, ns);
     assert.equal(plugin.runs(), 2);
@@ -96,18 +116,29 @@ describe('kubeconfig loader against the control plane', () => {
   it('a credential plugin that fails is a transient error (worth a retry), not a refusal', async () => {
     const script = path.join(scratch, 'exec-fails.sh');
     writeFileSync(script, '#!/bin/sh\necho "token service throttled" >&2\nexit 1\n', { mode: 0o755 });
-    const c = await client(kubeconfig('exec-fails', `exec:\n  apiVersion: client.authentication.k8s.io/v1\n  command: ${script}\n  interactiveMode: Never`));
-    await assert.rejects(c.get({ apiVersion: 'v1', kind: 'Namespace', name: ns }), (err: unknown) => err instanceof TransientError && /token service throttled/.test(err.message));
+    const c = await client(
+      kubeconfig('exec-fails', `exec:\n  apiVersion: client.authentication.k8s.io/v1\n  command: ${script}\n  interactiveMode: Never`),
+    );
+    await assert.rejects(
+      c.get({ apiVersion: 'v1', kind: 'Namespace', name: ns }),
+      (err: unknown) => err instanceof TransientError && /token service throttled/.test(err.message),
+    );
   });
 
   it('a wrong static token: ForbiddenError with status 401', async () => {
     const c = await client(kubeconfig('wrong-token', 'token: not-a-token-this-cluster-knows'));
-    await assert.rejects(c.list({ apiVersion: 'v1', kind: 'Namespace' }), (err: unknown) => err instanceof ForbiddenError && err.statusCode === 401 && err.reason === 'Unauthorized');
+    await assert.rejects(
+      c.list({ apiVersion: 'v1', kind: 'Namespace' }),
+      (err: unknown) => err instanceof ForbiddenError && err.statusCode === 401 && err.reason === 'Unauthorized',
+    );
   });
 
   it('a KUBECONFIG list (through client-node): the context of the first file, the credentials of the second', async () => {
     const contextOnly = path.join(scratch, 'list-context');
-    writeFileSync(contextOnly, `current-context: merged\ncontexts:\n- name: merged\n  context: {cluster: local, user: someone, namespace: ${ns}}\n`);
+    writeFileSync(
+      contextOnly,
+      `current-context: merged\ncontexts:\n- name: merged\n  context: {cluster: local, user: someone, namespace: ${ns}}\n`,
+    );
     const credentials = kubeconfig('list-credentials', `token: ${token}`);
     const kc = await loadKubeConfig({ path: [contextOnly, path.join(scratch, 'missing'), credentials].join(path.delimiter), env: {} });
     assert.equal(kc.namespace, ns);
@@ -116,10 +147,13 @@ describe('kubeconfig loader against the control plane', () => {
     const mark = cluster.audit.mark();
     await c.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'from-list', namespace: kc.namespace }, data: { a: '1' } });
     await cluster.audit.settle();
-    assert.deepEqual(cluster.audit.writes(mark, { user: me.username, namespace: ns }).map((w) => w.objectRef?.name), ['from-list']);
+    assert.deepEqual(
+      cluster.audit.writes(mark, { user: me.username, namespace: ns }).map((w) => w.objectRef?.name),
+      ['from-list'],
+    );
   });
 
-  it('in-cluster: the Service from the environment, the ServiceAccount folder\'s CA, token and namespace', async () => {
+  it("in-cluster: the Service from the environment, the ServiceAccount folder's CA, token and namespace", async () => {
     const sa = path.join(scratch, 'serviceaccount');
     mkdirSync(sa);
     copyFileSync(caFile, path.join(sa, 'ca.crt'));
@@ -134,15 +168,25 @@ describe('kubeconfig loader against the control plane', () => {
     const mark = cluster.audit.mark();
     await c.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'in-cluster', namespace: kc.namespace }, data: { a: '1' } });
     await cluster.audit.settle();
-    assert.deepEqual(cluster.audit.writes(mark, { user: me.username, namespace: ns }).map((w) => w.objectRef?.name), ['in-cluster']);
+    assert.deepEqual(
+      cluster.audit.writes(mark, { user: me.username, namespace: ns }).map((w) => w.objectRef?.name),
+      ['in-cluster'],
+    );
   });
 
   it('tokenFile: a token written later is used once the client reads credentials again', async () => {
     const tokenFile = path.join(scratch, 'token');
     writeFileSync(tokenFile, 'stale-token\n');
     const c = await client(kubeconfig('token-file', `tokenFile: ${tokenFile}`));
-    await assert.rejects(c.get({ apiVersion: 'v1', kind: 'Namespace', name: ns }), (err: unknown) => err instanceof ForbiddenError && err.statusCode === 401);
+    await assert.rejects(
+      c.get({ apiVersion: 'v1', kind: 'Namespace', name: ns }),
+      (err: unknown) => err instanceof ForbiddenError && err.statusCode === 401,
+    );
     writeFileSync(tokenFile, `${token}\n`);
-    assert.equal((await c.get({ apiVersion: 'v1', kind: 'Namespace', name: ns })).metadata.name, ns, 'the 401 made the client read the file again');
+    assert.equal(
+      (await c.get({ apiVersion: 'v1', kind: 'Namespace', name: ns })).metadata.name,
+      ns,
+      'the 401 made the client read the file again',
+    );
   });
 });

@@ -3,8 +3,15 @@
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  Controller, Informer, KubeClient, controllerReference, type ControllerMetrics, type KubeObject, type Logger,
-  type ReconcileContext, type ReconcileOutcome,
+  Controller,
+  Informer,
+  KubeClient,
+  controllerReference,
+  type ControllerMetrics,
+  type KubeObject,
+  type Logger,
+  type ReconcileContext,
+  type ReconcileOutcome,
 } from '../../src/kube/index.js';
 import { createNamespace, testCluster, uniqueName, type TestCluster } from '../support/test-cluster.js';
 import { waitFor } from '../support/wait.js';
@@ -57,11 +64,22 @@ it('retries a failing key with growing delays, without blocking other keys; owne
   const errors: string[] = [];
   const logger: Logger = { debug: () => {}, info: () => {}, warn: () => {}, error: (f) => errors.push((f as { key: string }).key) };
   const controller = new Controller({
-    name: 'test', for: configMaps, owns: [secrets], reconciler, workers: 1, metrics, logger, resyncPeriodMs: 0,
+    name: 'test',
+    for: configMaps,
+    owns: [secrets],
+    reconciler,
+    workers: 1,
+    metrics,
+    logger,
+    resyncPeriodMs: 0,
   });
   await controller.start();
   try {
-    const cm = (name: string): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns, labels: { test: 'controller' } } });
+    const cm = (name: string): KubeObject => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name, namespace: ns, labels: { test: 'controller' } },
+    });
     await client.create(cm('failing'));
     await waitFor('first failure', () => (attempts.get(`${ns}/failing`)?.length ?? 0) >= 1);
     const owner = await client.create(cm('others-1'));
@@ -73,10 +91,19 @@ it('retries a failing key with growing delays, without blocking other keys; owne
     // With one worker, only if the other keys were not held up by the failing one's backoff.
     await waitFor('the failing key finally succeeds', () => failingSucceeded, { timeoutMs: 30_000 });
     const tries = attempts.get(`${ns}/failing`)!;
-    assert.deepEqual(tries.map((t) => t.retries), tries.map((_, i) => i), 'the context counts retries');
+    assert.deepEqual(
+      tries.map((t) => t.retries),
+      tries.map((_, i) => i),
+      'the context counts retries',
+    );
     const gaps = tries.slice(1, failures + 1).map((t, i) => t.at - tries[i]!.at);
     process.stderr.write(`delays between attempts of the failing key (ms): ${gaps.map((g) => g.toFixed(0)).join(', ')}\n`);
-    gaps.forEach((gap, i) => assert.ok(gap >= 5 * 2 ** i - 2, `retry ${i + 1} waited ${gap.toFixed(1)} ms, at least ${5 * 2 ** i} ms expected (gaps ${gaps.map((g) => g.toFixed(0))})`));
+    gaps.forEach((gap, i) =>
+      assert.ok(
+        gap >= 5 * 2 ** i - 2,
+        `retry ${i + 1} waited ${gap.toFixed(1)} ms, at least ${5 * 2 ** i} ms expected (gaps ${gaps.map((g) => g.toFixed(0))})`,
+      ),
+    );
     // The floors double: a flat delay fails them. (No ratio of gaps: a late first timer would skew it.)
 
     assert.equal(errors.filter((k) => k === `${ns}/failing`).length, tries.length - 1, 'every failure logged, the success not');
@@ -97,7 +124,10 @@ it('retries a failing key with growing delays, without blocking other keys; owne
     // An owned object's change wakes its owner.
     const before = attempts.get(`${ns}/others-1`)!.length;
     await client.create({
-      apiVersion: 'v1', kind: 'Secret', metadata: { name: 'child', namespace: ns, ownerReferences: [controllerReference(owner)] }, stringData: { a: 'b' },
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'child', namespace: ns, ownerReferences: [controllerReference(owner)] },
+      stringData: { a: 'b' },
     });
     await waitFor('owner reconciled for its child', () => attempts.get(`${ns}/others-1`)!.length > before);
     assert.equal(attempts.get(`${ns}/others-2`)!.length, 1, 'no other key was woken');
@@ -118,7 +148,10 @@ it('stop drains the reconcile in flight and takes no new keys', async () => {
   let release!: () => void;
   const gate = new Promise<void>((r) => (release = r));
   const controller = new Controller({
-    name: 'drain', for: informer, workers: 1, resyncPeriodMs: 0,
+    name: 'drain',
+    for: informer,
+    workers: 1,
+    resyncPeriodMs: 0,
     reconciler: {
       async reconcile(key) {
         started.push(key);
@@ -147,7 +180,12 @@ it('resyncs every object periodically even when nothing changed', async () => {
   const informer = new Informer(client, { apiVersion: 'v1', kind: 'ConfigMap' }, { namespace: ns, labelSelector: 'test=resync' });
   informer.start();
   let count = 0;
-  const controller = new Controller({ name: 'resync', for: informer, resyncPeriodMs: 200, reconciler: { reconcile: async () => void count++ } });
+  const controller = new Controller({
+    name: 'resync',
+    for: informer,
+    resyncPeriodMs: 200,
+    reconciler: { reconcile: async () => void count++ },
+  });
   await controller.start();
   await waitFor('initial + 3 resyncs', () => count >= 4, { timeoutMs: 5000 });
   await controller.stop();

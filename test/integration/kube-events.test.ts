@@ -22,7 +22,10 @@ interface CoreEvent extends KubeObject {
 }
 
 async function eventsFor(namespace: string, uid: string): Promise<CoreEvent[]> {
-  const { items } = await client.list<CoreEvent>({ apiVersion: 'v1', kind: 'Event' }, { namespace, fieldSelector: `involvedObject.uid=${uid}` });
+  const { items } = await client.list<CoreEvent>(
+    { apiVersion: 'v1', kind: 'Event' },
+    { namespace, fieldSelector: `involvedObject.uid=${uid}` },
+  );
   return items;
 }
 
@@ -71,7 +74,11 @@ it('in a namespace being deleted, a create is refused as NamespaceTerminating an
   const ns = uniqueName('events-terminating');
   await createNamespace(cluster.kubeConfig, ns);
   // A finalizer nobody removes keeps the namespace in Terminating for as long as the test needs.
-  const held = await client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'held', namespace: ns, finalizers: ['example.com/hold'] } });
+  const held = await client.create({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'held', namespace: ns, finalizers: ['example.com/hold'] },
+  });
   await client.delete({ apiVersion: 'v1', kind: 'Namespace', name: ns });
   const refusal = await client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'late', namespace: ns } }).then(
     () => assert.fail('a create in a terminating namespace was accepted'),

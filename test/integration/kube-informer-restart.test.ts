@@ -15,7 +15,12 @@ it('resumes after the apiserver restarts and sees the changes made meanwhile, wi
   const client = new KubeClient(cluster.kubeConfig);
   const ns = 'restart-test';
   await client.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-  const cm = (name: string, v: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns, labels: { test: 'restart' } }, data: { v } });
+  const cm = (name: string, v: string) => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name, namespace: ns, labels: { test: 'restart' } },
+    data: { v },
+  });
   await client.create(cm('kept', '1'));
   await client.create(cm('changed', '1'));
   await client.create(cm('removed', '1'));
@@ -27,7 +32,8 @@ it('resumes after the apiserver restarts and sees the changes made meanwhile, wi
   const events: string[] = [];
   informer.addHandler({
     onAdd: (o) => events.push(`add ${o.metadata.name}`),
-    onUpdate: (old, o) => events.push(`update ${o.metadata.name} ${(old as { data?: { v?: string } }).data?.v}->${(o as { data?: { v?: string } }).data?.v}`),
+    onUpdate: (old, o) =>
+      events.push(`update ${o.metadata.name} ${(old as { data?: { v?: string } }).data?.v}->${(o as { data?: { v?: string } }).data?.v}`),
     onDelete: (o) => events.push(`delete ${o.metadata.name}`),
   });
   informer.start();
@@ -41,17 +47,31 @@ it('resumes after the apiserver restarts and sees the changes made meanwhile, wi
     await client.patch({ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: 'changed' }, 'merge', { data: { v: '2' } });
     await client.delete({ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: 'removed' });
 
-    await waitFor('the informer caught up', () =>
-      informer.get(`${ns}/created`) && !informer.get(`${ns}/removed`) && (informer.get(`${ns}/changed`) as { data?: { v?: string } }).data?.v === '2',
-    { timeoutMs: 90_000 });
+    await waitFor(
+      'the informer caught up',
+      () =>
+        informer.get(`${ns}/created`) &&
+        !informer.get(`${ns}/removed`) &&
+        (informer.get(`${ns}/changed`) as { data?: { v?: string } }).data?.v === '2',
+      { timeoutMs: 90_000 },
+    );
     // Anything it saw twice would show up now.
     await client.create(cm('after', '1'));
     await waitFor('a later change', () => events.includes('add after'), { timeoutMs: 30_000 });
 
     assert.deepEqual(events.slice(3).sort(), ['add after', 'add created', 'delete removed', 'update changed 1->2']);
     assert.equal(events.filter((e) => e === 'add kept').length, 1, 'no duplicate add for an object seen before the restart');
-    assert.deepEqual(informer.list().map((o) => o.metadata.name).sort(), ['after', 'changed', 'created', 'kept']);
-    assert.ok(log.some((l) => l.startsWith('warn informer: watch failed')), `the watch really was cut off:\n${log.join('\n')}`);
+    assert.deepEqual(
+      informer
+        .list()
+        .map((o) => o.metadata.name)
+        .sort(),
+      ['after', 'changed', 'created', 'kept'],
+    );
+    assert.ok(
+      log.some((l) => l.startsWith('warn informer: watch failed')),
+      `the watch really was cut off:\n${log.join('\n')}`,
+    );
     process.stderr.write(`informer log during the restart:\n${log.join('\n')}\n`);
   } finally {
     await informer.stop();

@@ -28,7 +28,10 @@ function recorder(informer: Informer) {
   const events: string[] = [];
   informer.addHandler({
     onAdd: (o) => events.push(`add ${o.metadata.name}`),
-    onUpdate: (old, o) => events.push(`update ${o.metadata.name} ${JSON.stringify((old as { data?: unknown }).data)}->${JSON.stringify((o as { data?: unknown }).data)}`),
+    onUpdate: (old, o) =>
+      events.push(
+        `update ${o.metadata.name} ${JSON.stringify((old as { data?: unknown }).data)}->${JSON.stringify((o as { data?: unknown }).data)}`,
+      ),
     onDelete: (o) => events.push(`delete ${o.metadata.name}`),
   });
   return events;
@@ -76,18 +79,37 @@ describe('informer', () => {
       const ownerRef = { apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata.uid!, controller: true };
       await client.create(configMap(ns, 'blue', { v: '1' }, { team: 'blue', tier: 'web' }));
       await client.create(configMap(ns, 'red', { v: '1' }, { team: 'red' }));
-      await client.create({ ...configMap(ns, 'owned', {}, { team: 'blue', tier: 'db' }), metadata: { name: 'owned', namespace: ns, labels: { team: 'blue', tier: 'db' }, ownerReferences: [ownerRef] } });
+      await client.create({
+        ...configMap(ns, 'owned', {}, { team: 'blue', tier: 'db' }),
+        metadata: { name: 'owned', namespace: ns, labels: { team: 'blue', tier: 'db' }, ownerReferences: [ownerRef] },
+      });
       await waitFor('both blue objects', () => informer.list().length === 2);
-      assert.deepEqual(informer.list(ns).map((o) => o.metadata.name).sort(), ['blue', 'owned']);
-      assert.deepEqual(informer.byLabel('tier', 'web').map((o) => o.metadata.name), ['blue']);
-      assert.deepEqual(informer.byOwner(owner.metadata.uid!).map((o) => o.metadata.name), ['owned']);
+      assert.deepEqual(
+        informer
+          .list(ns)
+          .map((o) => o.metadata.name)
+          .sort(),
+        ['blue', 'owned'],
+      );
+      assert.deepEqual(
+        informer.byLabel('tier', 'web').map((o) => o.metadata.name),
+        ['blue'],
+      );
+      assert.deepEqual(
+        informer.byOwner(owner.metadata.uid!).map((o) => o.metadata.name),
+        ['owned'],
+      );
 
-      await client.patch({ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: 'blue' }, 'merge', { metadata: { labels: { tier: 'cache' } } });
+      await client.patch({ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: 'blue' }, 'merge', {
+        metadata: { labels: { tier: 'cache' } },
+      });
       await waitFor('label index updated', () => informer.byLabel('tier', 'cache').length === 1);
       assert.deepEqual(informer.byLabel('tier', 'web'), []);
 
       // Leaving the selector looks like a delete to the informer.
-      await client.patch({ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: 'blue' }, 'merge', { metadata: { labels: { team: 'red' } } });
+      await client.patch({ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: 'blue' }, 'merge', {
+        metadata: { labels: { team: 'red' } },
+      });
       await waitFor('blue left the selection', () => events.includes('delete blue'));
       assert.ok(!events.some((e) => e.includes('red')), `never saw the red object: ${events.join(', ')}`);
     } finally {
@@ -108,7 +130,10 @@ describe('informer', () => {
       await client.patch({ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: 'x' }, 'merge', { data: { v: '2' } });
       await waitFor('update x', () => events.includes('update x {"v":"1"}->{"v":"2"}'));
       await new Promise((r) => setTimeout(r, 700));
-      assert.deepEqual(events.filter((e) => e.includes(' x')), ['add x', 'update x {"v":"1"}->{"v":"2"}']);
+      assert.deepEqual(
+        events.filter((e) => e.includes(' x')),
+        ['add x', 'update x {"v":"1"}->{"v":"2"}'],
+      );
     } finally {
       await informer.stop();
     }
@@ -178,7 +203,10 @@ describe('informer watchdog', () => {
       await new Promise((r) => setTimeout(r, 500));
       assert.ok(!events.includes('add b'), 'the frozen watch delivers nothing');
       await waitFor('add b, after the watchdog restarted the watch', () => events.includes('add b'), { timeoutMs: 20_000 });
-      assert.ok(warnings.some((w) => /silent for 1500 ms/.test(w)), warnings.join('\n'));
+      assert.ok(
+        warnings.some((w) => /silent for 1500 ms/.test(w)),
+        warnings.join('\n'),
+      );
       assert.equal(events.filter((e) => e === 'add a').length, 1);
     } finally {
       await informer.stop();

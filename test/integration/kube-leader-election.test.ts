@@ -30,7 +30,9 @@ after(() => {
 
 /** A manager in another process, and the lines it printed. */
 function replica(lease: string, identity: string) {
-  const child = spawn(process.execPath, ['--import', 'tsx', fixture, cluster.kubeconfigPath, ns, lease, identity], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', fixture, cluster.kubeconfigPath, ns, lease, identity], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   children.push(child);
   const lines: string[] = [];
   let buffer = '';
@@ -50,7 +52,8 @@ function replica(lease: string, identity: string) {
 function inProcessManager(lease: string, identity: string) {
   const events: string[] = [];
   const manager = new Manager({
-    client, logger: silentLogger,
+    client,
+    logger: silentLogger,
     leaderElection: { namespace: ns, name: lease, identity },
     onLeadershipChange: (leading) => events.push(leading ? 'leading' : 'not-leading'),
   });
@@ -62,39 +65,43 @@ async function holder(lease: string): Promise<string | undefined> {
   return (l.spec as { holderIdentity?: string }).holderIdentity ?? undefined;
 }
 
-it('two managers on one Lease: exactly one leads; killed without release, the other leads once the lease expires, within 25 s', { timeout: 120_000 }, async () => {
-  const lease = 'kill-test';
-  const a = replica(lease, 'replica-a');
-  await waitFor('replica-a leads', () => a.leadingSince(), { timeoutMs: 30_000 });
-  const b = inProcessManager(lease, 'replica-b');
-  b.manager.start();
-  try {
-    // Several retry periods: b keeps trying, and never leads while a renews.
-    for (let i = 0; i < 8; i++) {
-      await new Promise((r) => setTimeout(r, 500));
-      assert.equal(b.manager.isLeader(), false, 'only one leader');
-      assert.ok(a.leadingSince(), 'a still leads');
-    }
-    assert.equal(await holder(lease), 'replica-a');
-    const l = await client.get({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: ns, name: lease });
-    const spec = l.spec as { renewTime: string; leaseDurationSeconds: number };
-    assert.match(spec.renewTime, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/, 'MicroTime with 6 fractional digits');
-    assert.equal(spec.leaseDurationSeconds, 15);
+it(
+  'two managers on one Lease: exactly one leads; killed without release, the other leads once the lease expires, within 25 s',
+  { timeout: 120_000 },
+  async () => {
+    const lease = 'kill-test';
+    const a = replica(lease, 'replica-a');
+    await waitFor('replica-a leads', () => a.leadingSince(), { timeoutMs: 30_000 });
+    const b = inProcessManager(lease, 'replica-b');
+    b.manager.start();
+    try {
+      // Several retry periods: b keeps trying, and never leads while a renews.
+      for (let i = 0; i < 8; i++) {
+        await new Promise((r) => setTimeout(r, 500));
+        assert.equal(b.manager.isLeader(), false, 'only one leader');
+        assert.ok(a.leadingSince(), 'a still leads');
+      }
+      assert.equal(await holder(lease), 'replica-a');
+      const l = await client.get({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: ns, name: lease });
+      const spec = l.spec as { renewTime: string; leaseDurationSeconds: number };
+      assert.match(spec.renewTime, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/, 'MicroTime with 6 fractional digits');
+      assert.equal(spec.leaseDurationSeconds, 15);
 
-    const killedAt = Date.now();
-    a.child.kill('SIGKILL');
-    await waitFor('replica-b leads', () => b.manager.isLeader(), { timeoutMs: 30_000, intervalMs: 50 });
-    const takeover = Date.now() - killedAt;
-    process.stderr.write(`takeover after SIGKILL of the leader: ${takeover} ms\n`);
-    // The lease's 15 s from the last renewal, then b's next try (every 2 s) on a possibly busy API server.
-    assert.ok(takeover < 25_000, `took over after ${takeover} ms`);
-    // And not before: b counts the 15 s from when it last saw a renewal, at most two 2-s periods before the kill.
-    assert.ok(takeover >= 10_000, `took over after ${takeover} ms, before the killed leader's lease expired`);
-    assert.equal(await holder(lease), 'replica-b');
-  } finally {
-    await b.manager.stop();
-  }
-});
+      const killedAt = Date.now();
+      a.child.kill('SIGKILL');
+      await waitFor('replica-b leads', () => b.manager.isLeader(), { timeoutMs: 30_000, intervalMs: 50 });
+      const takeover = Date.now() - killedAt;
+      process.stderr.write(`takeover after SIGKILL of the leader: ${takeover} ms\n`);
+      // The lease's 15 s from the last renewal, then b's next try (every 2 s) on a possibly busy API server.
+      assert.ok(takeover < 25_000, `took over after ${takeover} ms`);
+      // And not before: b counts the 15 s from when it last saw a renewal, at most two 2-s periods before the kill.
+      assert.ok(takeover >= 10_000, `took over after ${takeover} ms, before the killed leader's lease expired`);
+      assert.equal(await holder(lease), 'replica-b');
+    } finally {
+      await b.manager.stop();
+    }
+  },
+);
 
 it('graceful shutdown releases the lease: the other replica leads long before the lease would expire', { timeout: 120_000 }, async () => {
   const lease = 'graceful-test';
@@ -124,40 +131,49 @@ it('graceful shutdown releases the lease: the other replica leads long before th
   assert.equal(await holder(lease), undefined, 'released: no holder');
 });
 
-it('a leader that loses its lease stops its controllers, campaigns again, and leads again once the lease is free', { timeout: 120_000 }, async () => {
-  const lease = 'lost-test';
-  const reconciled: string[] = [];
-  const { manager, events } = inProcessManager(lease, 'replica-d');
-  const informer: Informer<KubeObject> = manager.informer({ apiVersion: 'v1', kind: 'ConfigMap' }, { namespace: ns });
-  const controller = manager.addController({
-    name: 'lease-test', for: informer, resyncPeriodMs: 0,
-    reconciler: { reconcile: async (key) => void reconciled.push(key) },
-  });
-  manager.start();
-  await waitFor('d leads', () => manager.isLeader(), { timeoutMs: 30_000 });
-  await client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'before-loss', namespace: ns } });
-  await waitFor('reconciled while leading', () => reconciled.includes(`${ns}/before-loss`));
+it(
+  'a leader that loses its lease stops its controllers, campaigns again, and leads again once the lease is free',
+  { timeout: 120_000 },
+  async () => {
+    const lease = 'lost-test';
+    const reconciled: string[] = [];
+    const { manager, events } = inProcessManager(lease, 'replica-d');
+    const informer: Informer<KubeObject> = manager.informer({ apiVersion: 'v1', kind: 'ConfigMap' }, { namespace: ns });
+    const controller = manager.addController({
+      name: 'lease-test',
+      for: informer,
+      resyncPeriodMs: 0,
+      reconciler: { reconcile: async (key) => void reconciled.push(key) },
+    });
+    manager.start();
+    await waitFor('d leads', () => manager.isLeader(), { timeoutMs: 30_000 });
+    await client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'before-loss', namespace: ns } });
+    await waitFor('reconciled while leading', () => reconciled.includes(`${ns}/before-loss`));
 
-  // Another party takes the lease over (as if d had been partitioned away long enough).
-  const current = await client.get({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: ns, name: lease });
-  const now = formatMicroTime(new Date());
-  await client.replace({ ...current, spec: { ...(current.spec as object), holderIdentity: 'usurper', acquireTime: now, renewTime: now } });
+    // Another party takes the lease over (as if d had been partitioned away long enough).
+    const current = await client.get({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: ns, name: lease });
+    const now = formatMicroTime(new Date());
+    await client.replace({
+      ...current,
+      spec: { ...(current.spec as object), holderIdentity: 'usurper', acquireTime: now, renewTime: now },
+    });
 
-  await waitFor('d stops leading', () => !manager.isLeader(), { timeoutMs: 30_000 });
-  assert.deepEqual(events, ['leading', 'not-leading']);
-  await client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'after-loss', namespace: ns } });
-  await new Promise((r) => setTimeout(r, 1000));
-  assert.ok(!reconciled.includes(`${ns}/after-loss`), 'no reconcile after losing the lease');
-  assert.equal(controller.queueDepth(), 0);
-  assert.equal(await holder(lease), 'usurper', 'a replica that lost the lease does not release someone else\'s');
+    await waitFor('d stops leading', () => !manager.isLeader(), { timeoutMs: 30_000 });
+    assert.deepEqual(events, ['leading', 'not-leading']);
+    await client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'after-loss', namespace: ns } });
+    await new Promise((r) => setTimeout(r, 1000));
+    assert.ok(!reconciled.includes(`${ns}/after-loss`), 'no reconcile after losing the lease');
+    assert.equal(controller.queueDepth(), 0);
+    assert.equal(await holder(lease), 'usurper', "a replica that lost the lease does not release someone else's");
 
-  // The usurper never renews: once its lease has expired (15 s), d takes it and its controllers start again.
-  const lostAt = Date.now();
-  await waitFor('d leads again', () => manager.isLeader(), { timeoutMs: 40_000, intervalMs: 100 });
-  assert.ok(Date.now() - lostAt >= 10_000, 'not before the usurper\'s lease expired');
-  await waitFor('what changed meanwhile is reconciled', () => reconciled.includes(`${ns}/after-loss`), { timeoutMs: 10_000 });
-  assert.deepEqual(events, ['leading', 'not-leading', 'leading']);
-  assert.equal(await holder(lease), 'replica-d');
-  await manager.stop();
-  assert.equal(await manager.done, 'stopped');
-});
+    // The usurper never renews: once its lease has expired (15 s), d takes it and its controllers start again.
+    const lostAt = Date.now();
+    await waitFor('d leads again', () => manager.isLeader(), { timeoutMs: 40_000, intervalMs: 100 });
+    assert.ok(Date.now() - lostAt >= 10_000, "not before the usurper's lease expired");
+    await waitFor('what changed meanwhile is reconciled', () => reconciled.includes(`${ns}/after-loss`), { timeoutMs: 10_000 });
+    assert.deepEqual(events, ['leading', 'not-leading', 'leading']);
+    assert.equal(await holder(lease), 'replica-d');
+    await manager.stop();
+    assert.equal(await manager.done, 'stopped');
+  },
+);

@@ -3,8 +3,18 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  Applier, KubeClient, NotFoundError, addFinalizer, isDeleted, findCondition, hasFinalizer, removeFinalizer, setCondition, updateStatus,
-  type Condition, type KubeObject,
+  Applier,
+  KubeClient,
+  NotFoundError,
+  addFinalizer,
+  isDeleted,
+  findCondition,
+  hasFinalizer,
+  removeFinalizer,
+  setCondition,
+  updateStatus,
+  type Condition,
+  type KubeObject,
 } from '../../src/kube/index.js';
 import { createNamespace, newIdentity, testCluster, uniqueName, type Identity, type TestCluster } from '../support/test-cluster.js';
 
@@ -25,13 +35,30 @@ interface Gadget extends KubeObject {
 /** A namespaced kind `Gadget` in `group`, with the subresources given. */
 function gadgetCrd(group: string, subresources: Record<string, unknown>): KubeObject {
   return {
-    apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: `gadgets.${group}` },
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `gadgets.${group}` },
     spec: {
-      group, scope: 'Namespaced', names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget' },
-      versions: [{
-        name: 'v1', served: true, storage: true, subresources,
-        schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true }, status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } } },
-      }],
+      group,
+      scope: 'Namespaced',
+      names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget' },
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          subresources,
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              properties: {
+                spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+                status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+              },
+            },
+          },
+        },
+      ],
     },
   };
 }
@@ -42,20 +69,43 @@ describe('status', () => {
     const group = `${uniqueName('g')}.kube-test.io`;
     await createNamespace(cluster.kubeConfig, ns);
     await new Applier(client).apply([gadgetCrd(group, { status: {} })]);
-    let gadget = await client.create<Gadget>({ apiVersion: `${group}/v1`, kind: 'Gadget', metadata: { name: 'g', namespace: ns }, spec: { size: 1 } });
+    let gadget = await client.create<Gadget>({
+      apiVersion: `${group}/v1`,
+      kind: 'Gadget',
+      metadata: { name: 'g', namespace: ns },
+      spec: { size: 1 },
+    });
 
     const t0 = new Date('2026-01-01T00:00:00Z');
     const mark = cluster.audit.mark();
-    const deploying = { phase: 'Deploying', url: 'https://g.example', conditions: setCondition([], { type: 'Ready', status: 'False', reason: 'Deploying', message: 'applying', observedGeneration: 1 }, t0) };
+    const deploying = {
+      phase: 'Deploying',
+      url: 'https://g.example',
+      conditions: setCondition([], { type: 'Ready', status: 'False', reason: 'Deploying', message: 'applying', observedGeneration: 1 }, t0),
+    };
     let result = await updateStatus(client, gadget, deploying);
     assert.equal(result.written, true);
     gadget = result.object;
     assert.equal(gadget.status?.phase, 'Deploying');
 
-    result = await updateStatus(client, gadget, { ...deploying, conditions: setCondition(gadget.status?.conditions, { type: 'Ready', status: 'False', reason: 'Deploying', message: 'applying', observedGeneration: 1 }, new Date()) });
+    result = await updateStatus(client, gadget, {
+      ...deploying,
+      conditions: setCondition(
+        gadget.status?.conditions,
+        { type: 'Ready', status: 'False', reason: 'Deploying', message: 'applying', observedGeneration: 1 },
+        new Date(),
+      ),
+    });
     assert.equal(result.written, false, 'same status: no write');
 
-    const ready = { phase: 'Ready', conditions: setCondition(gadget.status?.conditions, { type: 'Ready', status: 'True', reason: 'Ready', message: '', observedGeneration: 1 }, new Date('2026-01-01T00:05:00Z')) };
+    const ready = {
+      phase: 'Ready',
+      conditions: setCondition(
+        gadget.status?.conditions,
+        { type: 'Ready', status: 'True', reason: 'Ready', message: '', observedGeneration: 1 },
+        new Date('2026-01-01T00:05:00Z'),
+      ),
+    };
     result = await updateStatus(client, gadget, ready);
     assert.equal(result.written, true);
     gadget = result.object;
@@ -65,7 +115,10 @@ describe('status', () => {
 
     await cluster.audit.settle();
     const writes = cluster.audit.writes(mark, { user: me.username });
-    assert.deepEqual(writes.map((w) => `${w.verb} ${w.objectRef?.subresource}`), ['patch status', 'patch status']);
+    assert.deepEqual(
+      writes.map((w) => `${w.verb} ${w.objectRef?.subresource}`),
+      ['patch status', 'patch status'],
+    );
     await client.delete({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: `gadgets.${group}` });
   });
 });
@@ -113,7 +166,7 @@ describe('finalizers', () => {
     ]);
     let current = await client.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: 'f' });
     assert.deepEqual([...current.metadata.finalizers!].sort(), ['example.com/one', 'example.com/two']);
-    assert.equal((current.data as { touched?: string }).touched, 'yes', 'the other writer\'s change survived');
+    assert.equal((current.data as { touched?: string }).touched, 'yes', "the other writer's change survived");
     await cluster.audit.settle();
     const conflicts = cluster.audit.writes(raceMark, { namespace: ns }).filter((w) => w.responseStatus?.code === 409);
     assert.ok(conflicts.length >= 1, 'the race really happened: a stale write was rejected and retried');

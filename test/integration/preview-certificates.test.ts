@@ -13,8 +13,16 @@ import type { GitRepository } from '../support/git-repository.js';
 import { uniqueName } from '../support/test-cluster.js';
 import { waitFor } from '../support/wait.js';
 import {
-  applyEnvironment, deleteEnvironment, getEnvironment, previewDomain, previewRepository, previewYaml, startPreviewOperator,
-  startWorkloadControllers, waitForEnvironment, type PreviewOperator,
+  applyEnvironment,
+  deleteEnvironment,
+  getEnvironment,
+  previewDomain,
+  previewRepository,
+  previewYaml,
+  startPreviewOperator,
+  startWorkloadControllers,
+  waitForEnvironment,
+  type PreviewOperator,
 } from './preview-operator-harness.js';
 
 interface Condition {
@@ -32,7 +40,10 @@ type CertificateObject = KubeObject & {
 type SecretObject = KubeObject & { data?: Record<string, string> };
 
 const certificateRef = (namespace: string): ObjectRef => ({
-  apiVersion: 'cert-manager.io/v1', kind: 'Certificate', namespace, name: 'preview-tls',
+  apiVersion: 'cert-manager.io/v1',
+  kind: 'Certificate',
+  namespace,
+  name: 'preview-tls',
 });
 const fast = { timeoutMs: 60_000, intervalMs: 100 };
 const missingIssuer = uniqueName('missing-issuer');
@@ -109,19 +120,22 @@ describe('a preview certificate issued by the real cert-manager', () => {
 
     const leaf = await secretCertificate(operator, name, created.spec.secretName);
     const ca = await secretCertificate(operator, testCaSecret.namespace, testCaSecret.name);
-    assert.equal(leaf.subjectAltName, `DNS:${host}`, 'exactly the preview\'s host, nothing else');
+    assert.equal(leaf.subjectAltName, `DNS:${host}`, "exactly the preview's host, nothing else");
     assert.equal(leaf.ca, false);
     assert.ok(ca.ca, 'the test CA is a CA');
     assert.ok(leaf.checkIssued(ca), `issued by ${ca.subject}, not ${leaf.issuer}`);
-    assert.ok(leaf.verify(ca.publicKey), 'signed with the test CA\'s key');
+    assert.ok(leaf.verify(ca.publicKey), "signed with the test CA's key");
     const caInSecret = await secretCertificate(operator, name, created.spec.secretName, 'ca.crt');
     assert.equal(caInSecret.fingerprint256, ca.fingerprint256, 'ca.crt is the test CA');
     const secretRef = { apiVersion: 'v1', kind: 'Secret', namespace: name, name: created.spec.secretName };
     const secret = await operator.admin.get<SecretObject>(secretRef);
-    assert.ok(leaf.checkPrivateKey(createPrivateKey(Buffer.from(secret.data!['tls.key']!, 'base64'))), 'tls.key is the certificate\'s key');
-    const ingress = await operator.admin.get<KubeObject & { spec: { tls?: { hosts: string[]; secretName: string }[] } }>(
-      { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', namespace: name, name: 'preview' },
-    );
+    assert.ok(leaf.checkPrivateKey(createPrivateKey(Buffer.from(secret.data!['tls.key']!, 'base64'))), "tls.key is the certificate's key");
+    const ingress = await operator.admin.get<KubeObject & { spec: { tls?: { hosts: string[]; secretName: string }[] } }>({
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'Ingress',
+      namespace: name,
+      name: 'preview',
+    });
     assert.deepEqual(ingress.spec.tls, [{ hosts: [host], secretName: created.spec.secretName }]);
   });
 
@@ -137,16 +151,24 @@ describe('a preview certificate issued by the real cert-manager', () => {
     // What `cmctl renew` does: the Issuing condition, which cert-manager's trigger controller
     // also sets when a certificate is due for renewal.
     const issuing: Condition = {
-      type: 'Issuing', status: 'True', reason: 'ManuallyTriggered', message: 'Certificate re-issuance manually triggered',
-      lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), observedGeneration: before!.metadata.generation,
+      type: 'Issuing',
+      status: 'True',
+      reason: 'ManuallyTriggered',
+      message: 'Certificate re-issuance manually triggered',
+      lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+      observedGeneration: before!.metadata.generation,
     };
     const conditions = [...(before!.status?.conditions ?? []), issuing];
     await operator.admin.patch(certificateRef(name), 'merge', { status: { conditions } }, { subresource: 'status' });
-    const renewed = await waitFor('cert-manager to re-issue the certificate', async () => {
-      const now = await certificate(operator, name);
-      const done = (now?.status?.revision ?? 0) > (before!.status?.revision ?? 0) && !condition(now, 'Issuing');
-      return done && condition(now, 'Ready')?.status === 'True' ? now : undefined;
-    }, { timeoutMs: 60_000 });
+    const renewed = await waitFor(
+      'cert-manager to re-issue the certificate',
+      async () => {
+        const now = await certificate(operator, name);
+        const done = (now?.status?.revision ?? 0) > (before!.status?.revision ?? 0) && !condition(now, 'Issuing');
+        return done && condition(now, 'Ready')?.status === 'True' ? now : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
     const newLeaf = await secretCertificate(operator, name, renewed.spec.secretName);
     assert.notEqual(newLeaf.serialNumber, oldLeaf.serialNumber, 'a new certificate');
     assert.equal(newLeaf.subjectAltName, `DNS:${host}`);
@@ -157,8 +179,15 @@ describe('a preview certificate issued by the real cert-manager', () => {
     await waitFor('three resyncs after the renewal', () => resyncs() >= 3, { timeoutMs: 30_000 });
     await operator.cluster.audit.settle();
     const writes = operator.cluster.audit.writes(mark, { user: operator.identity.username });
-    assert.deepEqual(writes.map((w) => `${w.verb} ${w.requestURI}`), [], 'the operator wrote nothing: no apply, no status');
-    const githubWrites = operator.reporter.reportsFor(repo, pr).slice(reportsBefore).flatMap((r) => r.writes);
+    assert.deepEqual(
+      writes.map((w) => `${w.verb} ${w.requestURI}`),
+      [],
+      'the operator wrote nothing: no apply, no status',
+    );
+    const githubWrites = operator.reporter
+      .reportsFor(repo, pr)
+      .slice(reportsBefore)
+      .flatMap((r) => r.writes);
     assert.deepEqual(githubWrites, [], 'no comment, deployment or check written');
     const environmentAfter = await getEnvironment(operator, name);
     assert.equal(environmentAfter?.status?.phase, 'Ready');
@@ -180,10 +209,14 @@ describe('a ClusterIssuer that does not exist', () => {
     const waiting = await waitForEnvironment(missingIssuerOperator, name, `CertificateReady naming ${missingIssuer}`, namesIssuer, 90_000);
     assert.notEqual(waiting.status?.phase, 'Ready');
     assert.match(condition(waiting, 'Ready')?.message ?? '', new RegExp(missingIssuer));
-    const last = await waitFor('a comment naming the issuer', () => {
-      const report = missingIssuerOperator.reporter.lastFor(repo, pr);
-      return report?.comment.includes(missingIssuer) ? report : undefined;
-    }, { timeoutMs: 30_000 });
+    const last = await waitFor(
+      'a comment naming the issuer',
+      () => {
+        const report = missingIssuerOperator.reporter.lastFor(repo, pr);
+        return report?.comment.includes(missingIssuer) ? report : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
     assert.notEqual(last.input.state, 'ready');
     assert.doesNotMatch(last.comment, /\*\*URL:\*\*/, 'no URL while the certificate is not issued');
 

@@ -11,8 +11,15 @@ import { startTestEmulator } from '../github-emulator/test-emulator.js';
 import type { GitRepository } from '../support/git-repository.js';
 import { waitFor } from '../support/wait.js';
 import {
-  applyEnvironment, deleteEnvironment, getEnvironment, namespaceExists, previewRepository, previewYaml, startPreviewOperator,
-  waitForEnvironment, type PreviewOperator,
+  applyEnvironment,
+  deleteEnvironment,
+  getEnvironment,
+  namespaceExists,
+  previewRepository,
+  previewYaml,
+  startPreviewOperator,
+  waitForEnvironment,
+  type PreviewOperator,
 } from './preview-operator-harness.js';
 import type { EnvironmentObject } from '../../src/controllers/preview-environment.js';
 
@@ -26,7 +33,11 @@ before(async () => {
   const app = gh.createApp({ slug: 'preview-operator' });
   gh.installApp(app.id, [repository]);
   const policy = resolvePolicyConfig({ repositories: { [`${git.owner}/${git.repo}`]: { checks: { require: ['build'] } } } });
-  const clients = createGitHubClients({ auth: { type: 'app', appId: app.id, privateKey: app.privateKey }, baseUrl: gh.url, retry: { retries: 0 } });
+  const clients = createGitHubClients({
+    auth: { type: 'app', appId: app.id, privateKey: app.privateKey },
+    baseUrl: gh.url,
+    retry: { retries: 0 },
+  });
   operator = await startPreviewOperator({
     policy,
     checksGate: createChecksGate({ clients, requirement: (r) => checksRequirement(effectivePolicy(policy, r)) }),
@@ -50,14 +61,24 @@ describe('wait for CI', () => {
     const name = await applyEnvironment(operator, { repository: git, pullRequest: 1, headSha: first });
 
     // The first deployment waits as well: nothing reported yet means nothing is deployed.
-    const waiting = await waitForEnvironment(operator, name, 'WaitingForChecks on the first SHA', (e) => checksCondition(e)?.reason === 'WaitingForChecks');
+    const waiting = await waitForEnvironment(
+      operator,
+      name,
+      'WaitingForChecks on the first SHA',
+      (e) => checksCondition(e)?.reason === 'WaitingForChecks',
+    );
     assert.equal(waiting.status?.deployedSha, undefined);
     assert.match(checksCondition(waiting)!.message, /waiting for build/);
     assert.equal(await namespaceExists(operator, name), false, 'nothing is applied before the checks pass');
     assert.equal(operator.reporter.lastFor(repo, 1)?.input.state, 'waiting-for-checks');
 
     // GitHub failing is transient, never a pass: backoff and retries counted, still nothing applied.
-    const outage = gh.faults.inject({ route: 'checks/list-for-ref', repository: repo, times: 1000, fault: { kind: 'server-error', status: 502 } });
+    const outage = gh.faults.inject({
+      route: 'checks/list-for-ref',
+      repository: repo,
+      times: 1000,
+      fault: { kind: 'server-error', status: 502 },
+    });
     gh.addCheckRun(repo, { headSha: first, name: 'build', conclusion: 'success' });
     const erring = await waitForEnvironment(operator, name, 'a gate error counted as a retry', (e) => (e.status?.retryCount ?? 0) >= 1);
     assert.equal(erring.status?.conditions?.find((c) => c.type === 'Reconciled')?.reason, 'TransientError');
@@ -73,7 +94,12 @@ describe('wait for CI', () => {
     const build = gh.addCheckRun(repo, { headSha: second, name: 'build', status: 'in_progress' });
     const mark = operator.cluster.audit.mark();
     await applyEnvironment(operator, { repository: git, pullRequest: 1, headSha: second });
-    const held = await waitForEnvironment(operator, name, 'WaitingForChecks on the second SHA', (e) => e.spec.pullRequest.headSha === second && checksCondition(e)?.reason === 'WaitingForChecks');
+    const held = await waitForEnvironment(
+      operator,
+      name,
+      'WaitingForChecks on the second SHA',
+      (e) => e.spec.pullRequest.headSha === second && checksCondition(e)?.reason === 'WaitingForChecks',
+    );
     assert.equal(held.status?.deployedSha, first, 'the previous SHA keeps serving');
     assert.ok(['Deploying', 'Ready'].includes(held.status!.phase!), `the serving phase is kept, not ${held.status?.phase}`);
     assert.equal(await namespaceExists(operator, name), true);
@@ -82,7 +108,8 @@ describe('wait for CI', () => {
     assert.equal(report.input.deployedSha, first);
     await new Promise((resolve) => setTimeout(resolve, 1500)); // a few polls
     await operator.cluster.audit.settle();
-    const writes = operator.cluster.audit.writes(mark, { user: operator.identity.username })
+    const writes = operator.cluster.audit
+      .writes(mark, { user: operator.identity.username })
       .map((w) => `${w.verb} ${w.requestURI}`)
       .filter((w) => !/\/previewenvironments\/[^/]+\/status/.test(w) && !/\/events/.test(w));
     assert.deepEqual(writes, [], 'no object of the environment is written while the checks run');

@@ -12,7 +12,14 @@ import type { AuditEvent } from '../cluster/audit-log.js';
 import type { GitRepository } from '../support/git-repository.js';
 import { waitFor } from '../support/wait.js';
 import {
-  applyEnvironment, getEnvironment, namesOf, previewRepository, previewYaml, startPreviewOperator, waitForEnvironment, type PreviewOperator,
+  applyEnvironment,
+  getEnvironment,
+  namesOf,
+  previewRepository,
+  previewYaml,
+  startPreviewOperator,
+  waitForEnvironment,
+  type PreviewOperator,
 } from './preview-operator-harness.js';
 
 let operator: PreviewOperator;
@@ -96,10 +103,17 @@ describe('a rendering is applied all or nothing', () => {
     const failed = await waitForEnvironment(operator, name, 'Failed', (e) => e.status?.phase === 'Failed', 90_000);
     const { dryRuns, writes } = await writesIn(name, mark);
     assert.deepEqual(writes, [], 'no object was written in the namespace');
-    assert.ok(dryRuns.some((d) => d === 'patch algorithms/broken'), `the refused Algorithm was dry-run: ${dryRuns.join(', ')}`);
+    assert.ok(
+      dryRuns.some((d) => d === 'patch algorithms/broken'),
+      `the refused Algorithm was dry-run: ${dryRuns.join(', ')}`,
+    );
     for (const [kind, names] of [
-      [{ apiVersion: 'v1', kind: 'ConfigMap' }, ['kube-root-ca.crt']], [{ apiVersion: 'v1', kind: 'Service' }, []], [algorithmKind, []],
-      [guardKinds.networkPolicy, []], [guardKinds.quota, []], [guardKinds.limitRange, []],
+      [{ apiVersion: 'v1', kind: 'ConfigMap' }, ['kube-root-ca.crt']],
+      [{ apiVersion: 'v1', kind: 'Service' }, []],
+      [algorithmKind, []],
+      [guardKinds.networkPolicy, []],
+      [guardKinds.quota, []],
+      [guardKinds.limitRange, []],
     ] as const) {
       assert.deepEqual(await namesOf(operator, kind, name), names, `${kind.kind} in ${name}`);
     }
@@ -141,7 +155,10 @@ describe('a rendering is applied all or nothing', () => {
     assert.match(policy.message, new RegExp(`nothing of ${badSha.slice(0, 12)} was applied; ${headSha.slice(0, 12)} keeps serving`));
     assert.equal(refused.status?.deployedSha, headSha, 'the deployed SHA is still the good one');
     const report = operator.reporter.lastFor(repo(), 2)!;
-    assert.ok(report.input.reasons.some((r) => /^Database db: spec\.engine: .*immutable/.test(r)), report.input.reasons.join(' | '));
+    assert.ok(
+      report.input.reasons.some((r) => /^Database db: spec\.engine: .*immutable/.test(r)),
+      report.input.reasons.join(' | '),
+    );
 
     // While refused, what serves is still looked after: a guard deleted is put back.
     const networkPolicy = { ...guardKinds.networkPolicy, namespace: name };
@@ -172,14 +189,18 @@ describe('the namespace guards', () => {
 
     // What a preview could hold before the guard refused such Roles: rights over its own guards.
     await operator.admin.apply({
-      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'lift-guards', namespace: name },
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: 'lift-guards', namespace: name },
       rules: [
         { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['get', 'delete'] },
         { apiGroups: [''], resources: ['resourcequotas', 'limitranges'], verbs: ['get', 'patch', 'delete'] },
       ],
     });
     await operator.admin.apply({
-      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'lift-guards', namespace: name },
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: 'lift-guards', namespace: name },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'lift-guards' },
       subjects: [{ kind: 'ServiceAccount', name: 'default', namespace: name }],
     });
@@ -192,12 +213,18 @@ describe('the namespace guards', () => {
       await workload.patch({ ...guardKinds.quota, namespace: name }, 'merge', raised);
       await workload.delete({ ...guardKinds.limitRange, namespace: name });
 
-      const restored = await waitFor('all three guards put back', async () => {
-        const guards = Object.values(guardKinds).map((k) => getOrUndefined(operator.admin, { ...k, namespace: name }));
-        const [policy, quota, limits] = await Promise.all(guards);
-        const hard = (quota?.spec as { hard?: Record<string, string> } | undefined)?.hard;
-        return policy && limits && hard?.['limits.cpu'] === (original.spec as { hard: Record<string, string> }).hard['limits.cpu'] && quota;
-      }, { timeoutMs: 15_000, intervalMs: 100 });
+      const restored = await waitFor(
+        'all three guards put back',
+        async () => {
+          const guards = Object.values(guardKinds).map((k) => getOrUndefined(operator.admin, { ...k, namespace: name }));
+          const [policy, quota, limits] = await Promise.all(guards);
+          const hard = (quota?.spec as { hard?: Record<string, string> } | undefined)?.hard;
+          return (
+            policy && limits && hard?.['limits.cpu'] === (original.spec as { hard: Record<string, string> }).hard['limits.cpu'] && quota
+          );
+        },
+        { timeoutMs: 15_000, intervalMs: 100 },
+      );
       process.stderr.write(`guards put back ${(performance.now() - lifted).toFixed(0)} ms after they were lifted\n`);
       assert.deepEqual(restored.spec, original.spec, 'the quota is back as the operator rendered it');
     } finally {
@@ -216,8 +243,13 @@ describe('the namespace guards', () => {
     }
     await operator.cluster.audit.settle();
     // Its namespace, what is in it, and the PreviewEnvironment itself (all named after it).
-    const writes = operator.cluster.audit.writes(mark, { user: operator.identity.username, excludeDryRun: false })
+    const writes = operator.cluster.audit
+      .writes(mark, { user: operator.identity.username, excludeDryRun: false })
       .filter((e) => e.objectRef?.namespace === name || e.objectRef?.name === name);
-    assert.deepEqual(writes.map((w) => `${w.verb} ${w.requestURI}`), [], 'an unchanged reconcile makes no write and no dry run');
+    assert.deepEqual(
+      writes.map((w) => `${w.verb} ${w.requestURI}`),
+      [],
+      'an unchanged reconcile makes no write and no dry run',
+    );
   });
 });

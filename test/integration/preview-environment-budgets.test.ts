@@ -9,8 +9,15 @@ import { resolvePolicyConfig } from '../../src/policy/policy-validation.js';
 import type { GitRepository } from '../support/git-repository.js';
 import { waitFor } from '../support/wait.js';
 import {
-  applyEnvironment, deleteEnvironment, getEnvironment, namespaceExists, previewRepository, previewYaml, startPreviewOperator,
-  waitForEnvironment, type PreviewOperator,
+  applyEnvironment,
+  deleteEnvironment,
+  getEnvironment,
+  namespaceExists,
+  previewRepository,
+  previewYaml,
+  startPreviewOperator,
+  waitForEnvironment,
+  type PreviewOperator,
 } from './preview-operator-harness.js';
 
 let operator: PreviewOperator;
@@ -43,7 +50,12 @@ describe('budgets', () => {
 
     offsetMs = 3600_000 + 60_000;
     operator.controller.enqueue(name);
-    const expired = await waitForEnvironment(operator, name, 'Expired', (e) => e.status?.phase === 'Expired' && e.status.expiredSha === headSha);
+    const expired = await waitForEnvironment(
+      operator,
+      name,
+      'Expired',
+      (e) => e.status?.phase === 'Expired' && e.status.expiredSha === headSha,
+    );
     assert.equal(expired.metadata.deletionTimestamp, undefined, 'the object stays, so the open PR does not recreate it');
     await waitFor('the namespace to be gone', async () => !(await namespaceExists(operator, name)), { timeoutMs: 60_000 });
     const repo = { owner: expiring.owner, name: expiring.repo };
@@ -59,13 +71,22 @@ describe('budgets', () => {
     operator.controller.enqueue(name);
     await new Promise((resolve) => setTimeout(resolve, 3000));
     await cluster.audit.settle();
-    assert.deepEqual(cluster.audit.writes(mark, { user: identity.username }).map((w) => `${w.verb} ${w.requestURI}`), [], 'an expired environment at its expired SHA makes no write');
+    assert.deepEqual(
+      cluster.audit.writes(mark, { user: identity.username }).map((w) => `${w.verb} ${w.requestURI}`),
+      [],
+      'an expired environment at its expired SHA makes no write',
+    );
     assert.equal(await namespaceExists(operator, name), false);
     assert.equal((await getEnvironment(operator, name))?.status?.phase, 'Expired');
 
     const pushed = await expiring.pushToPullRequest(1, { 'a.txt': '2\n' });
     await applyEnvironment(operator, { repository: expiring, pullRequest: 1, headSha: pushed, ttl: '1h' });
-    const redeployed = await waitForEnvironment(operator, name, 'redeployed at the new SHA', (e) => e.status?.deployedSha === pushed && e.status.phase !== 'Expired');
+    const redeployed = await waitForEnvironment(
+      operator,
+      name,
+      'redeployed at the new SHA',
+      (e) => e.status?.deployedSha === pushed && e.status.phase !== 'Expired',
+    );
     assert.ok(new Date(redeployed.status!.expiresAt!).getTime() > clock.now(), 'a fresh TTL');
     assert.equal(await namespaceExists(operator, name), true);
 
@@ -85,22 +106,42 @@ describe('budgets', () => {
     const third = await open(3);
     await waitForEnvironment(operator, third, 'Queued', (e) => e.status?.phase === 'Queued');
     const second = await open(2);
-    await waitForEnvironment(operator, second, 'Queued first', (e) => e.status?.phase === 'Queued' && /position 1 in the queue/.test(readyMessage(e)));
+    await waitForEnvironment(
+      operator,
+      second,
+      'Queued first',
+      (e) => e.status?.phase === 'Queued' && /position 1 in the queue/.test(readyMessage(e)),
+    );
     await waitForEnvironment(operator, third, 'Queued second', (e) => /position 2 in the queue/.test(readyMessage(e)));
     assert.equal(await namespaceExists(operator, second), false, 'a queued environment has no namespace');
     const queued = await operator.reporter.waitForState(repo, 2, 'queued');
     assert.match(queued.input.reasons.join('\n'), /may run 1 environment at once; position 1 in the queue/);
 
     await deleteEnvironment(operator, first);
-    const started = await waitForEnvironment(operator, second, 'started after the first was deleted', (e) => e.status?.deployedSha !== undefined, 60_000);
+    const started = await waitForEnvironment(
+      operator,
+      second,
+      'started after the first was deleted',
+      (e) => e.status?.deployedSha !== undefined,
+      60_000,
+    );
     assert.equal(await getEnvironment(operator, first), undefined, 'the slot freed only once the first environment was gone');
     assert.equal(started.status?.namespace, second);
-    await waitForEnvironment(operator, third, 'still Queued, now first in line', (e) => e.status?.phase === 'Queued' && /position 1 in the queue/.test(readyMessage(e)));
+    await waitForEnvironment(
+      operator,
+      third,
+      'still Queued, now first in line',
+      (e) => e.status?.phase === 'Queued' && /position 1 in the queue/.test(readyMessage(e)),
+    );
     assert.deepEqual(operator.reporter.statesFor(repo, 2).slice(0, 2), ['queued', 'deploying']);
 
     await deleteEnvironment(operator, second);
     await deleteEnvironment(operator, third);
-    await waitFor('cleanup', async () => (await getEnvironment(operator, second)) === undefined && (await getEnvironment(operator, third)) === undefined, { timeoutMs: 60_000 });
+    await waitFor(
+      'cleanup',
+      async () => (await getEnvironment(operator, second)) === undefined && (await getEnvironment(operator, third)) === undefined,
+      { timeoutMs: 60_000 },
+    );
   });
 });
 

@@ -15,14 +15,25 @@ const path = `/apis/preview.alien6.io/v1alpha1/previewenvironments/${name}`;
 
 before(async () => {
   await installCrds(kc);
-  await serverSideApply(kc, {
-    ...previewEnvironmentKind,
-    metadata: { name },
-    spec: {
-      repository: { owner: 'acme', name: 'columns', cloneUrl: 'https://github.com/acme/columns.git' },
-      pullRequest: { number: 7, headSha: 'a'.repeat(40), headRef: 'feature', baseRef: 'main', author: 'alice', authorAssociation: 'MEMBER' },
+  await serverSideApply(
+    kc,
+    {
+      ...previewEnvironmentKind,
+      metadata: { name },
+      spec: {
+        repository: { owner: 'acme', name: 'columns', cloneUrl: 'https://github.com/acme/columns.git' },
+        pullRequest: {
+          number: 7,
+          headSha: 'a'.repeat(40),
+          headRef: 'feature',
+          baseRef: 'main',
+          author: 'alice',
+          authorAssociation: 'MEMBER',
+        },
+      },
     },
-  }, { fieldManager: 'columns-test' });
+    { fieldManager: 'columns-test' },
+  );
 });
 after(() => kubeRequest(kc, 'DELETE', path).catch(() => {}));
 
@@ -34,10 +45,16 @@ interface Table {
 it('EXPIRES shows the expiry time of an environment that expires tomorrow, not <invalid>', async () => {
   const expiresAt = new Date(Date.now() + 24 * 3600_000).toISOString().replace(/\.\d+Z$/, 'Z');
   const live = (await kubeRequest(kc, 'GET', path)) as { metadata: { resourceVersion: string } };
-  await kubeRequest(kc, 'PATCH', `${path}/status`, {
-    metadata: { resourceVersion: live.metadata.resourceVersion },
-    status: { phase: 'Ready', url: 'https://columns-pr-7.preview.example.com', deployedSha: 'a'.repeat(40), expiresAt },
-  }, 'application/merge-patch+json');
+  await kubeRequest(
+    kc,
+    'PATCH',
+    `${path}/status`,
+    {
+      metadata: { resourceVersion: live.metadata.resourceVersion },
+      status: { phase: 'Ready', url: 'https://columns-pr-7.preview.example.com', deployedSha: 'a'.repeat(40), expiresAt },
+    },
+    'application/merge-patch+json',
+  );
 
   const table = (await kubeRequest(kc, 'GET', path, undefined, undefined, 'application/json;as=Table;v=v1;g=meta.k8s.io')) as Table;
   const columns = table.columnDefinitions.filter((c) => c.priority === 0).map((c) => c.name);

@@ -14,7 +14,12 @@ import { silentLogger } from '../../src/kube/logger.js';
 import type { EnvironmentObject } from '../../src/controllers/preview-environment.js';
 import { waitFor } from '../support/wait.js';
 import {
-  applyEnvironment, namespaceExists, previewRepository, previewYaml, startPreviewOperator, waitForEnvironment,
+  applyEnvironment,
+  namespaceExists,
+  previewRepository,
+  previewYaml,
+  startPreviewOperator,
+  waitForEnvironment,
   type PreviewOperator,
 } from './preview-operator-harness.js';
 
@@ -84,7 +89,10 @@ describe('failures a repository can cause', () => {
     }
     const report = await operator.reporter.waitForState(repo(), 2, 'failed');
     for (const path of ['/algorithms/0/name', '/algorithms/0/image', '/algorithms/0/replicas', '/databases/0/engine']) {
-      assert.ok(report.input.reasons.some((r) => r.includes(path)), `the report names ${path}: ${report.input.reasons.join(' | ')}`);
+      assert.ok(
+        report.input.reasons.some((r) => r.includes(path)),
+        `the report names ${path}: ${report.input.reasons.join(' | ')}`,
+      );
     }
     assert.equal(failed.status?.retryCount, 0, 'a configuration error is not retried');
     assert.equal(await namespaceExists(operator, name), false, 'nothing applied: no namespace');
@@ -97,7 +105,14 @@ describe('failures a repository can cause', () => {
     }
     await operator.cluster.audit.settle();
     assert.deepEqual(writesBesidesOwnStatus(operator.cluster.audit.writes(mark, { user: operator.identity.username })), []);
-    assert.deepEqual(operator.reporter.reportsFor(repo(), 2).slice(reports).flatMap((r) => r.writes), [], 'nothing new sent to GitHub');
+    assert.deepEqual(
+      operator.reporter
+        .reportsFor(repo(), 2)
+        .slice(reports)
+        .flatMap((r) => r.writes),
+      [],
+      'nothing new sent to GitHub',
+    );
   });
 
   it('.preview/main.ts that reads process.env, reads outside the checkout, spawns a process or loops forever is stopped and reported; nothing applied', async () => {
@@ -122,7 +137,8 @@ describe('failures a repository can cause', () => {
       14: ['export default function (): void { for (;;) {} }', /did not finish within 15 s and was stopped/],
     };
     const names = new Map<number, string>();
-    for (const [pr, [program]] of Object.entries(programs)) names.set(Number(pr), await openEnvironment(Number(pr), { '.preview/main.ts': program }));
+    for (const [pr, [program]] of Object.entries(programs))
+      names.set(Number(pr), await openEnvironment(Number(pr), { '.preview/main.ts': program }));
     for (const [pr, [, expected]] of Object.entries(programs)) {
       const name = names.get(Number(pr))!;
       const failed = await waitForEnvironment(operator, name, 'Failed', (e) => e.status?.phase === 'Failed', 60_000);
@@ -131,29 +147,51 @@ describe('failures a repository can cause', () => {
       assert.match(configValid.message, expected);
       const report = operator.reporter.lastFor(repo(), Number(pr))!;
       assert.equal(report.input.state, 'failed');
-      assert.ok(report.input.reasons.some((r) => expected.test(r)), `PR ${pr} reported: ${report.input.reasons.join(' | ')}`);
+      assert.ok(
+        report.input.reasons.some((r) => expected.test(r)),
+        `PR ${pr} reported: ${report.input.reasons.join(' | ')}`,
+      );
       assert.equal(await namespaceExists(operator, name), false, `PR ${pr}: nothing applied`);
     }
     await operator.cluster.audit.settle();
     assert.deepEqual(writesBesidesOwnStatus(operator.cluster.audit.writes(mark, { user: operator.identity.username })), []);
   });
 
-  it('the same main.ts from an untrusted pull request is never executed: the base branch\'s configuration is rendered', async () => {
-    const name = await openEnvironment(15, {
-      // Run, it would fail the environment (it throws in the sandbox's empty environment).
-      '.preview/main.ts': `export default function (): void { if (!process.env.GITHUB_TOKEN) throw new Error('executed'); }`,
-      '.preview/preview.yaml': previewYaml({ image: 'registry.example.com/team/api:pr-15', database: false }),
-    }, 'CONTRIBUTOR');
-    const deployed = await waitForEnvironment(operator, name, 'deployed', (e) => e.status?.deployedSha !== undefined || e.status?.phase === 'Failed');
+  it("the same main.ts from an untrusted pull request is never executed: the base branch's configuration is rendered", async () => {
+    const name = await openEnvironment(
+      15,
+      {
+        // Run, it would fail the environment (it throws in the sandbox's empty environment).
+        '.preview/main.ts': `export default function (): void { if (!process.env.GITHUB_TOKEN) throw new Error('executed'); }`,
+        '.preview/preview.yaml': previewYaml({ image: 'registry.example.com/team/api:pr-15', database: false }),
+      },
+      'CONTRIBUTOR',
+    );
+    const deployed = await waitForEnvironment(
+      operator,
+      name,
+      'deployed',
+      (e) => e.status?.deployedSha !== undefined || e.status?.phase === 'Failed',
+    );
     deployedEnvironments.push(name);
     assert.notEqual(deployed.status?.phase, 'Failed', condition(deployed, 'Ready')?.message);
-    assert.match(condition(deployed, 'ConfigValid')!.message, /configuration of the base branch main \(untrusted pull request\), rendered by the construct library/);
+    assert.match(
+      condition(deployed, 'ConfigValid')!.message,
+      /configuration of the base branch main \(untrusted pull request\), rendered by the construct library/,
+    );
     const algorithm = await operator.admin.get({ apiVersion: 'ai.alien6.io/v1', kind: 'Algorithm', namespace: name, name: 'api' });
     assert.equal((algorithm.spec as { image: string }).image, 'registry.example.com/team/api:pr-15', 'the image tag comes from the PR');
     const databases = await operator.admin.list({ apiVersion: 'mycompany.com/v1', kind: 'Database' }, { namespace: name });
-    assert.deepEqual(databases.items.map((d) => d.metadata.name), ['db'], 'the rest comes from the base branch');
+    assert.deepEqual(
+      databases.items.map((d) => d.metadata.name),
+      ['db'],
+      'the rest comes from the base branch',
+    );
     const report = operator.reporter.lastFor(repo(), 15)!;
-    assert.ok(report.input.reasons.some((r) => r.includes('databases: changes from untrusted pull requests are not applied')), report.input.reasons.join(' | '));
+    assert.ok(
+      report.input.reasons.some((r) => r.includes('databases: changes from untrusted pull requests are not applied')),
+      report.input.reasons.join(' | '),
+    );
   });
 
   it('rendered objects in another namespace, a ClusterRoleBinding or a privileged pod are refused before any write', async () => {
@@ -188,16 +226,26 @@ describe('failures a repository can cause', () => {
     assert.equal(policy.reason, 'PolicyViolation');
     assert.match(policy.message, /ConfigMap kube-system\/planted: it targets namespace "kube-system".*\[other-namespace\]/);
     assert.match(policy.message, /ClusterRoleBinding\.rbac\.authorization\.k8s\.io .*preview-root-.*is cluster-scoped.*\[cluster-scoped\]/);
-    assert.match(policy.message, /Deployment\.apps .*\/miner: spec\.template\.spec\.containers\[0\]\.securityContext\.privileged: container "miner" must not be privileged.*\[pod-security\]/);
+    assert.match(
+      policy.message,
+      /Deployment\.apps .*\/miner: spec\.template\.spec\.containers\[0\]\.securityContext\.privileged: container "miner" must not be privileged.*\[pod-security\]/,
+    );
     const report = operator.reporter.lastFor(repo(), 16)!;
     assert.equal(report.input.state, 'failed');
     assert.equal(report.input.reasons.length, 3, report.input.reasons.join(' | '));
 
     await operator.cluster.audit.settle();
-    assert.deepEqual(writesBesidesOwnStatus(operator.cluster.audit.writes(mark, { user: operator.identity.username })), [], 'the audit log shows no write');
+    assert.deepEqual(
+      writesBesidesOwnStatus(operator.cluster.audit.writes(mark, { user: operator.identity.username })),
+      [],
+      'the audit log shows no write',
+    );
     assert.equal(await namespaceExists(operator, name), false);
     const bindings = await operator.admin.list({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding' });
-    assert.equal(bindings.items.some((b) => b.metadata.name === `preview-root-${repository.repo}`), false);
+    assert.equal(
+      bindings.items.some((b) => b.metadata.name === `preview-root-${repository.repo}`),
+      false,
+    );
   });
 
   it('one broken environment never delays another', async () => {
@@ -210,7 +258,9 @@ describe('failures a repository can cause', () => {
     assert.notEqual((brokenNow.status as { phase?: string } | undefined)?.phase, 'Failed', 'the broken one is still in its sandbox');
     await waitForEnvironment(operator, broken, 'the broken one failed', (e) => e.status?.phase === 'Failed');
     const brokenAt = performance.now() - started;
-    process.stderr.write(`healthy environment applied after ${healthyAt.toFixed(0)} ms; the broken one failed after ${brokenAt.toFixed(0)} ms\n`);
+    process.stderr.write(
+      `healthy environment applied after ${healthyAt.toFixed(0)} ms; the broken one failed after ${brokenAt.toFixed(0)} ms\n`,
+    );
     assert.ok(healthyAt < brokenAt, 'the healthy environment did not wait for the broken one');
   });
 
@@ -222,23 +272,38 @@ describe('failures a repository can cause', () => {
     reporter.report = async (input) => {
       if (input.pullRequest === 30 && failed.length < 2) {
         failed.push(structuredClone(input));
-        throw new ReportError('GitHub answered 502 for the deployment', { ...input.known, commentId: 4242, lastCommentHash: 'partial' }, []);
+        throw new ReportError(
+          'GitHub answered 502 for the deployment',
+          { ...input.known, commentId: 4242, lastCommentHash: 'partial' },
+          [],
+        );
       }
       return report(input);
     };
     // Every version of the status, from a watch: the failed attempts and the recovery can all
     // happen between two polls, and the retry count is back to 0 once the report succeeds.
     const versions: EnvironmentObject[] = [];
-    const watch = new Informer<EnvironmentObject>(operator.admin, previewEnvironmentKind, { labelSelector: `${operator.selector.key}=${operator.selector.value}`, logger: silentLogger });
+    const watch = new Informer<EnvironmentObject>(operator.admin, previewEnvironmentKind, {
+      labelSelector: `${operator.selector.key}=${operator.selector.value}`,
+      logger: silentLogger,
+    });
     watch.addHandler({ onAdd: (e) => versions.push(e), onUpdate: (_, e) => versions.push(e) });
     watch.start();
     await watch.waitForSync();
     const name = await openEnvironment(30, { 'src/app.txt': 'outage\n' });
-    const retrying = await waitFor(`${name}: a retry counted`, async () => versions.find((e) => e.metadata.name === name && (e.status?.retryCount ?? 0) >= 1), { timeoutMs: 60_000, intervalMs: 50 })
-      .finally(() => watch.stop());
+    const retrying = await waitFor(
+      `${name}: a retry counted`,
+      async () => versions.find((e) => e.metadata.name === name && (e.status?.retryCount ?? 0) >= 1),
+      { timeoutMs: 60_000, intervalMs: 50 },
+    ).finally(() => watch.stop());
     assert.equal(retrying.status?.github?.commentId, 4242, 'the partial ids were persisted');
     assert.equal(condition(retrying, 'Reconciled')?.reason, 'ReportFailed');
-    const recovered = await waitForEnvironment(operator, name, 'reported after the outage', (e) => e.status?.retryCount === 0 && e.status.github?.deploymentId !== undefined);
+    const recovered = await waitForEnvironment(
+      operator,
+      name,
+      'reported after the outage',
+      (e) => e.status?.retryCount === 0 && e.status.github?.deploymentId !== undefined,
+    );
     assert.equal(recovered.status?.github?.commentId, 4242, 'the comment is edited, not created again');
     assert.equal(failed.length, 2);
     assert.equal(failed[1]!.known.commentId, 4242, 'the retry started from the persisted partial ids');

@@ -14,7 +14,13 @@ import { kubeconfigYaml } from '../cluster/start-cluster.js';
 import type { GitRepository } from '../support/git-repository.js';
 import { waitFor } from '../support/wait.js';
 import {
-  applyEnvironment, namesOf, previewRepository, previewYaml, startPreviewOperator, waitForEnvironment, type PreviewOperator,
+  applyEnvironment,
+  namesOf,
+  previewRepository,
+  previewYaml,
+  startPreviewOperator,
+  waitForEnvironment,
+  type PreviewOperator,
 } from './preview-operator-harness.js';
 
 let operator: PreviewOperator;
@@ -44,7 +50,8 @@ const mainTs = (body: string) => `
 
 async function deployed(pullRequest: number): Promise<{ name: string; headSha: string }> {
   const headSha = await repository.openPullRequest(pullRequest, {
-    headBranch: `feature-${pullRequest}`, files: { '.preview/main.ts': mainTs(deployment('registry.example.com/web:1')) },
+    headBranch: `feature-${pullRequest}`,
+    files: { '.preview/main.ts': mainTs(deployment('registry.example.com/web:1')) },
   });
   const name = await applyEnvironment(operator, { repository, pullRequest, headSha });
   await waitForEnvironment(operator, name, 'deployed', (e) => e.status?.deployedSha === headSha, 120_000);
@@ -77,16 +84,24 @@ async function asDefaultServiceAccount(namespace: string): Promise<KubeClient> {
 describe('a preview against its own namespace', () => {
   it('pods that do not mention automountServiceAccountToken get no API token', async () => {
     const { name } = await deployed(1);
-    const pods = await waitFor('a pod of web', async () => {
-      const { items } = await operator.admin.list<KubeObject>({ apiVersion: 'v1', kind: 'Pod' }, { namespace: name });
-      return items.length > 0 ? items : undefined;
-    }, { timeoutMs: 30_000 });
+    const pods = await waitFor(
+      'a pod of web',
+      async () => {
+        const { items } = await operator.admin.list<KubeObject>({ apiVersion: 'v1', kind: 'Pod' }, { namespace: name });
+        return items.length > 0 ? items : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
     type Volume = { name: string; projected?: { sources?: { serviceAccountToken?: unknown }[] } };
     type Container = { volumeMounts?: { mountPath: string }[] };
     const spec = pods[0]!.spec as { serviceAccountName?: string; volumes?: Volume[]; containers: Container[] };
     assert.equal(spec.serviceAccountName, 'default');
     const tokens = (spec.volumes ?? []).filter((v) => v.projected?.sources?.some((s) => s.serviceAccountToken !== undefined));
-    assert.deepEqual(tokens.map((v) => v.name), [], 'no projected token volume');
+    assert.deepEqual(
+      tokens.map((v) => v.name),
+      [],
+      'no projected token volume',
+    );
     const mounts = spec.containers.flatMap((c) => c.volumeMounts ?? []).map((m) => m.mountPath);
     assert.ok(!mounts.includes('/var/run/secrets/kubernetes.io/serviceaccount'), mounts.join(', '));
     const account = await operator.admin.get(defaultAccount(name));
@@ -96,17 +111,28 @@ describe('a preview against its own namespace', () => {
   it('a Role on namespaces is refused; the Namespace and the default ServiceAccount, changed by someone else, are put back', async () => {
     const { name, headSha } = await deployed(2);
     // The attacker's rendering: the namespace's default ServiceAccount may get and patch its own Namespace.
-    await push(2, `
+    await push(
+      2,
+      `
       new kplus.k8s.KubeRole(chart, 'ns-admin', { metadata: { name: 'ns-admin' },
         rules: [{ apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'patch'] }] });
       new kplus.k8s.KubeRoleBinding(chart, 'ns-admin-binding', { metadata: { name: 'ns-admin' },
         roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'ns-admin' }, subjects: [{ kind: 'ServiceAccount', name: 'default' }] });
-      ${deployment('registry.example.com/web:2')}`);
-    const refused = await waitForEnvironment(operator, name, 'the push refused',
-      (e) => e.status?.phase === 'Failed' && condition(e, 'PolicyCompliant')?.status === 'False', 120_000);
+      ${deployment('registry.example.com/web:2')}`,
+    );
+    const refused = await waitForEnvironment(
+      operator,
+      name,
+      'the push refused',
+      (e) => e.status?.phase === 'Failed' && condition(e, 'PolicyCompliant')?.status === 'False',
+      120_000,
+    );
     const policy = condition(refused, 'PolicyCompliant')!;
     assert.equal(policy.reason, 'PolicyViolation', policy.message);
-    assert.match(policy.message, /Role\.rbac\.authorization\.k8s\.io \S*ns-admin: rules\[0\] grants access to namespaces.*\[rbac-guard-resource\]/);
+    assert.match(
+      policy.message,
+      /Role\.rbac\.authorization\.k8s\.io \S*ns-admin: rules\[0\] grants access to namespaces.*\[rbac-guard-resource\]/,
+    );
     assert.equal(refused.status?.deployedSha, headSha);
     assert.deepEqual(await namesOf(operator, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role' }, name), []);
 
@@ -123,13 +149,22 @@ describe('a preview against its own namespace', () => {
     const lifted = performance.now();
     await operator.admin.patch(namespaceRef, 'merge', lift);
     await operator.admin.patch(defaultAccount(name), 'merge', { automountServiceAccountToken: true });
-    await waitFor('the Namespace\'s labels and the default ServiceAccount put back', async () => {
-      const [namespace, account] = await Promise.all([getOrUndefined(namespaceRef), getOrUndefined(defaultAccount(name))]);
-      const labels = namespace?.metadata.labels ?? {};
-      return labels['pod-security.kubernetes.io/enforce'] === 'restricted' && labels['preview.alien6.io/environment'] === name
-        && account?.automountServiceAccountToken === false;
-    }, { timeoutMs: 15_000, intervalMs: 100 });
-    process.stderr.write(`Namespace labels and default ServiceAccount put back ${(performance.now() - lifted).toFixed(0)} ms after they were changed\n`);
+    await waitFor(
+      "the Namespace's labels and the default ServiceAccount put back",
+      async () => {
+        const [namespace, account] = await Promise.all([getOrUndefined(namespaceRef), getOrUndefined(defaultAccount(name))]);
+        const labels = namespace?.metadata.labels ?? {};
+        return (
+          labels['pod-security.kubernetes.io/enforce'] === 'restricted' &&
+          labels['preview.alien6.io/environment'] === name &&
+          account?.automountServiceAccountToken === false
+        );
+      },
+      { timeoutMs: 15_000, intervalMs: 100 },
+    );
+    process.stderr.write(
+      `Namespace labels and default ServiceAccount put back ${(performance.now() - lifted).toFixed(0)} ms after they were changed\n`,
+    );
     const still = await waitForEnvironment(operator, name, 'still refused', (e) => e.status?.phase === 'Failed');
     assert.equal(still.status?.deployedSha, headSha, 'what served keeps serving');
   });
@@ -145,20 +180,33 @@ describe('a preview against its own namespace', () => {
     const before = await configMaps();
 
     // The review's proof of concept: a RoleBinding of a new Role (never dry-run) whose ServiceAccount subject has an apiGroup.
-    await push(3, `
+    await push(
+      3,
+      `
       new kplus.k8s.KubeConfigMap(chart, 'half', { metadata: { name: 'half-applied' }, data: { from: 'the refused push' } });
       new kplus.k8s.KubeRole(chart, 'role', { metadata: { name: 'reader' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }] });
       new kplus.k8s.KubeRoleBinding(chart, 'binding', { metadata: { name: 'reader' },
         roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'reader' },
         subjects: [{ kind: 'ServiceAccount', name: 'default', apiGroup: 'rbac.authorization.k8s.io' }] });
-      ${deployment('registry.example.com/web:2')}`);
-    const guarded = await waitForEnvironment(operator, name, 'the bad binding refused',
-      (e) => e.status?.phase === 'Failed' && condition(e, 'PolicyCompliant')?.status === 'False', 120_000);
-    assert.match(condition(guarded, 'PolicyCompliant')!.message, /RoleBinding\.rbac\.authorization\.k8s\.io \S*reader: subjects\[0\]\.apiGroup .*\[invalid-field\]/);
+      ${deployment('registry.example.com/web:2')}`,
+    );
+    const guarded = await waitForEnvironment(
+      operator,
+      name,
+      'the bad binding refused',
+      (e) => e.status?.phase === 'Failed' && condition(e, 'PolicyCompliant')?.status === 'False',
+      120_000,
+    );
+    assert.match(
+      condition(guarded, 'PolicyCompliant')!.message,
+      /RoleBinding\.rbac\.authorization\.k8s\.io \S*reader: subjects\[0\]\.apiGroup .*\[invalid-field\]/,
+    );
     assert.deepEqual([await configMaps(), await roles(), await image()], [before, [], 'registry.example.com/web:1']);
 
     // What the guard does not check: a Pod of a new ServiceAccount (never dry-run) with a field the API server refuses.
-    await push(3, `
+    await push(
+      3,
+      `
       new kplus.k8s.KubeConfigMap(chart, 'half', { metadata: { name: 'half-applied' }, data: { from: 'the refused push' } });
       new kplus.k8s.KubeServiceAccount(chart, 'runner', { metadata: { name: 'runner' }, automountServiceAccountToken: false });
       new kplus.k8s.KubeRole(chart, 'role', { metadata: { name: 'reader' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }] });
@@ -168,12 +216,21 @@ describe('a preview against its own namespace', () => {
         securityContext: { runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: 'RuntimeDefault' } },
         containers: [{ name: 'once', image: 'registry.example.com/once:1',
           securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } } }] } });
-      ${deployment('registry.example.com/web:3')}`);
-    const rejected = await waitForEnvironment(operator, name, 'the pod refused at its write',
-      (e) => e.status?.phase === 'Failed' && condition(e, 'PolicyCompliant')?.reason === 'ApplyRejected', 120_000);
+      ${deployment('registry.example.com/web:3')}`,
+    );
+    const rejected = await waitForEnvironment(
+      operator,
+      name,
+      'the pod refused at its write',
+      (e) => e.status?.phase === 'Failed' && condition(e, 'PolicyCompliant')?.reason === 'ApplyRejected',
+      120_000,
+    );
     assert.match(condition(rejected, 'PolicyCompliant')!.message, /activeDeadlineSeconds.*what it created was deleted again/);
     const accounts = await namesOf(operator, { apiVersion: 'v1', kind: 'ServiceAccount' }, name);
     const bindings = await namesOf(operator, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding' }, name);
-    assert.deepEqual([await configMaps(), await roles(), bindings, accounts, await image()], [before, [], [], ['default'], 'registry.example.com/web:1']);
+    assert.deepEqual(
+      [await configMaps(), await roles(), bindings, accounts, await image()],
+      [before, [], [], ['default'], 'registry.example.com/web:1'],
+    );
   });
 });

@@ -10,7 +10,9 @@ import { randomBytes } from 'node:crypto';
 import { registerAlgorithmController } from '../../src/controllers/algorithm-controller.js';
 import { registerDatabaseController } from '../../src/controllers/database-controller.js';
 import {
-  registerPreviewEnvironmentController, type EnvironmentObject, type PreviewEnvironmentControllerOptions,
+  registerPreviewEnvironmentController,
+  type EnvironmentObject,
+  type PreviewEnvironmentControllerOptions,
 } from '../../src/controllers/preview-environment.js';
 import { RepositoryCache } from '../../src/git/repository-cache.js';
 import { KubeClient, Manager, NotFoundError, silentLogger, type KubeObject, type Controller } from '../../src/kube/index.js';
@@ -72,7 +74,13 @@ export async function startPreviewOperator(options: OperatorOptions = {}): Promi
   manager.start();
   await manager.waitForCacheSync();
   return {
-    cluster, identity, workloadIdentity, admin, reporter: recording, controller, selector,
+    cluster,
+    identity,
+    workloadIdentity,
+    admin,
+    reporter: recording,
+    controller,
+    selector,
     async stop() {
       await manager.stop();
       client.close();
@@ -154,14 +162,22 @@ export async function deleteEnvironment(operator: PreviewOperator, name: string)
 
 /** Waits until the environment's status satisfies `check`; returns it. */
 export function waitForEnvironment(
-  operator: PreviewOperator, name: string, what: string, check: (env: EnvironmentObject) => boolean, timeoutMs = 60_000,
+  operator: PreviewOperator,
+  name: string,
+  what: string,
+  check: (env: EnvironmentObject) => boolean,
+  timeoutMs = 60_000,
 ): Promise<EnvironmentObject> {
-  return waitFor(`${name}: ${what}`, async () => {
-    const env = await getEnvironment(operator, name);
-    if (!env) return undefined;
-    if (check(env)) return env;
-    return undefined;
-  }, { timeoutMs, intervalMs: 100 });
+  return waitFor(
+    `${name}: ${what}`,
+    async () => {
+      const env = await getEnvironment(operator, name);
+      if (!env) return undefined;
+      if (check(env)) return env;
+      return undefined;
+    },
+    { timeoutMs, intervalMs: 100 },
+  );
 }
 
 /** Lists the objects of a kind in a namespace (names only), for assertions. */
@@ -179,4 +195,3 @@ export async function namespaceExists(operator: PreviewOperator, name: string): 
     throw err;
   }
 }
-

@@ -24,7 +24,8 @@ import { startTestEmulator } from '../github-emulator/test-emulator.js';
 import { createGitRepository, type GitRepository } from '../support/git-repository.js';
 import { previewYaml } from '../support/preview-yaml.js';
 
-const example = (file: string) => readFileSync(fileURLToPath(new URL(`../../examples/repository/.preview/${file}`, import.meta.url)), 'utf8');
+const example = (file: string) =>
+  readFileSync(fileURLToPath(new URL(`../../examples/repository/.preview/${file}`, import.meta.url)), 'utf8');
 
 let repository: GitRepository;
 let cacheDir: string;
@@ -43,7 +44,12 @@ after(async () => {
   if (cacheDir) await rm(cacheDir, { recursive: true, force: true });
 });
 
-function request(headSha: string, pullRequest: number, authorAssociation: 'MEMBER' | 'NONE' = 'MEMBER', from: Pick<GitRepository, 'owner' | 'repo' | 'cloneUrl'> = repository): RenderRequest {
+function request(
+  headSha: string,
+  pullRequest: number,
+  authorAssociation: 'MEMBER' | 'NONE' = 'MEMBER',
+  from: Pick<GitRepository, 'owner' | 'repo' | 'cloneUrl'> = repository,
+): RenderRequest {
   const spec: PreviewEnvironmentSpec = {
     repository: { owner: from.owner, name: from.repo, cloneUrl: from.cloneUrl },
     pullRequest: { number: pullRequest, headSha, headRef: `feature-${pullRequest}`, baseRef: 'main', authorAssociation },
@@ -51,7 +57,12 @@ function request(headSha: string, pullRequest: number, authorAssociation: 'MEMBE
   return {
     name: `pr-${pullRequest}-reco`,
     spec,
-    settings: { domain: 'preview.example.com', ingressClassName: 'nginx', tls: { issuer: { name: 'preview-issuer', kind: 'ClusterIssuer' } }, podSecurity: 'restricted' },
+    settings: {
+      domain: 'preview.example.com',
+      ingressClassName: 'nginx',
+      tls: { issuer: { name: 'preview-issuer', kind: 'ClusterIssuer' } },
+      podSecurity: 'restricted',
+    },
     trust: defaultPolicySettings.trust,
     allowedKinds: new AllowedKinds(),
   };
@@ -68,10 +79,20 @@ describe('rendering an environment from a repository', () => {
     assert.equal(rendered.namespace.metadata.name, 'pr-1-reco');
     const objects = rendered.objects.map((o) => `${o.kind}/${o.metadata.name}`).sort();
     assert.deepEqual(objects, [
-      'Algorithm/ranking-api', 'Algorithm/ranking-worker', 'Algorithm/recommendation-engine',
-      'Certificate/preview-tls', 'ConfigMap/ranking-api-env', 'ConfigMap/ranking-fixtures', 'ConfigMap/ranking-worker-env',
-      'ConfigMap/recommendation-engine-env', 'Database/myapp-db', 'Ingress/preview', 'LimitRange/preview-defaults',
-      'NetworkPolicy/preview-isolation', 'ResourceQuota/preview-quota', 'ServiceAccount/default',
+      'Algorithm/ranking-api',
+      'Algorithm/ranking-worker',
+      'Algorithm/recommendation-engine',
+      'Certificate/preview-tls',
+      'ConfigMap/ranking-api-env',
+      'ConfigMap/ranking-fixtures',
+      'ConfigMap/ranking-worker-env',
+      'ConfigMap/recommendation-engine-env',
+      'Database/myapp-db',
+      'Ingress/preview',
+      'LimitRange/preview-defaults',
+      'NetworkPolicy/preview-isolation',
+      'ResourceQuota/preview-quota',
+      'ServiceAccount/default',
     ]);
     assert.ok(rendered.objects.every((o) => o.metadata.namespace === 'pr-1-reco'));
     const fixtures = rendered.objects.find((o) => o.metadata.name === 'ranking-fixtures')!;
@@ -94,11 +115,14 @@ describe('rendering an environment from a repository', () => {
     }
     const deps = { repositories, sandbox: new CountingSandbox({ timeoutMs: 15_000 }), sandboxRuns: new Semaphore(1) };
     const outcomes = await Promise.all([0, 1, 2].map((n) => renderEnvironment(request(headSha, 60 + n), deps)));
-    assert.ok(outcomes.every((o) => o.ok && o.rendered.renderer === 'sandbox'), JSON.stringify(outcomes.map((o) => (o.ok ? 'ok' : o.failure.message))));
+    assert.ok(
+      outcomes.every((o) => o.ok && o.rendered.renderer === 'sandbox'),
+      JSON.stringify(outcomes.map((o) => (o.ok ? 'ok' : o.failure.message))),
+    );
     assert.equal(most, 1, 'three renders at once, one sandbox process at a time');
   });
 
-  it('a main.ts that loosens the namespace\'s quota and isolation changes nothing of them', async () => {
+  it("a main.ts that loosens the namespace's quota and isolation changes nothing of them", async () => {
     const headSha = await repository.openPullRequest(2, {
       files: {
         '.preview/main.ts': `
@@ -138,8 +162,17 @@ describe('rendering with .preview/ read through the GitHub API', () => {
   let cacheDir: string;
 
   before(async () => {
-    driver = await PullRequestDriver.create(gh, { owner: 'render', initialFiles: { '.preview/preview.yaml': previewYaml(), 'README.md': 'readme\n' } });
-    files = new GitHubPreviewFiles({ clients: createGitHubClients({ auth: { type: 'token', token: gh.createToken('renderer') }, baseUrl: gh.url, throttle: { enabled: false } }) });
+    driver = await PullRequestDriver.create(gh, {
+      owner: 'render',
+      initialFiles: { '.preview/preview.yaml': previewYaml(), 'README.md': 'readme\n' },
+    });
+    files = new GitHubPreviewFiles({
+      clients: createGitHubClients({
+        auth: { type: 'token', token: gh.createToken('renderer') },
+        baseUrl: gh.url,
+        throttle: { enabled: false },
+      }),
+    });
     cacheDir = await mkdtemp(path.join(tmpdir(), 'preview-render-api-'));
   });
   after(async () => {
@@ -155,16 +188,27 @@ describe('rendering with .preview/ read through the GitHub API', () => {
     const { pullRequest } = await driver.open({ files: { 'app.txt': 'v1\n' }, authorAssociation: 'MEMBER' });
     const repositories = freshCache('trusted');
     const mark = gh.mark();
-    const outcome = await renderEnvironment(request(pullRequest.head.sha, pullRequest.number, 'MEMBER', driver.git), { repositories, files, sandbox, sandboxRuns });
+    const outcome = await renderEnvironment(request(pullRequest.head.sha, pullRequest.number, 'MEMBER', driver.git), {
+      repositories,
+      files,
+      sandbox,
+      sandboxRuns,
+    });
     assert.ok(outcome.ok, outcome.ok ? '' : outcome.failure.message);
     assert.deepEqual([outcome.rendered.renderer, outcome.rendered.configSource], ['constructs', { from: 'head' }]);
-    assert.deepEqual(outcome.rendered.objects.filter((o) => o.kind === 'Algorithm').map((o) => (o.spec as { image: string }).image), ['registry.example.com/team/api:1.0']);
+    assert.deepEqual(
+      outcome.rendered.objects.filter((o) => o.kind === 'Algorithm').map((o) => (o.spec as { image: string }).image),
+      ['registry.example.com/team/api:1.0'],
+    );
     assert.deepEqual(Object.fromEntries(repositories.gitCommands), {}, 'no git process');
     assert.deepEqual(operationsSince(mark), ['repos/get-content', 'git/get-blob']);
   });
 
   it('read ahead when the delivery is accepted, the render then asks GitHub nothing; a failed read ahead is left to the render', async () => {
-    const { pullRequest } = await driver.open({ files: { '.preview/preview.yaml': previewYaml({ image: 'registry.example.com/team/api:ahead' }) }, authorAssociation: 'MEMBER' });
+    const { pullRequest } = await driver.open({
+      files: { '.preview/preview.yaml': previewYaml({ image: 'registry.example.com/team/api:ahead' }) },
+      authorAssociation: 'MEMBER',
+    });
     const req = request(pullRequest.head.sha, pullRequest.number, 'MEMBER', driver.git);
     const ahead = gh.mark();
     await readAhead(files, req.spec);
@@ -172,7 +216,10 @@ describe('rendering with .preview/ read through the GitHub API', () => {
     const mark = gh.mark();
     const outcome = await renderEnvironment(req, { repositories: freshCache('ahead'), files, sandbox, sandboxRuns });
     assert.ok(outcome.ok, outcome.ok ? '' : outcome.failure.message);
-    assert.deepEqual(outcome.rendered.objects.filter((o) => o.kind === 'Algorithm').map((o) => (o.spec as { image: string }).image), ['registry.example.com/team/api:ahead']);
+    assert.deepEqual(
+      outcome.rendered.objects.filter((o) => o.kind === 'Algorithm').map((o) => (o.spec as { image: string }).image),
+      ['registry.example.com/team/api:ahead'],
+    );
     assert.deepEqual(operationsSince(mark), [], 'everything was read ahead');
 
     const missing = request('e'.repeat(40), pullRequest.number, 'MEMBER', driver.git);
@@ -182,9 +229,17 @@ describe('rendering with .preview/ read through the GitHub API', () => {
   });
 
   it('a trusted pull request with main.ts: .preview/ through the API, git only to check the commit out for the sandbox', async () => {
-    const { pullRequest } = await driver.open({ files: { '.preview/main.ts': example('main.ts'), '.preview/preview.yaml': example('preview.yaml') }, authorAssociation: 'MEMBER' });
+    const { pullRequest } = await driver.open({
+      files: { '.preview/main.ts': example('main.ts'), '.preview/preview.yaml': example('preview.yaml') },
+      authorAssociation: 'MEMBER',
+    });
     const repositories = freshCache('sandbox');
-    const outcome = await renderEnvironment(request(pullRequest.head.sha, pullRequest.number, 'MEMBER', driver.git), { repositories, files, sandbox, sandboxRuns });
+    const outcome = await renderEnvironment(request(pullRequest.head.sha, pullRequest.number, 'MEMBER', driver.git), {
+      repositories,
+      files,
+      sandbox,
+      sandboxRuns,
+    });
     assert.ok(outcome.ok, outcome.ok ? '' : outcome.failure.message);
     assert.equal(outcome.rendered.renderer, 'sandbox');
     const fixtures = outcome.rendered.objects.find((o) => o.metadata.name === 'ranking-fixtures')!;
@@ -195,23 +250,43 @@ describe('rendering with .preview/ read through the GitHub API', () => {
     assert.equal(commands['cat-file'], undefined, 'the files came from the API');
   });
 
-  it('an untrusted pull request is rendered with the base branch\'s configuration, read through the API at the branch\'s SHA', async () => {
-    const { pullRequest } = await driver.open({ files: { '.preview/preview.yaml': previewYaml({ database: false, image: 'registry.example.com/team/api:2.0' }) }, authorAssociation: 'NONE' });
+  it("an untrusted pull request is rendered with the base branch's configuration, read through the API at the branch's SHA", async () => {
+    const { pullRequest } = await driver.open({
+      files: { '.preview/preview.yaml': previewYaml({ database: false, image: 'registry.example.com/team/api:2.0' }) },
+      authorAssociation: 'NONE',
+    });
     const base = (await driver.git.resolveRef('refs/heads/main'))!;
     const repositories = freshCache('untrusted');
     const mark = gh.mark();
-    const outcome = await renderEnvironment(request(pullRequest.head.sha, pullRequest.number, 'NONE', driver.git), { repositories, files, sandbox, sandboxRuns });
+    const outcome = await renderEnvironment(request(pullRequest.head.sha, pullRequest.number, 'NONE', driver.git), {
+      repositories,
+      files,
+      sandbox,
+      sandboxRuns,
+    });
     assert.ok(outcome.ok, outcome.ok ? '' : outcome.failure.message);
     assert.deepEqual(outcome.rendered.configSource, { from: 'base', branch: 'main', sha: base });
-    assert.equal(outcome.rendered.config.databases?.length, 1, 'the base branch\'s database stays');
-    assert.ok(outcome.rendered.notes.some((n) => /databases: changes from untrusted pull requests are not applied/.test(n)), outcome.rendered.notes.join('\n'));
-    assert.deepEqual(outcome.rendered.objects.filter((o) => o.kind === 'Algorithm').map((o) => (o.spec as { image: string }).image), ['registry.example.com/team/api:2.0'], 'the image tag is taken');
+    assert.equal(outcome.rendered.config.databases?.length, 1, "the base branch's database stays");
+    assert.ok(
+      outcome.rendered.notes.some((n) => /databases: changes from untrusted pull requests are not applied/.test(n)),
+      outcome.rendered.notes.join('\n'),
+    );
+    assert.deepEqual(
+      outcome.rendered.objects.filter((o) => o.kind === 'Algorithm').map((o) => (o.spec as { image: string }).image),
+      ['registry.example.com/team/api:2.0'],
+      'the image tag is taken',
+    );
     assert.deepEqual(Object.fromEntries(repositories.gitCommands), {}, 'no git process');
     assert.ok(operationsSince(mark).includes('git/get-ref'), operationsSince(mark).join(', '));
   });
 
   it('a commit GitHub does not have is SourceUnavailable, and says it was the GitHub API', async () => {
-    const outcome = await renderEnvironment(request('c'.repeat(40), 9, 'MEMBER', driver.git), { repositories: freshCache('gone'), files, sandbox, sandboxRuns });
+    const outcome = await renderEnvironment(request('c'.repeat(40), 9, 'MEMBER', driver.git), {
+      repositories: freshCache('gone'),
+      files,
+      sandbox,
+      sandboxRuns,
+    });
     assert.ok(!outcome.ok && outcome.failure.kind === 'SourceUnavailable', JSON.stringify(outcome));
     assert.match(outcome.failure.message, /commit c{40} is not in render\/.* says the GitHub API/);
   });

@@ -54,19 +54,24 @@ after(async () => {
 const sha = (n: number) => n.toString(16).padStart(40, '0');
 const ref = (env: KubeObject) => ({ ...previewEnvironmentKind, name: env.metadata.name! });
 const mine = () => informer.list().filter((e) => e.spec.repository.owner === owner);
-const numbersOf = (repo: RepositoryRef) => mine()
-  .filter((e) => e.spec.repository.name === repo.name)
-  .map((e) => e.spec.pullRequest.number)
-  .sort((a, b) => a - b);
+const numbersOf = (repo: RepositoryRef) =>
+  mine()
+    .filter((e) => e.spec.repository.name === repo.name)
+    .map((e) => e.spec.pullRequest.number)
+    .sort((a, b) => a - b);
 
 function newRepository(pulls: number[]): RepositoryRef {
   const repo = gh.createRepository({ owner, name: `app-${++repoCount}` });
-  for (const number of pulls) gh.openPullRequest(repo, { number, author: 'alice', authorAssociation: 'MEMBER', head: { ref: `f-${number}`, sha: sha(number) } });
+  for (const number of pulls)
+    gh.openPullRequest(repo, { number, author: 'alice', authorAssociation: 'MEMBER', head: { ref: `f-${number}`, sha: sha(number) } });
   return repo;
 }
 
 function options(
-  clients: GitHubClients, policy: PolicyConfigInput, repos: RepositoryRef[], extra: Partial<ResyncOptions> = {},
+  clients: GitHubClients,
+  policy: PolicyConfigInput,
+  repos: RepositoryRef[],
+  extra: Partial<ResyncOptions> = {},
 ): ResyncOptions {
   const ours = () => mine().filter((e) => repos.some((r) => r.name === e.spec.repository.name));
   return {
@@ -89,7 +94,7 @@ async function pass(opts: ResyncOptions) {
 }
 
 describe('the repositories a pass reads', () => {
-  it('a GitHub App: a repository\'s first pull request, its `opened` lost, is found in one pass', async () => {
+  it("a GitHub App: a repository's first pull request, its `opened` lost, is found in one pass", async () => {
     const repo = newRepository([1]);
     const elsewhere = gh.createRepository({ owner, name: `app-${++repoCount}` });
     gh.openPullRequest(elsewhere, { number: 1, author: 'alice', authorAssociation: 'MEMBER', head: { ref: 'f-1', sha: sha(9) } });
@@ -102,7 +107,7 @@ describe('the repositories a pass reads', () => {
     const { summary, writes } = await pass(options(clients, {}, [repo]));
     assert.deepEqual(summary.created, [environmentName(repo, 1)], summary.message);
     assert.deepEqual(writes, [`patch ${environmentName(repo, 1)} 201`]);
-    assert.equal(summary.repositories, 1, 'the installation\'s repository, not one the App cannot see');
+    assert.equal(summary.repositories, 1, "the installation's repository, not one the App cannot see");
     const operations = gh.requestsSince(mark).map((r) => r.operationId);
     assert.ok(operations.includes('apps/list-installations') && operations.includes('apps/list-repos-accessible-to-installation'));
     assert.ok(!operations.includes('apps/get-repo-installation'), 'the installation of each repository came with the listing');
@@ -139,7 +144,10 @@ describe('environments already being deleted', () => {
       await admin.delete({ ...previewEnvironmentKind, name });
     }
     await waitFor('both terminating in the cache', () => mine().filter((e) => e.metadata.deletionTimestamp).length === 2);
-    for (const number of [1, 2, 3]) gh.updatePullRequest(repo, number, (p) => { p.state = 'closed'; });
+    for (const number of [1, 2, 3])
+      gh.updatePullRequest(repo, number, (p) => {
+        p.state = 'closed';
+      });
 
     const mark = gh.mark();
     const { summary, writes } = await pass(opts);
@@ -149,7 +157,10 @@ describe('environments already being deleted', () => {
     assert.equal(summary.deletionCapReached, false, summary.message);
     assert.deepEqual(summary.skippedDeletions, []);
     assert.match(summary.message, /2 already being deleted/);
-    const asked = gh.requestsSince(mark).filter((r) => r.operationId === 'pulls/get').map((r) => r.path);
+    const asked = gh
+      .requestsSince(mark)
+      .filter((r) => r.operationId === 'pulls/get')
+      .map((r) => r.path);
     assert.deepEqual(asked, [`/repos/${owner}/${repo.name}/pulls/3`], 'GitHub is asked only about the one to delete');
   });
 });

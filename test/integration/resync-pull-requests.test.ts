@@ -57,7 +57,13 @@ const sha = (n: number) => n.toString(16).padStart(40, '0');
 
 function newRepository(pulls: number[], association: 'MEMBER' | 'CONTRIBUTOR' = 'MEMBER'): RepositoryRef {
   const repo = gh.createRepository({ owner, name: `app-${++repoCount}` });
-  for (const number of pulls) gh.openPullRequest(repo, { number, author: 'alice', authorAssociation: association, head: { ref: `feature-${number}`, sha: sha(number) } });
+  for (const number of pulls)
+    gh.openPullRequest(repo, {
+      number,
+      author: 'alice',
+      authorAssociation: association,
+      head: { ref: `feature-${number}`, sha: sha(number) },
+    });
   return repo;
 }
 
@@ -67,7 +73,10 @@ function tokenClients(): GitHubClients {
 
 const mine = () => informer.list().filter((e) => e.spec.repository.owner === owner);
 const environmentsOf = (repo: RepositoryRef) => mine().filter((e) => e.spec.repository.name === repo.name);
-const numbersOf = (repo: RepositoryRef) => environmentsOf(repo).map((e) => e.spec.pullRequest.number).sort((a, b) => a - b);
+const numbersOf = (repo: RepositoryRef) =>
+  environmentsOf(repo)
+    .map((e) => e.spec.pullRequest.number)
+    .sort((a, b) => a - b);
 
 function options(clients: GitHubClients, repositories: RepositoryRef[], extra: Partial<ResyncOptions> = {}): ResyncOptions {
   return {
@@ -106,7 +115,10 @@ describe('resync', () => {
     const first = await pass(opts);
     assert.deepEqual(first.summary.created.sort(), [1, 2, 3].map((n) => environmentName(repo, n)).sort());
     assert.equal(first.writes.length, 3);
-    assert.ok(first.writes.every((w) => w.startsWith('patch ') && w.endsWith(' 201')), first.writes.join('\n'));
+    assert.ok(
+      first.writes.every((w) => w.startsWith('patch ') && w.endsWith(' 201')),
+      first.writes.join('\n'),
+    );
     await cacheShows(repo, [1, 2, 3]);
     const env = mine().find((e) => e.spec.pullRequest.number === 2)!;
     assert.equal(env.spec.pullRequest.headSha, sha(2));
@@ -114,12 +126,17 @@ describe('resync', () => {
     const mark = gh.mark();
     const second = await pass(opts);
     assert.deepEqual(second.writes, [], 'an unchanged world: zero cluster writes');
-    assert.deepEqual(gh.requestsSince(mark).map((r) => `${r.operationId} ${r.status}`), ['pulls/list 304']);
+    assert.deepEqual(
+      gh.requestsSince(mark).map((r) => `${r.operationId} ${r.status}`),
+      ['pulls/list 304'],
+    );
     const { requests, notModified, unchanged, created, updated } = second.summary;
     assert.deepEqual([requests, notModified, unchanged, created.length, updated.length], [1, 1, 3, 0, 0]);
 
     // A push whose `synchronize` was lost: the spec is updated in place, nothing else is written.
-    gh.updatePullRequest(repo, 2, (p) => { p.head.sha = sha(0x22); });
+    gh.updatePullRequest(repo, 2, (p) => {
+      p.head.sha = sha(0x22);
+    });
     const third = await pass(opts);
     assert.deepEqual(third.writes, [`patch ${environmentName(repo, 2)} 200`]);
     assert.deepEqual(third.summary.updated, [environmentName(repo, 2)]);
@@ -139,12 +156,18 @@ describe('resync', () => {
     await pass(opts);
     await cacheShows(repo, [1]);
     const name = environmentName(repo, 1);
-    gh.updatePullRequest(repo, 1, (p) => { p.head.sha = listed; });
+    gh.updatePullRequest(repo, 1, (p) => {
+      p.head.sha = listed;
+    });
     gh.faults.inject({ route: 'pulls/list', repository: repo, times: 1, fault: { kind: 'delay', ms: 3000 } });
     const running = pass(opts);
     await new Promise((resolve) => setTimeout(resolve, 300));
     const spec = mine().find((e) => e.metadata.name === name)!.spec as unknown as PreviewEnvironmentSpec;
-    writer.submit(name, { op: 'upsert', spec: { ...spec, pullRequest: { ...spec.pullRequest, headSha: delivered } }, deliveredAt: new Date() });
+    writer.submit(name, {
+      op: 'upsert',
+      spec: { ...spec, pullRequest: { ...spec.pullRequest, headSha: delivered } },
+      deliveredAt: new Date(),
+    });
     await writer.idle();
     return { name, ...(await running) };
   }
@@ -159,9 +182,13 @@ describe('resync', () => {
     assert.equal(summary.superseded, 1, summary.message);
     assert.deepEqual(summary.updated, []);
     assert.match(summary.message, /1 write\(s\) left to newer webhook deliveries/);
-    await waitFor('the delivery\'s head SHA', () => mine().find((e) => e.metadata.name === name)?.spec.pullRequest.headSha === sha(0x13));
+    await waitFor("the delivery's head SHA", () => mine().find((e) => e.metadata.name === name)?.spec.pullRequest.headSha === sha(0x13));
     await new Promise((resolve) => setTimeout(resolve, 300));
-    assert.equal(mine().find((e) => e.metadata.name === name)?.spec.pullRequest.headSha, sha(0x13), 'the older listing did not put its SHA back');
+    assert.equal(
+      mine().find((e) => e.metadata.name === name)?.spec.pullRequest.headSha,
+      sha(0x13),
+      'the older listing did not put its SHA back',
+    );
   });
 
   it('a delivery another replica wrote while a pass read the listing wins too (seen in the cluster)', async () => {
@@ -170,7 +197,7 @@ describe('resync', () => {
     const otherReplica = new EnvironmentWriter({ store: new KubeEnvironmentStore(operatorClient) });
     const { name, summary, writes } = await passRacingADelivery(otherReplica, options(tokenClients(), [repo]), repo, sha(0x14), sha(0x15));
     assert.equal(summary.superseded, 1, summary.message);
-    assert.deepEqual(writes, [`patch ${name} 200`], 'only the other replica\'s write');
+    assert.deepEqual(writes, [`patch ${name} 200`], "only the other replica's write");
     assert.equal(mine().find((e) => e.metadata.name === name)?.spec.pullRequest.headSha, sha(0x15));
   });
 
@@ -180,13 +207,16 @@ describe('resync', () => {
     await pass(opts);
     await cacheShows(repo, [1, 2]);
 
-    gh.updatePullRequest(repo, 1, (p) => { p.state = 'closed'; p.closedAt = p.updatedAt; });
+    gh.updatePullRequest(repo, 1, (p) => {
+      p.state = 'closed';
+      p.closedAt = p.updatedAt;
+    });
     const mark = gh.mark();
     const { summary, writes } = await pass(opts);
-    assert.deepEqual(gh.requestsSince(mark).map((r) => `${r.operationId} ${r.path} ${r.status}`), [
-      `pulls/list /repos/${owner}/${repo.name}/pulls?state=open&per_page=100 200`,
-      `pulls/get /repos/${owner}/${repo.name}/pulls/1 200`,
-    ]);
+    assert.deepEqual(
+      gh.requestsSince(mark).map((r) => `${r.operationId} ${r.path} ${r.status}`),
+      [`pulls/list /repos/${owner}/${repo.name}/pulls?state=open&per_page=100 200`, `pulls/get /repos/${owner}/${repo.name}/pulls/1 200`],
+    );
     assert.deepEqual(writes, [`delete ${environmentName(repo, 1)} 200`]);
     assert.deepEqual(summary.deleted, [environmentName(repo, 1)]);
     await cacheShows(repo, [2]);
@@ -204,20 +234,26 @@ describe('resync', () => {
   });
 
   for (const [what, fault] of [
-    ['fails with 502 (after the client\'s retries)', { kind: 'server-error', status: 502 }],
+    ["fails with 502 (after the client's retries)", { kind: 'server-error', status: 502 }],
     ['answers 403 secondary rate limit with retry-after', { kind: 'secondary-rate-limit', status: 403, retryAfterSeconds: 1 }],
   ] as const) {
     it(`deletes nothing when the listing ${what}; the next good pass does`, { timeout: 60_000 }, async () => {
       const repo = newRepository([1, 2]);
       const clients = createGitHubClients({
-        auth: { type: 'token', token: gh.createToken(uniqueName('operator')) }, baseUrl: gh.url,
-        retry: { retries: 1 }, throttle: { secondaryRateLimitRetries: 1 },
+        auth: { type: 'token', token: gh.createToken(uniqueName('operator')) },
+        baseUrl: gh.url,
+        retry: { retries: 1 },
+        throttle: { secondaryRateLimitRetries: 1 },
       });
       const opts = options(clients, [repo]);
       await pass(opts);
       await cacheShows(repo, [1, 2]);
-      gh.updatePullRequest(repo, 1, (p) => { p.state = 'closed'; });
-      gh.updatePullRequest(repo, 2, (p) => { p.state = 'closed'; });
+      gh.updatePullRequest(repo, 1, (p) => {
+        p.state = 'closed';
+      });
+      gh.updatePullRequest(repo, 2, (p) => {
+        p.state = 'closed';
+      });
 
       const injected = gh.faults.inject({ route: 'pulls/list', repository: repo, times: 2, fault });
       const failed = await pass(opts);
@@ -237,15 +273,24 @@ describe('resync', () => {
     const listed = newRepository([1]);
     const limited = newRepository([1]);
     const clients = createGitHubClients({
-      auth: { type: 'token', token: gh.createToken(uniqueName('operator')) }, baseUrl: gh.url, throttle: { secondaryRateLimitRetries: 0 },
+      auth: { type: 'token', token: gh.createToken(uniqueName('operator')) },
+      baseUrl: gh.url,
+      throttle: { secondaryRateLimitRetries: 0 },
     });
     const opts = options(clients, [listed, limited], { concurrency: 1 });
     await pass(opts);
     await cacheShows(listed, [1]);
     await cacheShows(limited, [1]);
-    gh.updatePullRequest(listed, 1, (p) => { p.state = 'closed'; });
+    gh.updatePullRequest(listed, 1, (p) => {
+      p.state = 'closed';
+    });
 
-    gh.faults.inject({ route: 'pulls/list', repository: limited, times: 1, fault: { kind: 'secondary-rate-limit', status: 403, retryAfterSeconds: 1 } });
+    gh.faults.inject({
+      route: 'pulls/list',
+      repository: limited,
+      times: 1,
+      fault: { kind: 'secondary-rate-limit', status: 403, retryAfterSeconds: 1 },
+    });
     const { summary, writes } = await pass(opts);
     assert.equal(summary.rateLimited, true, summary.message);
     assert.equal(summary.listedRepositories, 1);
@@ -262,14 +307,20 @@ describe('resync', () => {
     const opts = options(tokenClients(), [repo], { maxDeletionsPerPass: 2 });
     await pass(opts);
     await cacheShows(repo, [1, 2, 3, 4, 5]);
-    for (const n of [1, 2, 3, 4, 5]) gh.updatePullRequest(repo, n, (p) => { p.state = 'closed'; });
+    for (const n of [1, 2, 3, 4, 5])
+      gh.updatePullRequest(repo, n, (p) => {
+        p.state = 'closed';
+      });
 
     const capped = await pass(opts);
     assert.equal(capped.writes.length, 2);
     assert.equal(capped.summary.deleted.length, 2);
     assert.equal(capped.summary.skippedDeletions.length, 3);
     assert.equal(capped.summary.deletionCapReached, true);
-    assert.match(capped.summary.message, /deletion cap reached: 3 more environment\(s\) of closed pull requests wait for the next pass \(maxDeletionsPerPass 2\)/);
+    assert.match(
+      capped.summary.message,
+      /deletion cap reached: 3 more environment\(s\) of closed pull requests wait for the next pass \(maxDeletionsPerPass 2\)/,
+    );
     await waitFor('3 left', () => numbersOf(repo).length === 3);
 
     const second = await pass(opts);
@@ -292,7 +343,10 @@ describe('resync', () => {
     const opts = options(tokenClients(), [repo], { maxDeletionsPerPass: 1, writer });
     await pass(opts);
     await cacheShows(repo, [1, 2, 3]);
-    for (const n of [1, 2, 3]) gh.updatePullRequest(repo, n, (p) => { p.state = 'closed'; });
+    for (const n of [1, 2, 3])
+      gh.updatePullRequest(repo, n, (p) => {
+        p.state = 'closed';
+      });
     const { summary } = await pass(opts);
     assert.equal(summary.errors.length, 1, summary.message);
     assert.deepEqual([summary.deleted.length, summary.skippedDeletions.length, summary.deletionCapReached], [0, 2, true]);
@@ -326,7 +380,13 @@ describe('resync and untrusted pull requests', () => {
   it('never deploys a commit pushed after the approval, even when removing the approval label failed', async () => {
     const repo = gh.createRepository({ owner, name: `app-${++repoCount}` });
     const fork = gh.forkRepository(repo, 'mallory');
-    gh.openPullRequest(repo, { number: 7, author: 'mallory', authorAssociation: 'CONTRIBUTOR', head: { ref: 'patch-7', sha: sha(0x70), repository: fork }, labels: ['preview-approved'] });
+    gh.openPullRequest(repo, {
+      number: 7,
+      author: 'mallory',
+      authorAssociation: 'CONTRIBUTOR',
+      head: { ref: 'patch-7', sha: sha(0x70), repository: fork },
+      labels: ['preview-approved'],
+    });
     const clients = tokenClients();
     // One writer for the webhook and the resync, as `run` wires them.
     const writer = new EnvironmentWriter({ store: new KubeEnvironmentStore(operatorClient) });
@@ -336,7 +396,17 @@ describe('resync and untrusted pull requests', () => {
 
     // The webhook path as wired in production; GitHub keeps refusing to remove the label.
     gh.faults.inject({ route: 'issues/remove-label', repository: repo, times: 1000, fault: { kind: 'server-error', status: 500 } });
-    const approvals = new ApprovalRevoker({ removeLabel: createLabelRemover(createGitHubClients({ auth: { type: 'token', token: gh.createToken('operator-labels') }, baseUrl: gh.url, retry: { enabled: false } })), attempts: 2, initialDelayMs: 10 });
+    const approvals = new ApprovalRevoker({
+      removeLabel: createLabelRemover(
+        createGitHubClients({
+          auth: { type: 'token', token: gh.createToken('operator-labels') },
+          baseUrl: gh.url,
+          retry: { enabled: false },
+        }),
+      ),
+      attempts: 2,
+      initialDelayMs: 10,
+    });
     const handler = new PullRequestEventHandler({ writer, policy: opts.policy, approvals });
 
     // A maintainer's label on the fork's commit 0x70: the `labeled` webhook deploys it.
@@ -348,13 +418,19 @@ describe('resync and untrusted pull requests', () => {
     assert.equal(approved.summary.unconfirmedApprovals, 0);
 
     // A new push: the `synchronize` webhook deletes the environment and tries to remove the label, which fails.
-    gh.updatePullRequest(repo, 7, (p) => { p.head.sha = sha(0x71); });
+    gh.updatePullRequest(repo, 7, (p) => {
+      p.head.sha = sha(0x71);
+    });
     const sync = handler.handle('synchronize', { pull_request: await prJson() });
     assert.deepEqual([sync.result, sync.op, sync.approvalRevoked], ['accepted', 'delete', true]);
     await writer.idle();
     await approvals.idle();
     assert.equal(approvals.failures, 1);
-    assert.deepEqual(gh.pullRequest(repo, 7).labels.map((l) => l.name), ['preview-approved'], 'the label is still on the pull request');
+    assert.deepEqual(
+      gh.pullRequest(repo, 7).labels.map((l) => l.name),
+      ['preview-approved'],
+      'the label is still on the pull request',
+    );
     await cacheShows(repo, []);
 
     const resync = await pass(opts);

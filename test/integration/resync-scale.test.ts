@@ -39,51 +39,67 @@ after(async () => {
   admin.close();
 });
 
-it(`a pass over ${pullRequests} open pull requests: cold, then warm (all 304, no write), then one closed`, { timeout: 180_000 }, async (t) => {
-  const repo = gh.createRepository({ owner, name: 'monorepo' });
-  for (let n = 1; n <= pullRequests; n++) {
-    gh.openPullRequest(repo, { number: n, author: 'alice', authorAssociation: 'MEMBER', head: { ref: `feature-${n}`, sha: n.toString(16).padStart(40, 'a') } });
-  }
-  const login = uniqueName('operator');
-  const clients = createGitHubClients({ auth: { type: 'token', token: gh.createToken(login) }, baseUrl: gh.url });
-  const mine = () => informer.list().filter((e) => e.spec.repository.owner === owner);
-  const options: ResyncOptions = {
-    clients,
-    writer: new EnvironmentWriter({ store: new KubeEnvironmentStore(operatorClient) }),
-    environments: { list: mine },
-    policy: () => resolvePolicyConfig({ repositories: { [`${owner}/monorepo`]: {} } }),
-    logger: silentLogger,
-  };
-  const rateUsed = () => clients.rateLimits.snapshots().find((s) => s.client === 'token')?.used ?? 0;
-
-  const measure = async (label: string) => {
-    const mark = gh.mark();
-    const audit = cluster.audit.mark();
-    const used = rateUsed();
-    const summary = await resyncOnce(options);
-    await cluster.audit.settle();
-    const writes = cluster.audit.writes(audit, { user: me.username }).length;
-    const requests = gh.requestsSince(mark);
-    const figures = {
-      requests: requests.length, notModified: requests.filter((r) => r.status === 304).length, rateLimitUsed: rateUsed() - used,
-      clusterWrites: writes, created: summary.created.length, deleted: summary.deleted.length, ms: summary.durationMs,
+it(
+  `a pass over ${pullRequests} open pull requests: cold, then warm (all 304, no write), then one closed`,
+  { timeout: 180_000 },
+  async (t) => {
+    const repo = gh.createRepository({ owner, name: 'monorepo' });
+    for (let n = 1; n <= pullRequests; n++) {
+      gh.openPullRequest(repo, {
+        number: n,
+        author: 'alice',
+        authorAssociation: 'MEMBER',
+        head: { ref: `feature-${n}`, sha: n.toString(16).padStart(40, 'a') },
+      });
+    }
+    const login = uniqueName('operator');
+    const clients = createGitHubClients({ auth: { type: 'token', token: gh.createToken(login) }, baseUrl: gh.url });
+    const mine = () => informer.list().filter((e) => e.spec.repository.owner === owner);
+    const options: ResyncOptions = {
+      clients,
+      writer: new EnvironmentWriter({ store: new KubeEnvironmentStore(operatorClient) }),
+      environments: { list: mine },
+      policy: () => resolvePolicyConfig({ repositories: { [`${owner}/monorepo`]: {} } }),
+      logger: silentLogger,
     };
-    t.diagnostic(`${label}: ${JSON.stringify(figures)}`);
-    return { summary, figures };
-  };
+    const rateUsed = () => clients.rateLimits.snapshots().find((s) => s.client === 'token')?.used ?? 0;
 
-  const cold = await measure('cold');
-  assert.deepEqual([cold.figures.requests, cold.figures.created, cold.figures.clusterWrites], [2, pullRequests, pullRequests]);
-  await waitFor('the cache holds every environment', () => mine().length === pullRequests);
+    const measure = async (label: string) => {
+      const mark = gh.mark();
+      const audit = cluster.audit.mark();
+      const used = rateUsed();
+      const summary = await resyncOnce(options);
+      await cluster.audit.settle();
+      const writes = cluster.audit.writes(audit, { user: me.username }).length;
+      const requests = gh.requestsSince(mark);
+      const figures = {
+        requests: requests.length,
+        notModified: requests.filter((r) => r.status === 304).length,
+        rateLimitUsed: rateUsed() - used,
+        clusterWrites: writes,
+        created: summary.created.length,
+        deleted: summary.deleted.length,
+        ms: summary.durationMs,
+      };
+      t.diagnostic(`${label}: ${JSON.stringify(figures)}`);
+      return { summary, figures };
+    };
 
-  const warm = await measure('warm');
-  assert.deepEqual(
-    [warm.figures.requests, warm.figures.notModified, warm.figures.rateLimitUsed, warm.figures.clusterWrites, warm.summary.unchanged],
-    [2, 2, 0, 0, pullRequests],
-  );
-  assert.equal(warm.summary.notModified, 2);
+    const cold = await measure('cold');
+    assert.deepEqual([cold.figures.requests, cold.figures.created, cold.figures.clusterWrites], [2, pullRequests, pullRequests]);
+    await waitFor('the cache holds every environment', () => mine().length === pullRequests);
 
-  gh.updatePullRequest(repo, 77, (p) => { p.state = 'closed'; });
-  const oneClosed = await measure('one closed');
-  assert.deepEqual([oneClosed.figures.requests, oneClosed.figures.deleted, oneClosed.figures.clusterWrites], [3, 1, 1]);
-});
+    const warm = await measure('warm');
+    assert.deepEqual(
+      [warm.figures.requests, warm.figures.notModified, warm.figures.rateLimitUsed, warm.figures.clusterWrites, warm.summary.unchanged],
+      [2, 2, 0, 0, pullRequests],
+    );
+    assert.equal(warm.summary.notModified, 2);
+
+    gh.updatePullRequest(repo, 77, (p) => {
+      p.state = 'closed';
+    });
+    const oneClosed = await measure('one closed');
+    assert.deepEqual([oneClosed.figures.requests, oneClosed.figures.deleted, oneClosed.figures.clusterWrites], [3, 1, 1]);
+  },
+);

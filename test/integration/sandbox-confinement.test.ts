@@ -44,7 +44,12 @@ function run(main: string, options: SandboxOptions = {}, extraFiles: Record<stri
 
 async function failure(promise: Promise<unknown>, reason: SandboxFailureReason, message: RegExp): Promise<SandboxError> {
   let caught: unknown;
-  await promise.then(() => assert.fail(`expected a ${reason} failure`), (err: unknown) => { caught = err; });
+  await promise.then(
+    () => assert.fail(`expected a ${reason} failure`),
+    (err: unknown) => {
+      caught = err;
+    },
+  );
   assert.ok(caught instanceof SandboxError, `expected a SandboxError, got ${String(caught)}`);
   assert.equal(caught.reason, reason, caught.message);
   assert.match(caught.message, message);
@@ -55,7 +60,8 @@ async function failure(promise: Promise<unknown>, reason: SandboxFailureReason, 
 }
 
 test('a good program renders manifests; what it prints is kept as logs, apart from the answer', async (t) => {
-  const result = await run(`
+  const result = await run(
+    `
     import { Chart } from 'cdk8s';
     import { k8s } from 'cdk8s-plus-33';
     import { readFileSync } from 'node:fs';
@@ -68,22 +74,27 @@ test('a good program renders manifests; what it prints is kept as logs, apart fr
         data: { greeting: settings.greeting, readme: readFileSync('README.md', 'utf8') },
       });
     }
-  `, {}, {
-    '.preview/lib/naming.ts': 'export const suffix: string = "settings";\n',
-    '.preview/settings.json': '{ "greeting": "hello" }\n',
-    'README.md': '# the app\n',
-  });
-  assert.deepEqual(result.manifests, [{
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: { name: 'app-settings', namespace: 'pr-7-app' },
-    data: { greeting: 'hello', readme: '# the app\n' },
-  }]);
+  `,
+    {},
+    {
+      '.preview/lib/naming.ts': 'export const suffix: string = "settings";\n',
+      '.preview/settings.json': '{ "greeting": "hello" }\n',
+      'README.md': '# the app\n',
+    },
+  );
+  assert.deepEqual(result.manifests, [
+    {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'app-settings', namespace: 'pr-7-app' },
+      data: { greeting: 'hello', readme: '# the app\n' },
+    },
+  ]);
   assert.equal(result.logs, 'rendering for pr-7-app\n');
   t.diagnostic(`good program: bundle ${result.bundleMs.toFixed(0)} ms, run ${result.runMs.toFixed(0)} ms`);
 });
 
-test('process.env is empty: the operator\'s token and kubeconfig do not reach the code', async () => {
+test("process.env is empty: the operator's token and kubeconfig do not reach the code", async () => {
   const result = await run(`
     import { Chart } from 'cdk8s';
     import { k8s } from 'cdk8s-plus-33';
@@ -98,136 +109,245 @@ test('process.env is empty: the operator\'s token and kubeconfig do not reach th
 });
 
 test('reading a file outside the checkout is denied and reported with the place in the code', async () => {
-  await failure(run(`
+  await failure(
+    run(`
     import { readFileSync } from 'node:fs';
     export default function (): void {
       readFileSync('/etc/passwd', 'utf8');
     }
-  `), 'permission', /^\.preview\/main\.ts tried to read \/etc\/passwd; it may read only files of the repository \(at \.preview\/main\.ts:4:7\)$/);
-  await failure(run(`
+  `),
+    'permission',
+    /^\.preview\/main\.ts tried to read \/etc\/passwd; it may read only files of the repository \(at \.preview\/main\.ts:4:7\)$/,
+  );
+  await failure(
+    run(`
     import { readFileSync } from 'node:fs';
     export default function (): void { readFileSync('../operator-secret.txt', 'utf8'); }
-  `), 'permission', /tried to read \.\.\/operator-secret\.txt/);
+  `),
+    'permission',
+    /tried to read \.\.\/operator-secret\.txt/,
+  );
   // The kubeconfig path is known to the attacker even without the environment.
-  await failure(run(`
+  await failure(
+    run(`
     import { readFileSync } from 'node:fs';
     export default function (): void { readFileSync(${JSON.stringify(secretFile)}, 'utf8'); }
-  `), 'permission', /tried to read .*operator-secret\.txt/);
+  `),
+    'permission',
+    /tried to read .*operator-secret\.txt/,
+  );
 });
 
 test('starting a process or a worker thread is denied', async () => {
-  await failure(run(`
+  await failure(
+    run(`
     import { execSync } from 'node:child_process';
     export default function (): void { execSync('id > /tmp/pwned'); }
-  `), 'permission', /tried to start a process/);
-  await failure(run(`
+  `),
+    'permission',
+    /tried to start a process/,
+  );
+  await failure(
+    run(`
     import { Worker } from 'node:worker_threads';
     export default function (): void { new Worker('1', { eval: true }); }
-  `), 'permission', /tried to start a worker thread/);
+  `),
+    'permission',
+    /tried to start a worker thread/,
+  );
 });
 
 test('a program that loops forever is killed at the time limit', async () => {
   const started = performance.now();
-  await failure(run('export default function (): void { for (;;) {} }', { timeoutMs: 3000 }),
-    'timeout', /^\.preview\/main\.ts did not finish within 3 s and was stopped$/);
+  await failure(
+    run('export default function (): void { for (;;) {} }', { timeoutMs: 3000 }),
+    'timeout',
+    /^\.preview\/main\.ts did not finish within 3 s and was stopped$/,
+  );
   const elapsed = performance.now() - started;
   assert.ok(elapsed >= 3000 && elapsed < 8000, `stopped after ${elapsed.toFixed(0)} ms`);
   // A promise that never settles is the same.
-  await failure(run('export default function (): Promise<void> { return new Promise(() => { setInterval(() => {}, 1000); }); }', { timeoutMs: 3000 }),
-    'timeout', /did not finish within 3 s/);
+  await failure(
+    run('export default function (): Promise<void> { return new Promise(() => { setInterval(() => {}, 1000); }); }', { timeoutMs: 3000 }),
+    'timeout',
+    /did not finish within 3 s/,
+  );
 });
 
 test('unbounded memory is stopped: heap by the V8 limit, buffers by the resident-memory limit', async () => {
-  await failure(run(`
+  await failure(
+    run(
+      `
     export default function (): void {
       const hoard: string[] = [];
       for (let i = 0; ; i++) hoard.push('x'.repeat(64) + i);
     }
-  `, { maxHeapMb: 64, timeoutMs: 30_000 }), 'memory', /used more than its 64 MB heap/);
-  await failure(run(`
+  `,
+      { maxHeapMb: 64, timeoutMs: 30_000 },
+    ),
+    'memory',
+    /used more than its 64 MB heap/,
+  );
+  await failure(
+    run(
+      `
     export default function (): void {
       const hoard: Buffer[] = [];
       for (;;) hoard.push(Buffer.alloc(16 * 1024 * 1024, 1));
     }
-  `, { maxRssMb: 200, timeoutMs: 30_000 }), 'memory', /used more than 200 MB of memory/);
+  `,
+      { maxRssMb: 200, timeoutMs: 30_000 },
+    ),
+    'memory',
+    /used more than 200 MB of memory/,
+  );
 });
 
 test('the network is closed: fetch, network modules and computed imports', async () => {
   let requests = 0;
-  const server = createServer((_req, res) => { requests += 1; res.end('ok'); });
+  const server = createServer((_req, res) => {
+    requests += 1;
+    res.end('ok');
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   after(() => server.close());
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
 
-  await failure(run(`export default async function (): Promise<void> { await fetch(${JSON.stringify(url)}); }`),
-    'permission', /tried to use the network/);
-  await failure(run(`
+  await failure(
+    run(`export default async function (): Promise<void> { await fetch(${JSON.stringify(url)}); }`),
+    'permission',
+    /tried to use the network/,
+  );
+  await failure(
+    run(`
     import http from 'node:http';
     export default function (): void { http.get(${JSON.stringify(url)}); }
-  `), 'permission', /node:http is not available in the preview sandbox/);
-  await failure(run(`
+  `),
+    'permission',
+    /node:http is not available in the preview sandbox/,
+  );
+  await failure(
+    run(`
     export default function (): void { (process as unknown as { getBuiltinModule(id: string): unknown }).getBuiltinModule('node:net'); }
-  `), 'permission', /tried to load node:net, which is not available in the sandbox/);
-  await failure(run(`
+  `),
+    'permission',
+    /tried to load node:net, which is not available in the sandbox/,
+  );
+  await failure(
+    run(`
     export default async function (): Promise<void> {
       const name = ['node', 'http'].join(':');
       const http = await import(name);
       http.get(${JSON.stringify(url)});
     }
-  `), 'exception', /Dynamic require of "node:http" is not supported/);
+  `),
+    'exception',
+    /Dynamic require of "node:http" is not supported/,
+  );
   assert.equal(requests, 0, 'no request reached the server');
 });
 
 test('the code cannot signal the operator, write files or generate code from strings', async () => {
-  await failure(run('export default function (): void { process.kill(process.ppid, "SIGKILL"); }'),
-    'permission', /tried to send a signal to process \d+/);
+  await failure(
+    run('export default function (): void { process.kill(process.ppid, "SIGKILL"); }'),
+    'permission',
+    /tried to send a signal to process \d+/,
+  );
   const target = path.join(scratch, 'written-by-sandbox.txt');
-  await failure(run(`
+  await failure(
+    run(`
     import { writeFileSync } from 'node:fs';
     export default function (): void { writeFileSync(${JSON.stringify(target)}, 'x'); }
-  `), 'permission', /tried to write .*written-by-sandbox\.txt; it may not write files/);
+  `),
+    'permission',
+    /tried to write .*written-by-sandbox\.txt; it may not write files/,
+  );
   assert.equal(existsSync(target), false);
-  await failure(run('export default function (): void { new Function("return 1")(); }'),
-    'exception', /EvalError: Code generation from strings disallowed/);
+  await failure(
+    run('export default function (): void { new Function("return 1")(); }'),
+    'exception',
+    /EvalError: Code generation from strings disallowed/,
+  );
 });
 
 test('imports are limited to the repository, the construct packages and safe built-ins', async () => {
   const outside = path.join(scratch, 'outside.ts');
-  await failure(run(`import outside from ${JSON.stringify(outside)};\nexport default function (): void { console.log(outside); }`),
-    'permission', /outside\.ts" is outside the repository/);
-  await failure(run(`import YAML from 'yaml';\nexport default function (): void { console.log(YAML); }`),
-    'permission', /"yaml" is not available in the preview sandbox; \.preview\/main\.ts may import preview-operator\/constructs, cdk8s, cdk8s-plus-33, constructs/);
+  await failure(
+    run(`import outside from ${JSON.stringify(outside)};\nexport default function (): void { console.log(outside); }`),
+    'permission',
+    /outside\.ts" is outside the repository/,
+  );
+  await failure(
+    run(`import YAML from 'yaml';\nexport default function (): void { console.log(YAML); }`),
+    'permission',
+    /"yaml" is not available in the preview sandbox; \.preview\/main\.ts may import preview-operator\/constructs, cdk8s, cdk8s-plus-33, constructs/,
+  );
 });
 
 test('errors in the code are reported as exceptions with their place; a wrong shape is bad output', async () => {
-  await failure(run('export default function (): void {\n  const n = 41;\n  throw new RangeError(`bad value ${n + 1}`);\n}\n'),
-    'exception', /^\.preview\/main\.ts threw RangeError: bad value 42 \(at \.preview\/main\.ts:3:9\)$/);
-  await failure(run('throw new Error("at the top level");\nexport default function (): void {}\n'),
-    'exception', /threw Error: at the top level \(at \.preview\/main\.ts:1:7\)/);
-  await failure(run('export default function (: void {\n'), 'compile', /^\.preview\/main\.ts could not be compiled:\n\.preview\/main\.ts:1:25: /);
+  await failure(
+    run('export default function (): void {\n  const n = 41;\n  throw new RangeError(`bad value ${n + 1}`);\n}\n'),
+    'exception',
+    /^\.preview\/main\.ts threw RangeError: bad value 42 \(at \.preview\/main\.ts:3:9\)$/,
+  );
+  await failure(
+    run('throw new Error("at the top level");\nexport default function (): void {}\n'),
+    'exception',
+    /threw Error: at the top level \(at \.preview\/main\.ts:1:7\)/,
+  );
+  await failure(
+    run('export default function (: void {\n'),
+    'compile',
+    /^\.preview\/main\.ts could not be compiled:\n\.preview\/main\.ts:1:25: /,
+  );
   await failure(run('export const notDefault = 1;\n'), 'bad-output', /must export a default function \(chart, context\) => void/);
-  await failure(run('export default function (): void { process.exit(3); }'), 'bad-output', /exited with code 3 before producing manifests/);
-  await failure(run(`import { writeSync } from 'node:fs';\nexport default function (): void { writeSync(3, 'forged'); }`),
-    'bad-output', /wrote something other than the sandbox's answer to its result channel/);
-  await failure(run(`
+  await failure(
+    run('export default function (): void { process.exit(3); }'),
+    'bad-output',
+    /exited with code 3 before producing manifests/,
+  );
+  await failure(
+    run(`import { writeSync } from 'node:fs';\nexport default function (): void { writeSync(3, 'forged'); }`),
+    'bad-output',
+    /wrote something other than the sandbox's answer to its result channel/,
+  );
+  await failure(
+    run(
+      `
     import { Chart } from 'cdk8s';
     import { k8s } from 'cdk8s-plus-33';
     export default function (chart: Chart): void {
       for (let i = 0; i < 50; i++) new k8s.KubeConfigMap(chart, 'c' + i, { data: { blob: 'x'.repeat(10_000) } });
     }
-  `, { maxOutputBytes: 100_000 }), 'bad-output', /produced more than 100000 bytes of output/);
+  `,
+      { maxOutputBytes: 100_000 },
+    ),
+    'bad-output',
+    /produced more than 100000 bytes of output/,
+  );
 });
 
 test('the entry must be a file inside the repository', async () => {
   const sandbox = new Sandbox<{ namespace: string }>({ chartFactory });
   const dir = checkout({ 'README.md': '# no preview code\n' });
-  await failure(sandbox.run({ checkoutDir: dir, input: { namespace: 'x' } }), 'compile', /^\.preview\/main\.ts does not exist in the repository$/);
-  await failure(sandbox.run({ checkoutDir: dir, entry: '../outside.ts', input: { namespace: 'x' } }), 'permission', /is not a path inside the repository/);
+  await failure(
+    sandbox.run({ checkoutDir: dir, input: { namespace: 'x' } }),
+    'compile',
+    /^\.preview\/main\.ts does not exist in the repository$/,
+  );
+  await failure(
+    sandbox.run({ checkoutDir: dir, entry: '../outside.ts', input: { namespace: 'x' } }),
+    'permission',
+    /is not a path inside the repository/,
+  );
 });
 
 test('a checkout containing a symlink is refused before anything runs', async () => {
   const dir = checkout({ '.preview/main.ts': 'export default function (): void {}\n' });
   symlinkSync(secretFile, path.join(dir, '.preview/values.json'));
-  await failure(new Sandbox<{ namespace: string }>({ chartFactory }).run({ checkoutDir: dir, input: { namespace: 'x' } }),
-    'permission', /contains a symbolic link \(\.preview\/values\.json\)/);
+  await failure(
+    new Sandbox<{ namespace: string }>({ chartFactory }).run({ checkoutDir: dir, input: { namespace: 'x' } }),
+    'permission',
+    /contains a symbolic link \(\.preview\/values\.json\)/,
+  );
 });

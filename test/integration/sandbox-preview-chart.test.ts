@@ -32,15 +32,20 @@ function checkoutWith(main: string): string {
   return dir;
 }
 
-test('the example repository\'s main.ts renders in the sandbox exactly as in-process', async (t) => {
+test("the example repository's main.ts renders in the sandbox exactly as in-process", async (t) => {
   const sandbox = new Sandbox();
   const result = await sandbox.run({ checkoutDir: exampleRepository, input: exampleInput() });
   assert.deepEqual(result.manifests, renderExamplePreview());
-  assert.ok(result.manifests.some((m) => m.kind === 'ConfigMap' && m.metadata.name === 'ranking-fixtures'), 'main.ts added its objects');
-  t.diagnostic(`example repository: bundle ${result.bundleMs.toFixed(0)} ms, run ${result.runMs.toFixed(0)} ms, ${result.manifests.length} objects`);
+  assert.ok(
+    result.manifests.some((m) => m.kind === 'ConfigMap' && m.metadata.name === 'ranking-fixtures'),
+    'main.ts added its objects',
+  );
+  t.diagnostic(
+    `example repository: bundle ${result.bundleMs.toFixed(0)} ms, run ${result.runMs.toFixed(0)} ms, ${result.manifests.length} objects`,
+  );
 });
 
-test('objects main.ts adds land in the environment\'s namespace with its ownership labels, and see one construct library', async () => {
+test("objects main.ts adds land in the environment's namespace with its ownership labels, and see one construct library", async () => {
   const input = exampleInput();
   const result = await new Sandbox().run({
     checkoutDir: checkoutWith(`
@@ -73,15 +78,20 @@ test('objects main.ts adds land in the environment\'s namespace with its ownersh
 });
 
 test('objects put in a Chart of their own are refused, not silently dropped', async () => {
-  await assert.rejects(new Sandbox().run({
-    checkoutDir: checkoutWith(`
+  await assert.rejects(
+    new Sandbox().run({
+      checkoutDir: checkoutWith(`
       import { cdk8s, kplus, type PreviewEnvironmentChart } from 'preview-operator/constructs';
       export default function (chart: PreviewEnvironmentChart): void {
         const elsewhere = new cdk8s.Chart(chart.node.root, 'elsewhere', { namespace: 'kube-system' });
         new kplus.k8s.KubeConfigMap(elsewhere, 'x', { data: {} });
       }
     `),
-    input: exampleInput(),
-  }), (err: unknown) => err instanceof SandboxError && err.reason === 'exception'
-    && /must add its constructs to the chart it receives; it created another Chart/.test(err.message));
+      input: exampleInput(),
+    }),
+    (err: unknown) =>
+      err instanceof SandboxError &&
+      err.reason === 'exception' &&
+      /must add its constructs to the chart it receives; it created another Chart/.test(err.message),
+  );
 });

@@ -32,31 +32,55 @@ it(`tearing down ${previews} preview namespaces: no write into a terminating nam
   try {
     const namespaces = Array.from({ length: previews }, (_, i) => `pr-${i + 1}-teardown`);
     for (const namespace of namespaces) await createPreview(admin, namespace);
-    await waitFor('every preview\'s workloads', async () => {
-      const [deployments, statefulSets] = await Promise.all([
-        admin.list({ apiVersion: 'apps/v1', kind: 'Deployment' }), admin.list({ apiVersion: 'apps/v1', kind: 'StatefulSet' }),
-      ]);
-      const where = (items: { metadata: { namespace?: string } }[]) => new Set(items.map((i) => i.metadata.namespace));
-      return namespaces.every((n) => where(deployments.items).has(n) && where(statefulSets.items).has(n));
-    }, { timeoutMs: 240_000, intervalMs: 1000 });
+    await waitFor(
+      "every preview's workloads",
+      async () => {
+        const [deployments, statefulSets] = await Promise.all([
+          admin.list({ apiVersion: 'apps/v1', kind: 'Deployment' }),
+          admin.list({ apiVersion: 'apps/v1', kind: 'StatefulSet' }),
+        ]);
+        const where = (items: { metadata: { namespace?: string } }[]) => new Set(items.map((i) => i.metadata.namespace));
+        return namespaces.every((n) => where(deployments.items).has(n) && where(statefulSets.items).has(n));
+      },
+      { timeoutMs: 240_000, intervalMs: 1000 },
+    );
     await quiet(cluster, identity.username);
 
     const mark = cluster.audit.mark();
     const started = Date.now();
     await Promise.all(namespaces.map((name) => admin.delete({ apiVersion: 'v1', kind: 'Namespace', name })));
-    await waitFor('every namespace gone', async () => {
-      const gone = await Promise.all(namespaces.map((name) => admin.get({ apiVersion: 'v1', kind: 'Namespace', name }).then(
-        () => false, (err: unknown) => (err instanceof NotFoundError ? true : Promise.reject(err)),
-      )));
-      return gone.every(Boolean);
-    }, { timeoutMs: 300_000, intervalMs: 1000 });
+    await waitFor(
+      'every namespace gone',
+      async () => {
+        const gone = await Promise.all(
+          namespaces.map((name) =>
+            admin.get({ apiVersion: 'v1', kind: 'Namespace', name }).then(
+              () => false,
+              (err: unknown) => (err instanceof NotFoundError ? true : Promise.reject(err)),
+            ),
+          ),
+        );
+        return gone.every(Boolean);
+      },
+      { timeoutMs: 300_000, intervalMs: 1000 },
+    );
     await cluster.audit.settle();
     const writes = cluster.audit.writes(mark, { user: identity.username });
     const refused = writes.filter((w) => w.responseStatus?.code === 403);
-    const byVerb = tally(writes.map((w) => `${w.verb} ${w.objectRef?.resource ?? ''}${w.objectRef?.subresource ? `/${w.objectRef.subresource}` : ''} ${w.responseStatus?.code}`));
-    process.stderr.write(`# teardown of ${previews} namespaces in ${((Date.now() - started) / 1000).toFixed(1)} s: `
-      + `${writes.length} writes by the Algorithm and Database controllers, ${refused.length} refused with 403\n# ${JSON.stringify(byVerb)}\n`);
-    assert.deepEqual(refused.map((w) => `${w.verb} ${w.objectRef?.namespace}/${w.objectRef?.resource}/${w.objectRef?.name}`), []);
+    const byVerb = tally(
+      writes.map(
+        (w) =>
+          `${w.verb} ${w.objectRef?.resource ?? ''}${w.objectRef?.subresource ? `/${w.objectRef.subresource}` : ''} ${w.responseStatus?.code}`,
+      ),
+    );
+    process.stderr.write(
+      `# teardown of ${previews} namespaces in ${((Date.now() - started) / 1000).toFixed(1)} s: ` +
+        `${writes.length} writes by the Algorithm and Database controllers, ${refused.length} refused with 403\n# ${JSON.stringify(byVerb)}\n`,
+    );
+    assert.deepEqual(
+      refused.map((w) => `${w.verb} ${w.objectRef?.namespace}/${w.objectRef?.resource}/${w.objectRef?.name}`),
+      [],
+    );
   } finally {
     await manager.stop();
     client.close();
@@ -66,13 +90,21 @@ it(`tearing down ${previews} preview namespaces: no write into a terminating nam
 
 /** A preview's namespace, as the PreviewEnvironment controller makes it, with one Algorithm and one Database. */
 async function createPreview(admin: KubeClient, namespace: string): Promise<void> {
-  await admin.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace, labels: { 'app.kubernetes.io/managed-by': 'preview-operator' } } });
   await admin.create({
-    apiVersion: 'ai.alien6.io/v1', kind: 'Algorithm', metadata: { name: 'api', namespace },
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: namespace, labels: { 'app.kubernetes.io/managed-by': 'preview-operator' } },
+  });
+  await admin.create({
+    apiVersion: 'ai.alien6.io/v1',
+    kind: 'Algorithm',
+    metadata: { name: 'api', namespace },
     spec: { image: 'registry.example.com/team/api:1.0', replicas: 1 },
   });
   await admin.create({
-    apiVersion: 'mycompany.com/v1', kind: 'Database', metadata: { name: 'db', namespace },
+    apiVersion: 'mycompany.com/v1',
+    kind: 'Database',
+    metadata: { name: 'db', namespace },
     spec: { engine: 'postgresql', version: '16', storage: '1Gi', replicas: 1 },
   });
 }
@@ -80,12 +112,16 @@ async function createPreview(admin: KubeClient, namespace: string): Promise<void
 /** Until `user` has written nothing for 3 s: the controllers have converged. */
 async function quiet(cluster: Cluster, user: string): Promise<void> {
   let mark = cluster.audit.mark();
-  await waitFor('the controllers to settle', async () => {
-    await new Promise((r) => setTimeout(r, 3000));
-    const writes = cluster.audit.writes(mark, { user });
-    mark = cluster.audit.mark();
-    return writes.length === 0;
-  }, { timeoutMs: 120_000, intervalMs: 0 });
+  await waitFor(
+    'the controllers to settle',
+    async () => {
+      await new Promise((r) => setTimeout(r, 3000));
+      const writes = cluster.audit.writes(mark, { user });
+      mark = cluster.audit.mark();
+      return writes.length === 0;
+    },
+    { timeoutMs: 120_000, intervalMs: 0 },
+  );
 }
 
 function tally(items: string[]): Record<string, number> {

@@ -35,7 +35,10 @@ const outcomes: WebhookOutcome[] = [];
 const created = new Set<string>();
 
 before(async () => {
-  await installCrds(cluster.kubeConfig, operatorCrdFiles.filter((f) => f.endsWith('previewenvironments.preview.alien6.io.yaml')));
+  await installCrds(
+    cluster.kubeConfig,
+    operatorCrdFiles.filter((f) => f.endsWith('previewenvironments.preview.alien6.io.yaml')),
+  );
   me = await newIdentity(cluster, 'webhook-defences');
   operatorClient = new KubeClient(me.kubeConfig);
   repo = await PullRequestDriver.create(gh, { owner: 'acme', name: uniqueName('api') });
@@ -108,26 +111,34 @@ describe('refused and ignored deliveries touch nothing', () => {
 
   it('a body over 25 MB → 413', async () => {
     const huge = JSON.stringify({ ...opened.payload, padding: 'x'.repeat(25 * 1024 * 1024) });
-    const { status, writes } = await send(() => opened.deliver(webhookUrl, {
-      body: huge, headers: { 'x-hub-signature-256': signBody(repo.hook.secret, huge).sha256, 'x-github-delivery': 'oversize' },
-    }));
+    const { status, writes } = await send(() =>
+      opened.deliver(webhookUrl, {
+        body: huge,
+        headers: { 'x-hub-signature-256': signBody(repo.hook.secret, huge).sha256, 'x-github-delivery': 'oversize' },
+      }),
+    );
     assert.equal(status, 413);
     assert.deepEqual(writes, []);
   });
 
   it('malformed JSON (correctly signed) → 400', async () => {
     const broken = opened.body.slice(0, -10);
-    const { status, writes } = await send(() => opened.deliver(webhookUrl, {
-      body: broken, headers: { 'x-hub-signature-256': signBody(repo.hook.secret, broken).sha256, 'x-github-delivery': 'malformed' },
-    }));
+    const { status, writes } = await send(() =>
+      opened.deliver(webhookUrl, {
+        body: broken,
+        headers: { 'x-hub-signature-256': signBody(repo.hook.secret, broken).sha256, 'x-github-delivery': 'malformed' },
+      }),
+    );
     assert.equal(status, 400);
     assert.deepEqual(writes, []);
   });
 
   it('a form-encoded delivery → 415', async () => {
-    const { status, writes } = await send(() => opened.deliver(webhookUrl, {
-      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-github-delivery': 'form' },
-    }));
+    const { status, writes } = await send(() =>
+      opened.deliver(webhookUrl, {
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-github-delivery': 'form' },
+      }),
+    );
     assert.equal(status, 415);
     assert.deepEqual(writes, []);
   });
@@ -145,7 +156,7 @@ describe('refused and ignored deliveries touch nothing', () => {
 });
 
 describe('answer times', () => {
-  it('500 signed deliveries: answered in milliseconds, before their writes, which end at the last one\'s state', async (t) => {
+  it("500 signed deliveries: answered in milliseconds, before their writes, which end at the last one's state", async (t) => {
     await repo.open({ number: 2, files: { 'b.txt': 'b\n' } }).then((c) => c.delivery.deliver(webhookUrl));
     await writer.idle();
     const name = environmentName(repo.repository, 2);
@@ -181,7 +192,8 @@ describe('answer times', () => {
 
     const client = [...roundTrips].sort((a, b) => a - b);
     const inServer = outcomes.map((o) => o.durationMs).sort((a, b) => a - b);
-    const fmt = (xs: number[]) => `p50 ${percentile(xs, 50).toFixed(1)} ms, p99 ${percentile(xs, 99).toFixed(1)} ms, max ${xs.at(-1)!.toFixed(1)} ms`;
+    const fmt = (xs: number[]) =>
+      `p50 ${percentile(xs, 50).toFixed(1)} ms, p99 ${percentile(xs, 99).toFixed(1)} ms, max ${xs.at(-1)!.toFixed(1)} ms`;
     t.diagnostic(`round trip (client): ${fmt(client)}`);
     t.diagnostic(`in the receiver: ${fmt(inServer)}`);
 

@@ -36,11 +36,18 @@ let writer: EnvironmentWriter;
 const created = new Set<string>();
 
 before(async () => {
-  await installCrds(cluster.kubeConfig, operatorCrdFiles.filter((f) => f.endsWith('previewenvironments.preview.alien6.io.yaml')));
+  await installCrds(
+    cluster.kubeConfig,
+    operatorCrdFiles.filter((f) => f.endsWith('previewenvironments.preview.alien6.io.yaml')),
+  );
   me = await newIdentity(cluster, 'webhook');
   operatorClient = new KubeClient(me.kubeConfig);
   repo = await PullRequestDriver.create(gh, { owner: 'acme', name: uniqueName('shop') });
-  approvals = new ApprovalRevoker({ removeLabel: async (...args) => { removedLabels.push(args); } });
+  approvals = new ApprovalRevoker({
+    removeLabel: async (...args) => {
+      removedLabels.push(args);
+    },
+  });
   endpoint = await startWebhookEndpoint({
     secret: repo.hook.secret,
     store: new KubeEnvironmentStore(operatorClient),
@@ -91,7 +98,13 @@ function describeWrites(writes: AuditEvent[]): string[] {
 
 describe('a pull request from the repository itself', () => {
   it('opened → one server-side apply creates the PreviewEnvironment with the CRD spec', async () => {
-    const change = await repo.open({ number: 11, files: { 'app.txt': 'v1\n' }, author: 'alice', authorAssociation: 'MEMBER', labels: ['backend'] });
+    const change = await repo.open({
+      number: 11,
+      files: { 'app.txt': 'v1\n' },
+      author: 'alice',
+      authorAssociation: 'MEMBER',
+      labels: ['backend'],
+    });
     const { status, body, writes } = await deliver(change);
     assert.equal(status, 202);
     assert.deepEqual([body.result, body.op], ['accepted', 'upsert']);

@@ -111,7 +111,7 @@ describe('a replayed older delivery', () => {
     assert.equal(after?.metadata.resourceVersion, before?.metadata.resourceVersion, 'nothing was written');
   });
 
-  it('a receiver that never saw the newer push answers stale from the cluster\'s record (informer)', async () => {
+  it("a receiver that never saw the newer push answers stale from the cluster's record (informer)", async () => {
     const opened = await repo.open({ number: 2, files: { 'app.txt': 'v1\n' }, author: 'alice', authorAssociation: 'MEMBER' });
     await send(await receiver(), opened);
     await nextSecond();
@@ -136,7 +136,11 @@ describe('a replayed older delivery', () => {
     writes.length = 0;
     const answer = await replay(await receiver(), opened);
     assert.deepEqual([answer.status, answer.body.result], [202, 'accepted'], 'it cannot know before the write');
-    assert.deepEqual(writes.map((w) => [w.op, w.result]), [['upsert', 'stale']], 'refused by the CRD\'s rule, and not a failure');
+    assert.deepEqual(
+      writes.map((w) => [w.op, w.result]),
+      [['upsert', 'stale']],
+      "refused by the CRD's rule, and not a failure",
+    );
     const after = await recorded(3);
     assert.equal(after?.spec.pullRequest.headSha, pushed.pullRequest.head.sha);
     assert.equal(after?.metadata.resourceVersion, before?.metadata.resourceVersion);
@@ -156,7 +160,11 @@ describe('a replayed older delivery', () => {
     assert.equal((await replay(endpoint, closed)).body.result, 'stale');
     writes.length = 0;
     assert.equal((await replay(await receiver(), closed)).body.op, 'delete', 'a receiver that knows nothing queues the delete…');
-    assert.deepEqual(writes.map((w) => [w.op, w.result]), [['delete', 'stale']], '…which the store does not make');
+    assert.deepEqual(
+      writes.map((w) => [w.op, w.result]),
+      [['delete', 'stale']],
+      '…which the store does not make',
+    );
     assert.ok(await recorded(4), 'the reopened pull request keeps its environment');
   });
 });

@@ -40,7 +40,10 @@ const written: EnvironmentWrite[] = [];
 const created = new Set<string>();
 
 before(async () => {
-  await installCrds(cluster.kubeConfig, operatorCrdFiles.filter((f) => f.endsWith('previewenvironments.preview.alien6.io.yaml')));
+  await installCrds(
+    cluster.kubeConfig,
+    operatorCrdFiles.filter((f) => f.endsWith('previewenvironments.preview.alien6.io.yaml')),
+  );
   me = await newIdentity(cluster, 'write-behind');
   gate = await ApiServerGate.start(cluster.server);
   operatorClient = new KubeClient(gate.kubeConfigFor(me.kubeConfig));
@@ -94,7 +97,10 @@ async function writesSince(mark: number): Promise<string[]> {
 
 /** Every head SHA the API server stored for the environment, in order (a watch from its creation). */
 async function watchHeadShas(number: number): Promise<{ seen: string[]; stop: () => Promise<void> }> {
-  const informer = new Informer<Environment>(admin, previewEnvironmentKind, { fieldSelector: `metadata.name=${nameOf(number)}`, logger: silentLogger });
+  const informer = new Informer<Environment>(admin, previewEnvironmentKind, {
+    fieldSelector: `metadata.name=${nameOf(number)}`,
+    logger: silentLogger,
+  });
   const seen: string[] = [];
   const record = (env: Environment) => {
     if (seen.at(-1) !== env.spec.pullRequest.headSha) seen.push(env.spec.pullRequest.headSha);
@@ -107,32 +113,39 @@ async function watchHeadShas(number: number): Promise<{ seen: string[]; stop: ()
 
 describe('the answer does not wait for the cluster', () => {
   // The timeout: an answer that waited for the held write would never come.
-  it('a delivery is answered 202 while its write is held; the PreviewEnvironment then exists with the spec', { timeout: 30_000 }, async () => {
-    gate.set('hold');
-    written.length = 0;
-    const mark = cluster.audit.mark();
-    const change = await repo.open({ number: 1, files: { 'a.txt': 'a\n' }, author: 'alice', authorAssociation: 'MEMBER' });
-    // Answered while the write is held at the gate: the answer does not wait for it.
-    const body = await deliver(change);
-    assert.deepEqual([body.result, body.op, body.environment], ['accepted', 'upsert', nameOf(1)]);
+  it(
+    'a delivery is answered 202 while its write is held; the PreviewEnvironment then exists with the spec',
+    { timeout: 30_000 },
+    async () => {
+      gate.set('hold');
+      written.length = 0;
+      const mark = cluster.audit.mark();
+      const change = await repo.open({ number: 1, files: { 'a.txt': 'a\n' }, author: 'alice', authorAssociation: 'MEMBER' });
+      // Answered while the write is held at the gate: the answer does not wait for it.
+      const body = await deliver(change);
+      assert.deepEqual([body.result, body.op, body.environment], ['accepted', 'upsert', nameOf(1)]);
 
-    assert.equal(writer.pending, 1, 'the write is under way, held at the gate');
-    assert.equal(await environment(1), undefined, 'answered before the write landed');
-    assert.deepEqual(await writesSince(mark), []);
+      assert.equal(writer.pending, 1, 'the write is under way, held at the gate');
+      assert.equal(await environment(1), undefined, 'answered before the write landed');
+      assert.deepEqual(await writesSince(mark), []);
 
-    const heldMs = 300;
-    await new Promise((r) => setTimeout(r, heldMs));
-    gate.set('open');
-    await writer.idle();
-    const env = await environment(1);
-    assert.ok(env, 'written once the API server got the request');
-    assert.equal(env.spec.pullRequest.headSha, change.pullRequest.head.sha);
-    assert.equal(env.spec.pullRequest.number, 1);
-    assert.ok(env.metadata.annotations?.['preview.alien6.io/delivered-at'], 'stamped with the delivery time');
-    assert.deepEqual(await writesSince(mark), [`patch ${nameOf(1)} 201`]);
-    assert.deepEqual(written.map((w) => [w.environment, w.result, w.attempts]), [[nameOf(1), 'upserted', 1]]);
-    assert.ok(written[0]!.durationMs >= heldMs, `submit → written ${written[0]!.durationMs} ms includes the hold`);
-  });
+      const heldMs = 300;
+      await new Promise((r) => setTimeout(r, heldMs));
+      gate.set('open');
+      await writer.idle();
+      const env = await environment(1);
+      assert.ok(env, 'written once the API server got the request');
+      assert.equal(env.spec.pullRequest.headSha, change.pullRequest.head.sha);
+      assert.equal(env.spec.pullRequest.number, 1);
+      assert.ok(env.metadata.annotations?.['preview.alien6.io/delivered-at'], 'stamped with the delivery time');
+      assert.deepEqual(await writesSince(mark), [`patch ${nameOf(1)} 201`]);
+      assert.deepEqual(
+        written.map((w) => [w.environment, w.result, w.attempts]),
+        [[nameOf(1), 'upserted', 1]],
+      );
+      assert.ok(written[0]!.durationMs >= heldMs, `submit → written ${written[0]!.durationMs} ms includes the hold`);
+    },
+  );
 });
 
 describe('ordering', () => {
@@ -166,7 +179,10 @@ describe('ordering', () => {
       await waitFor('the watch to see the newest', () => watch.seen.at(-1) === newest, { timeoutMs: 10_000 });
       const order = burst.map((c) => c.pullRequest.head.sha);
       const afterHeld = watch.seen.slice(3).map((sha) => order.indexOf(sha));
-      assert.ok(afterHeld.every((i, k) => i >= 0 && (k === 0 || i > afterHeld[k - 1]!)), `versions in delivery order: ${afterHeld.join(', ')}`);
+      assert.ok(
+        afterHeld.every((i, k) => i >= 0 && (k === 0 || i > afterHeld[k - 1]!)),
+        `versions in delivery order: ${afterHeld.join(', ')}`,
+      );
     } finally {
       await watch.stop();
     }
@@ -193,6 +209,10 @@ describe('an unavailable API server', () => {
     assert.equal(written.length, 1);
     assert.equal(written[0]!.result, 'upserted');
     assert.ok(written[0]!.attempts >= 3, `${written[0]!.attempts} attempts`);
-    assert.deepEqual(await writesSince(mark), [`patch ${nameOf(3)} 201`], 'the refused attempts never reached the API server; one write did');
+    assert.deepEqual(
+      await writesSince(mark),
+      [`patch ${nameOf(3)} 201`],
+      'the refused attempts never reached the API server; one write did',
+    );
   });
 });

@@ -20,7 +20,11 @@ export class ApiServerGate {
   refused = 0;
   private readonly links = new Set<Link>();
 
-  private constructor(private readonly server: net.Server, private readonly target: URL, private current: GateMode) {
+  private constructor(
+    private readonly server: net.Server,
+    private readonly target: URL,
+    private current: GateMode,
+  ) {
     server.on('connection', (socket) => this.accept(socket));
   }
 

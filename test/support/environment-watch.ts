@@ -23,14 +23,19 @@ export async function watchEnvironments<T extends OwnedEnvironment>(
   cluster: TestCluster,
   identityName: string,
 ): Promise<EnvironmentWatch<T>> {
-  await installCrds(cluster.kubeConfig, operatorCrdFiles.filter((f) => f.endsWith('previewenvironments.preview.alien6.io.yaml')));
+  await installCrds(
+    cluster.kubeConfig,
+    operatorCrdFiles.filter((f) => f.endsWith('previewenvironments.preview.alien6.io.yaml')),
+  );
   const identity = await newIdentity(cluster, identityName);
   const client = new KubeClient(identity.kubeConfig);
   const informer = new Informer<T>(client, previewEnvironmentKind, { logger: silentLogger });
   informer.start();
   await informer.waitForSync();
   return {
-    identity, client, informer,
+    identity,
+    client,
+    informer,
     async stop(owner, admin) {
       await informer.stop();
       for (const env of informer.list()) {

@@ -7,9 +7,26 @@
 // (`rollOut`). Stored objects are frozen, so a reconciler that edits what a cache gave it throws.
 // Integration tests use the real API server; this is for running a reconcile in milliseconds.
 import {
-  NoKindMatchError, errorFromResponse, groupOf, identityOf, jsonEqual, refOf,
-  type DeleteOptions, type HttpRequest, type KindRef, type KubeError, type KubeObject, type ListOptions, type ListResult,
-  type ObjectClient, type ObjectRef, type PatchOptions, type PatchType, type ResourceInfo, type WriteOptions, type CacheReader,
+  NoKindMatchError,
+  errorFromResponse,
+  groupOf,
+  identityOf,
+  jsonEqual,
+  refOf,
+  type DeleteOptions,
+  type HttpRequest,
+  type KindRef,
+  type KubeError,
+  type KubeObject,
+  type ListOptions,
+  type ListResult,
+  type ObjectClient,
+  type ObjectRef,
+  type PatchOptions,
+  type PatchType,
+  type ResourceInfo,
+  type WriteOptions,
+  type CacheReader,
 } from '../../src/kube/index.js';
 import { customMetricsApiPath } from '../../src/controllers/algorithm-autoscaling.js';
 import { applyFields, fieldSetOf, isPlainObject, mergeInto, updateFields } from './fake-field-managers.js';
@@ -29,7 +46,12 @@ export interface RecordedWrite {
 export type WriteRefusal = (write: RecordedWrite, object: KubeObject | undefined) => KubeError | undefined;
 
 const clusterScoped = new Set([
-  'Namespace', 'PreviewEnvironment', 'ClusterRole', 'ClusterRoleBinding', 'ClusterIssuer', 'CustomResourceDefinition',
+  'Namespace',
+  'PreviewEnvironment',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'ClusterIssuer',
+  'CustomResourceDefinition',
 ]);
 
 export class FakeCluster {
@@ -68,8 +90,9 @@ export class FakeCluster {
   /** Objects of `kind`, of one namespace or all. */
   list(kind: KindRef, namespace?: string): KubeObject[] {
     const group = groupOf(kind.apiVersion);
-    return [...this.objects.values()].filter((o) =>
-      o.kind === kind.kind && groupOf(o.apiVersion) === group && (namespace === undefined || o.metadata.namespace === namespace));
+    return [...this.objects.values()].filter(
+      (o) => o.kind === kind.kind && groupOf(o.apiVersion) === group && (namespace === undefined || o.metadata.namespace === namespace),
+    );
   }
 
   /** The Events recorded so far, as `type reason: message`. */
@@ -88,7 +111,10 @@ export class FakeCluster {
     const replicas = (live.spec as { replicas?: number } | undefined)?.replicas ?? 1;
     const status = {
       observedGeneration: live.metadata.generation,
-      replicas, readyReplicas: replicas, updatedReplicas: replicas, availableReplicas: replicas,
+      replicas,
+      readyReplicas: replicas,
+      updatedReplicas: replicas,
+      availableReplicas: replicas,
       ...(live.kind === 'StatefulSet' ? { currentRevision: 'r1', updateRevision: 'r1' } : {}),
     };
     this.store({ ...live, status });
@@ -100,9 +126,14 @@ export class FakeCluster {
     if (this.unserved.has(`${kind.apiVersion}/${kind.kind}`)) throw new NoKindMatchError(kind.apiVersion, kind.kind);
     const group = groupOf(kind.apiVersion);
     return {
-      apiVersion: kind.apiVersion, group, version: group ? kind.apiVersion.slice(group.length + 1) : kind.apiVersion, kind: kind.kind,
-      resource: `${kind.kind.toLowerCase()}s`, namespaced: !clusterScoped.has(kind.kind),
-      verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'], subresources: ['status'],
+      apiVersion: kind.apiVersion,
+      group,
+      version: group ? kind.apiVersion.slice(group.length + 1) : kind.apiVersion,
+      kind: kind.kind,
+      resource: `${kind.kind.toLowerCase()}s`,
+      namespaced: !clusterScoped.has(kind.kind),
+      verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'],
+      subresources: ['status'],
     };
   }
 
@@ -133,9 +164,10 @@ export class FakeCluster {
     const live = this.require(ref, 'patch');
     this.admit(write, live);
     if (type !== 'merge' || !isPlainObject(patch)) throw new Error(`the fake API server takes merge patches only, not ${type}`);
-    const next = options.subresource === 'status'
-      ? { ...live, status: mergeInto(isPlainObject(live.status) ? live.status : {}, isPlainObject(patch.status) ? patch.status : {}) }
-      : updateFields(live, patch, fieldManager);
+    const next =
+      options.subresource === 'status'
+        ? { ...live, status: mergeInto(isPlainObject(live.status) ? live.status : {}, isPlainObject(patch.status) ? patch.status : {}) }
+        : updateFields(live, patch, fieldManager);
     return options.dryRun ? next : this.store(this.changed(live, next));
   }
 
@@ -212,7 +244,10 @@ export class FakeClient implements ObjectClient {
     invalidate: () => {},
   };
 
-  constructor(readonly cluster: FakeCluster, readonly fieldManager: string) {}
+  constructor(
+    readonly cluster: FakeCluster,
+    readonly fieldManager: string,
+  ) {}
 
   async resolve(kind: KindRef): Promise<ResourceInfo> {
     return this.cluster.resolve(kind);
@@ -258,7 +293,11 @@ export class FakeClient implements ObjectClient {
 export class FakeInformer implements CacheReader {
   private held: Map<string, KubeObject> | undefined;
 
-  constructor(private readonly cluster: FakeCluster, readonly kind: KindRef, private readonly labelSelector?: string) {}
+  constructor(
+    private readonly cluster: FakeCluster,
+    readonly kind: KindRef,
+    private readonly labelSelector?: string,
+  ) {}
 
   hold(): void {
     this.held = new Map(this.current().map((o) => [key(o), o]));
@@ -293,12 +332,15 @@ function key(obj: KubeObject): string {
 /** Label selectors of the forms `key`, `!key`, `key=value` and `key!=value`, comma-separated. */
 function matches(obj: KubeObject, selector: string | undefined): boolean {
   const labels = obj.metadata.labels ?? {};
-  return (selector ?? '').split(',').filter(Boolean).every((term) => {
-    const [k, v] = term.split(/!?=/) as [string, string | undefined];
-    if (term.startsWith('!')) return !(term.slice(1) in labels);
-    if (v === undefined) return k in labels;
-    return term.includes('!=') ? labels[k] !== v : labels[k] === v;
-  });
+  return (selector ?? '')
+    .split(',')
+    .filter(Boolean)
+    .every((term) => {
+      const [k, v] = term.split(/!?=/) as [string, string | undefined];
+      if (term.startsWith('!')) return !(term.slice(1) in labels);
+      if (v === undefined) return k in labels;
+      return term.includes('!=') ? labels[k] !== v : labels[k] === v;
+    });
 }
 
 /** The typed error the real client would throw for this answer. */

@@ -11,7 +11,14 @@ type Json = Record<string, unknown>;
 
 /** Never part of a field set: identity and what the server sets. */
 const serverMetadata = new Set([
-  'name', 'namespace', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'managedFields',
+  'name',
+  'namespace',
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'managedFields',
   'generateName',
 ]);
 

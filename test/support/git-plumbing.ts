@@ -3,13 +3,18 @@
 import { execFileSync } from 'node:child_process';
 
 const hermetic = {
-  GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null',
-  GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.invalid',
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_AUTHOR_NAME: 't',
+  GIT_AUTHOR_EMAIL: 't@example.invalid',
+  GIT_COMMITTER_NAME: 't',
+  GIT_COMMITTER_EMAIL: 't@example.invalid',
 };
 
 /** `git --git-dir <gitDir> <args>` with `input` on stdin; its trimmed output. */
 export function bareGit(gitDir: string): (args: string[], input?: string) => string {
-  return (args, input) => execFileSync('git', ['--git-dir', gitDir, ...args], { encoding: 'utf8', input, env: { PATH: process.env.PATH, ...hermetic } }).trim();
+  return (args, input) =>
+    execFileSync('git', ['--git-dir', gitDir, ...args], { encoding: 'utf8', input, env: { PATH: process.env.PATH, ...hermetic } }).trim();
 }
 
 /**
@@ -25,7 +30,10 @@ export function commitWithPreviewGitlink(gitDir: string, parent: string, link: {
     .filter((l) => !(link.url && l.endsWith('\t.gitmodules')))
     .map((l) => (l.endsWith('\t.preview') ? `040000 tree ${previewTree}\t.preview` : l));
   if (link.url) {
-    const modules = git(['hash-object', '-w', '--stdin'], `[submodule "${link.name}"]\n\tpath = .preview/${link.name}\n\turl = ${link.url}\n`);
+    const modules = git(
+      ['hash-object', '-w', '--stdin'],
+      `[submodule "${link.name}"]\n\tpath = .preview/${link.name}\n\turl = ${link.url}\n`,
+    );
     root.push(`100644 blob ${modules}\t.gitmodules`);
   }
   return git(['commit-tree', git(['mktree'], root.map((l) => `${l}\n`).join('')), '-p', parent, '-m', 'gitlink']);

@@ -144,7 +144,8 @@ export async function createGitRepository(options: CreateGitRepositoryOptions = 
         let i = 0;
         for (const [file, content] of Object.entries(files)) {
           const normalised = path.posix.normalize(file);
-          if (normalised.startsWith('../') || path.posix.isAbsolute(normalised)) throw new Error(`file path escapes the repository: ${file}`);
+          if (normalised.startsWith('../') || path.posix.isAbsolute(normalised))
+            throw new Error(`file path escapes the repository: ${file}`);
           if (content === null) {
             changes.push({ file: normalised, mode: '0' });
             continue;
@@ -155,10 +156,15 @@ export async function createGitRepository(options: CreateGitRepositoryOptions = 
           changes.push({ file: normalised, mode: isLink ? '120000' : '100644', source });
         }
         const toHash = changes.filter((c) => c.source);
-        const blobs = toHash.length > 0
-          ? (await git(['hash-object', '-w', '--no-filters', '--stdin-paths'], { input: toHash.map((c) => `${c.source}\n`).join('') })).split('\n')
-          : [];
-        toHash.forEach((change, n) => { change.blob = blobs[n]; });
+        const blobs =
+          toHash.length > 0
+            ? (
+                await git(['hash-object', '-w', '--no-filters', '--stdin-paths'], { input: toHash.map((c) => `${c.source}\n`).join('') })
+              ).split('\n')
+            : [];
+        toHash.forEach((change, n) => {
+          change.blob = blobs[n];
+        });
       } finally {
         await rm(staging, { recursive: true, force: true });
       }
@@ -214,8 +220,12 @@ export async function createGitRepository(options: CreateGitRepositoryOptions = 
     const date = `${clock} +0000`;
     const merge = await git(['commit-tree', tree, '-p', baseSha, '-p', head, '-m', `Merge ${head} into ${baseSha}`], {
       env: {
-        GIT_AUTHOR_NAME: identity.name, GIT_AUTHOR_EMAIL: identity.email, GIT_AUTHOR_DATE: date,
-        GIT_COMMITTER_NAME: identity.name, GIT_COMMITTER_EMAIL: identity.email, GIT_COMMITTER_DATE: date,
+        GIT_AUTHOR_NAME: identity.name,
+        GIT_AUTHOR_EMAIL: identity.email,
+        GIT_AUTHOR_DATE: date,
+        GIT_COMMITTER_NAME: identity.name,
+        GIT_COMMITTER_EMAIL: identity.email,
+        GIT_COMMITTER_DATE: date,
       },
     });
     await setRef(`refs/pull/${number}/merge`, merge);
@@ -260,10 +270,15 @@ export async function createGitRepository(options: CreateGitRepositoryOptions = 
 
   async function listRefs(): Promise<Map<string, string>> {
     const out = await git(['for-each-ref', '--format=%(refname) %(objectname)']);
-    return new Map(out.split('\n').filter(Boolean).map((line) => {
-      const [ref, sha] = line.split(' ');
-      return [ref!, sha!] as const;
-    }));
+    return new Map(
+      out
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => {
+          const [ref, sha] = line.split(' ');
+          return [ref!, sha!] as const;
+        }),
+    );
   }
 
   if (options.initialFiles) await commit(defaultBranch, options.initialFiles, 'initial commit');
@@ -390,9 +405,10 @@ export async function serveGitOverHttp(
   return {
     cloneUrl: `http://127.0.0.1:${port}/${repository.owner}/${repository.repo}.git`,
     requests,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -12,7 +12,10 @@ export interface KubeconfigNames {
 
 /** `lines` indented by `spaces`, every line. */
 export function indented(lines: string, spaces: number): string {
-  return lines.split('\n').map((l) => `${' '.repeat(spaces)}${l}`).join('\n');
+  return lines
+    .split('\n')
+    .map((l) => `${' '.repeat(spaces)}${l}`)
+    .join('\n');
 }
 
 /** A kubeconfig joining `cluster` and `user` (YAML fragments, unindented) in its current context; `extra` follows as is. */

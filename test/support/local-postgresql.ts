@@ -7,7 +7,12 @@ import { createServer } from 'node:net';
 /** The newest Debian PostgreSQL's bin directory (`apt-get install postgresql`; `.ci/run` does). */
 export function postgresqlBinDir(): string {
   const root = '/usr/lib/postgresql';
-  const majors = existsSync(root) ? readdirSync(root).filter((v) => /^\d+$/.test(v)).map(Number).sort((a, b) => b - a) : [];
+  const majors = existsSync(root)
+    ? readdirSync(root)
+        .filter((v) => /^\d+$/.test(v))
+        .map(Number)
+        .sort((a, b) => b - a)
+    : [];
   if (majors.length === 0) throw new Error(`no PostgreSQL under ${root}: install Debian's postgresql package`);
   return `${root}/${majors[0]}/bin`;
 }
@@ -19,7 +24,9 @@ export function postgresqlMajor(): number {
 
 function serverUser(): { uid: number; gid: number } | undefined {
   if (process.getuid?.() !== 0) return undefined;
-  const line = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith('postgres:'));
+  const line = readFileSync('/etc/passwd', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('postgres:'));
   if (!line) throw new Error('running as root needs the postgres user (the server refuses root)');
   const [, , uid, gid] = line.split(':');
   return { uid: Number(uid), gid: Number(gid) };
@@ -86,7 +93,9 @@ export interface LocalServer {
  * `socketDir`; resolves once pg_isready answers on the socket.
  */
 export async function startServer(
-  dataDir: string, args: readonly string[], opts: { port: number; socketDir: string; listen: string },
+  dataDir: string,
+  args: readonly string[],
+  opts: { port: number; socketDir: string; listen: string },
 ): Promise<LocalServer> {
   const argv = ['-D', dataDir, ...args, '-c', `listen_addresses=${opts.listen}`, '-p', String(opts.port), '-k', opts.socketDir];
   const [cmd, full] = asServerUser(`${postgresqlBinDir()}/postgres`, argv);

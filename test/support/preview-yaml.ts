@@ -2,7 +2,10 @@
 // the shape most pull requests have.
 
 /** `.preview/preview.yaml` with one algorithm and optionally one database. */
-export function previewYaml({ image = 'registry.example.com/team/api:1.0', database = true }: { image?: string; database?: boolean } = {}): string {
+export function previewYaml({
+  image = 'registry.example.com/team/api:1.0',
+  database = true,
+}: { image?: string; database?: boolean } = {}): string {
   return [
     'version: 1',
     'hostPrefix: api',

@@ -20,7 +20,9 @@ export async function startPrometheus(options: { targets: string[]; scrapeInterv
   const dir = mkdtempSync(path.join(os.tmpdir(), 'prometheus-'));
   const port = await freePort();
   const interval = options.scrapeInterval ?? '1s';
-  writeFileSync(path.join(dir, 'prometheus.yml'), `global:
+  writeFileSync(
+    path.join(dir, 'prometheus.yml'),
+    `global:
   scrape_interval: ${interval}
   evaluation_interval: ${interval}
 scrape_configs:
@@ -28,13 +30,18 @@ scrape_configs:
     scrape_interval: ${interval}
     static_configs:
       - targets: [${options.targets.map((t) => JSON.stringify(t)).join(', ')}]
-`);
-  const child: ChildProcess = spawn('prometheus', [
-    `--config.file=${path.join(dir, 'prometheus.yml')}`,
-    `--storage.tsdb.path=${path.join(dir, 'data')}`,
-    `--web.listen-address=127.0.0.1:${port}`,
-    '--log.level=warn',
-  ], { stdio: ['ignore', 'ignore', 'pipe'] });
+`,
+  );
+  const child: ChildProcess = spawn(
+    'prometheus',
+    [
+      `--config.file=${path.join(dir, 'prometheus.yml')}`,
+      `--storage.tsdb.path=${path.join(dir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      '--log.level=warn',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += d));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -47,10 +54,14 @@ scrape_configs:
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    await waitFor('prometheus ready', async () => {
-      if (child.exitCode !== null) throw new Error(`prometheus exited: ${stderr}`);
-      return (await fetch(`${url}/-/ready`).catch(() => undefined))?.ok;
-    }, { timeoutMs: 30_000 });
+    await waitFor(
+      'prometheus ready',
+      async () => {
+        if (child.exitCode !== null) throw new Error(`prometheus exited: ${stderr}`);
+        return (await fetch(`${url}/-/ready`).catch(() => undefined))?.ok;
+      },
+      { timeoutMs: 30_000 },
+    );
   } catch (err) {
     await stop();
     throw err;

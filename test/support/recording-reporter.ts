@@ -86,8 +86,10 @@ export class RecordingReporter implements Reporter {
 
   /** The reports of one PR, oldest first. */
   reportsFor(repository: { owner: string; name: string }, pullRequest: number): RecordedReport[] {
-    return this.reports.filter((r) => r.input.pullRequest === pullRequest
-      && r.input.repository.owner === repository.owner && r.input.repository.name === repository.name);
+    return this.reports.filter(
+      (r) =>
+        r.input.pullRequest === pullRequest && r.input.repository.owner === repository.owner && r.input.repository.name === repository.name,
+    );
   }
 
   /** The states reported for one PR, consecutive repeats collapsed (`['deploying', 'ready']`). */
@@ -107,9 +109,13 @@ export class RecordingReporter implements Reporter {
     state: EnvironmentState,
     timeoutMs = 60_000,
   ): Promise<RecordedReport> {
-    return waitFor(`PR #${pullRequest} reported ${state}`, () => {
-      const last = this.lastFor(repository, pullRequest);
-      return last?.input.state === state ? last : undefined;
-    }, { timeoutMs });
+    return waitFor(
+      `PR #${pullRequest} reported ${state}`,
+      () => {
+        const last = this.lastFor(repository, pullRequest);
+        return last?.input.state === state ? last : undefined;
+      },
+      { timeoutMs },
+    );
   }
 }

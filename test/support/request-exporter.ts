@@ -54,7 +54,9 @@ export class RequestExporter {
     const lines = ['# HELP http_requests_total Requests served.', '# TYPE http_requests_total counter'];
     for (const s of this.series.values()) {
       this.advance(s);
-      const base = Object.entries(s.labels).map(([k, v]) => `${k}="${v}"`).join(',');
+      const base = Object.entries(s.labels)
+        .map(([k, v]) => `${k}="${v}"`)
+        .join(',');
       lines.push(`http_requests_total{${base},code="200"} ${(s.total - s.errors).toFixed(3)}`);
       lines.push(`http_requests_total{${base},code="500"} ${s.errors.toFixed(3)}`);
     }

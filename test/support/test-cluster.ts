@@ -68,7 +68,9 @@ export async function newIdentity(cluster: TestCluster, name: string, clusterRol
     },
   });
   const token = await core.createNamespacedServiceAccountToken({
-    namespace, name: saName, body: { spec: { expirationSeconds: 24 * 3600, audiences: [] } },
+    namespace,
+    name: saName,
+    body: { spec: { expirationSeconds: 24 * 3600, audiences: [] } },
   });
   const identity = new KubeConfig();
   const caFile = kc.getCurrentCluster()!.caFile!;

@@ -23,7 +23,5 @@ export default function (chart: PreviewEnvironmentChart, context: PreviewContext
   });
 
   // Escape hatch for what the constructs do not expose: a smaller canary in previews.
-  chart.algorithms.get('recommendation-engine')?.apiObject.addJsonPatch(
-    cdk8s.JsonPatch.replace('/spec/lifecycle/canaryWeight', 10),
-  );
+  chart.algorithms.get('recommendation-engine')?.apiObject.addJsonPatch(cdk8s.JsonPatch.replace('/spec/lifecycle/canaryWeight', 10));
 }

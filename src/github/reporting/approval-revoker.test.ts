@@ -11,7 +11,9 @@ const tick = () => new Promise((r) => setImmediate(r));
 test('revoke returns at once and removes the label in the background', async () => {
   const calls: unknown[][] = [];
   let release!: () => void;
-  const gate = new Promise<void>((r) => { release = r; });
+  const gate = new Promise<void>((r) => {
+    release = r;
+  });
   const revoker = new ApprovalRevoker({
     removeLabel: async (...args) => {
       calls.push(args);
@@ -35,7 +37,8 @@ test('failures are retried with doubling delays until the label is gone', async 
   const clock = new FakeClock();
   const attempts: number[] = [];
   const revoker = new ApprovalRevoker({
-    clock, initialDelayMs: 1000,
+    clock,
+    initialDelayMs: 1000,
     removeLabel: async () => {
       attempts.push(clock.now());
       if (attempts.length < 3) throw new Error('502 from GitHub');
@@ -61,8 +64,12 @@ test('after the last attempt it gives up, counts the failure and logs it', async
   const clock = new FakeClock();
   const errors: object[] = [];
   const revoker = new ApprovalRevoker({
-    clock, attempts: 2, initialDelayMs: 10,
-    removeLabel: async () => { throw new Error('forbidden'); },
+    clock,
+    attempts: 2,
+    initialDelayMs: 10,
+    removeLabel: async () => {
+      throw new Error('forbidden');
+    },
     logger: { debug() {}, info() {}, warn() {}, error: (fields) => errors.push(fields) },
   });
   revoker.revoke(target);
@@ -76,7 +83,13 @@ test('after the last attempt it gives up, counts the failure and logs it', async
 test('close stops the retries', async () => {
   const clock = new FakeClock();
   let calls = 0;
-  const revoker = new ApprovalRevoker({ clock, removeLabel: async () => { calls++; throw new Error('down'); } });
+  const revoker = new ApprovalRevoker({
+    clock,
+    removeLabel: async () => {
+      calls++;
+      throw new Error('down');
+    },
+  });
   revoker.revoke(target);
   await tick();
   await revoker.close();

@@ -96,7 +96,10 @@ export class ApprovalRevoker {
         }
         if (attempt >= this.attempts || this.closed) {
           this.failures += 1;
-          this.logger.error({ ...where, attempt, err }, 'could not remove the approval label: the pull request still looks approved on GitHub');
+          this.logger.error(
+            { ...where, attempt, err },
+            'could not remove the approval label: the pull request still looks approved on GitHub',
+          );
           return;
         }
       }

@@ -6,8 +6,16 @@ import type { EnvironmentReport, ReportedGitHubIds } from './reporter.js';
 const a = 'a'.repeat(40);
 const b = 'b'.repeat(40);
 const url = 'https://pr-1.preview.example.com';
-const report = (r: Partial<EnvironmentReport>): EnvironmentReport =>
-  ({ repository: { owner: 'o', name: 'r' }, pullRequest: 1, headSha: a, state: 'deploying', resources: [], reasons: [], known: {}, ...r });
+const report = (r: Partial<EnvironmentReport>): EnvironmentReport => ({
+  repository: { owner: 'o', name: 'r' },
+  pullRequest: 1,
+  headSha: a,
+  state: 'deploying',
+  resources: [],
+  reasons: [],
+  known: {},
+  ...r,
+});
 
 describe('planCheck with a GitHub App (check runs)', () => {
   it('creates a run on the head SHA, then updates that run as the state changes', () => {
@@ -26,12 +34,20 @@ describe('planCheck with a GitHub App (check runs)', () => {
 
   it('updates the run when only its summary changed (a resource became ready)', () => {
     const plan = planCheck(report({ resources: [{ kind: 'Database', name: 'd', ready: false }] }), {}, 'check-run') as CheckRunWrite;
-    const next = planCheck(report({ resources: [{ kind: 'Database', name: 'd', ready: true }] }), { checkRunId: 3, checkSha: a, checkState: plan.key }, 'check-run');
+    const next = planCheck(
+      report({ resources: [{ kind: 'Database', name: 'd', ready: true }] }),
+      { checkRunId: 3, checkSha: a, checkState: plan.key },
+      'check-run',
+    );
     assert.equal(next?.kind === 'check-run' && next.action, 'update');
   });
 
   it('creates a new run for a new head SHA', () => {
-    const plan = planCheck(report({ headSha: b }), { checkRunId: 3, checkSha: a, checkState: 'completed/success/x' }, 'check-run') as CheckRunWrite;
+    const plan = planCheck(
+      report({ headSha: b }),
+      { checkRunId: 3, checkSha: a, checkState: 'completed/success/x' },
+      'check-run',
+    ) as CheckRunWrite;
     assert.deepEqual([plan.action, plan.sha], ['create', b]);
   });
 
@@ -43,21 +59,39 @@ describe('planCheck with a GitHub App (check runs)', () => {
 
   it('on teardown completes a run still in progress, but leaves a finished verdict alone', () => {
     const inProgress = planCheck(report({}), {}, 'check-run') as CheckRunWrite;
-    const destroyed = planCheck(report({ state: 'destroyed' }), { checkRunId: 3, checkSha: a, checkState: inProgress.key }, 'check-run') as CheckRunWrite;
+    const destroyed = planCheck(
+      report({ state: 'destroyed' }),
+      { checkRunId: 3, checkSha: a, checkState: inProgress.key },
+      'check-run',
+    ) as CheckRunWrite;
     assert.deepEqual([destroyed.action, destroyed.status, destroyed.conclusion], ['update', 'completed', 'cancelled']);
-    const expired = planCheck(report({ state: 'expired' }), { checkRunId: 3, checkSha: a, checkState: inProgress.key }, 'check-run') as CheckRunWrite;
+    const expired = planCheck(
+      report({ state: 'expired' }),
+      { checkRunId: 3, checkSha: a, checkState: inProgress.key },
+      'check-run',
+    ) as CheckRunWrite;
     assert.equal(expired.conclusion, 'neutral');
-    assert.equal(planCheck(report({ state: 'destroyed' }), { checkRunId: 3, checkSha: a, checkState: destroyed.key }, 'check-run'), undefined);
-    assert.equal(planCheck(report({ state: 'destroyed' }), { checkRunId: 3, checkSha: a, checkState: 'completed/success/x' }, 'check-run'), undefined);
+    assert.equal(
+      planCheck(report({ state: 'destroyed' }), { checkRunId: 3, checkSha: a, checkState: destroyed.key }, 'check-run'),
+      undefined,
+    );
+    assert.equal(
+      planCheck(report({ state: 'destroyed' }), { checkRunId: 3, checkSha: a, checkState: 'completed/success/x' }, 'check-run'),
+      undefined,
+    );
     assert.equal(planCheck(report({ state: 'destroyed' }), {}, 'check-run'), undefined);
   });
 });
 
 describe('planCheck with a token (commit statuses)', () => {
   it('maps states to pending / success (with the URL) / failure', () => {
-    const states = (['queued', 'waiting-for-checks', 'deploying', 'ready', 'failed'] as const)
-      .map((state) => (planCheck(report({ state, url, reasons: ['boom'] }), {}, 'commit-status') as CommitStatusWrite));
-    assert.deepEqual(states.map((s) => s.state), ['pending', 'pending', 'pending', 'success', 'failure']);
+    const states = (['queued', 'waiting-for-checks', 'deploying', 'ready', 'failed'] as const).map(
+      (state) => planCheck(report({ state, url, reasons: ['boom'] }), {}, 'commit-status') as CommitStatusWrite,
+    );
+    assert.deepEqual(
+      states.map((s) => s.state),
+      ['pending', 'pending', 'pending', 'success', 'failure'],
+    );
     assert.equal(states[3]!.targetUrl, url);
     assert.equal(states[2]!.targetUrl, undefined);
     assert.equal(states[4]!.description, 'boom');

@@ -52,23 +52,33 @@ const completed = (key: string | undefined) => key?.startsWith('completed/') || 
 function runState(state: EnvironmentState): { status: CheckRunStatus; conclusion?: CheckRunConclusion } {
   switch (state) {
     case 'queued':
-    case 'waiting-for-checks': return { status: 'queued' };
-    case 'deploying': return { status: 'in_progress' };
-    case 'ready': return { status: 'completed', conclusion: 'success' };
-    case 'failed': return { status: 'completed', conclusion: 'failure' };
+    case 'waiting-for-checks':
+      return { status: 'queued' };
+    case 'deploying':
+      return { status: 'in_progress' };
+    case 'ready':
+      return { status: 'completed', conclusion: 'success' };
+    case 'failed':
+      return { status: 'completed', conclusion: 'failure' };
     // Gone before it finished: the run must not stay in progress forever.
-    case 'expired': return { status: 'completed', conclusion: 'neutral' };
-    case 'destroyed': return { status: 'completed', conclusion: 'cancelled' };
+    case 'expired':
+      return { status: 'completed', conclusion: 'neutral' };
+    case 'destroyed':
+      return { status: 'completed', conclusion: 'cancelled' };
   }
 }
 
 function statusState(state: EnvironmentState): CommitStatusState {
   switch (state) {
-    case 'ready': return 'success';
-    case 'failed': return 'failure';
+    case 'ready':
+      return 'success';
+    case 'failed':
+      return 'failure';
     case 'expired':
-    case 'destroyed': return 'error';
-    default: return 'pending';
+    case 'destroyed':
+      return 'error';
+    default:
+      return 'pending';
   }
 }
 
@@ -84,7 +94,17 @@ export function planCheck(report: EnvironmentReport, known: ReportedGitHubIds, m
     const key = `${status}/${conclusion ?? ''}/${hash(`${summary}\n${url ?? ''}`)}`;
     const action = sameSha && known.checkRunId !== undefined ? 'update' : 'create';
     if (action === 'update' && known.checkState === key) return undefined;
-    return { kind: 'check-run', action, sha: report.headSha, status, conclusion, title: titles[report.state], summary, detailsUrl: url, key };
+    return {
+      kind: 'check-run',
+      action,
+      sha: report.headSha,
+      status,
+      conclusion,
+      title: titles[report.state],
+      summary,
+      detailsUrl: url,
+      key,
+    };
   }
 
   const state = statusState(report.state);

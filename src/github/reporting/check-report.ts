@@ -23,7 +23,12 @@ async function findCheckRun(
   sha: string,
 ): Promise<number | undefined> {
   for await (const page of client.paginate.iterator(client.rest.checks.listForRef, {
-    owner: repository.owner, repo: repository.name, ref: sha, check_name: checkName, filter: 'all', per_page: 100,
+    owner: repository.owner,
+    repo: repository.name,
+    ref: sha,
+    check_name: checkName,
+    filter: 'all',
+    per_page: 100,
   })) {
     const found = page.data.find((run) => run.external_id === checkExternalId(pullRequest));
     if (found) return found.id;
@@ -72,10 +77,19 @@ export async function applyCheckPlan(
     await client.rest.checks.update({ ...params, check_run_id: existing, ...fields });
     return done(existing);
   }
-  return done(await createOnce(client, {
-    find,
-    create: async () => (await client.rest.checks.create({
-      ...params, name: checkName, head_sha: plan.sha, external_id: checkExternalId(pullRequest), ...fields,
-    })).data.id,
-  }));
+  return done(
+    await createOnce(client, {
+      find,
+      create: async () =>
+        (
+          await client.rest.checks.create({
+            ...params,
+            name: checkName,
+            head_sha: plan.sha,
+            external_id: checkExternalId(pullRequest),
+            ...fields,
+          })
+        ).data.id,
+    }),
+  );
 }

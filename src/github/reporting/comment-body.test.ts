@@ -23,7 +23,10 @@ describe('renderComment', () => {
     for (const state of ['queued', 'waiting-for-checks', 'deploying', 'failed', 'expired', 'destroyed'] as const) {
       assert.doesNotMatch(renderComment({ ...base, state }), /preview\.example\.com/, state);
     }
-    assert.match(renderComment({ ...base, state: 'ready', deployedSha: base.headSha }), /\*\*URL:\*\* https:\/\/pr-12-shop\.preview\.example\.com\//);
+    assert.match(
+      renderComment({ ...base, state: 'ready', deployedSha: base.headSha }),
+      /\*\*URL:\*\* https:\/\/pr-12-shop\.preview\.example\.com\//,
+    );
   });
 
   it('names the state in the headline', () => {
@@ -72,8 +75,9 @@ describe('renderComment', () => {
 
   describe('text from the repository is inert (an attacker writes the error message)', () => {
     const zws = '\u200b';
-    const attack = 'config error: ask @acme/security-team or @everyone ![x](https://evil.example/p.png) '
-      + '[click](javascript:alert(1)) [a](https://evil.example) <img src=https://evil.example/i.png>';
+    const attack =
+      'config error: ask @acme/security-team or @everyone ![x](https://evil.example/p.png) ' +
+      '[click](javascript:alert(1)) [a](https://evil.example) <img src=https://evil.example/i.png>';
     const log = 'sandbox log:\n```\n</details>\n# Owned by @mallory\n![pixel](https://evil.example/t.png)\n\n````` still inside\n';
     const body = renderComment({
       ...base,
@@ -93,21 +97,35 @@ describe('renderComment', () => {
       assert.ok(start > 0, body);
       const end = lines.indexOf('  ``````', start);
       assert.deepEqual(lines.slice(start + 1, end), [
-        '  sandbox log:', '  ```', '  </details>', `  # Owned by @${zws}mallory`, '  ![pixel](https://evil.example/t.png)', '', '  ````` still inside',
+        '  sandbox log:',
+        '  ```',
+        '  </details>',
+        `  # Owned by @${zws}mallory`,
+        '  ![pixel](https://evil.example/t.png)',
+        '',
+        '  ````` still inside',
       ]);
       // Nothing between the fences could close them: no run of six backticks.
       assert.ok(lines.slice(start + 1, end).every((line) => !/`{6}/.test(line)));
     });
 
     it('a span holding backticks is fenced with a longer run', () => {
-      assert.ok(lines.includes('- ```bad value "``x``" <' + zws + '!-- preview-operator:pr-12 --' + zws + '> ends --' + zws + '> and --' + zws + '!> here```'), body);
+      assert.ok(
+        lines.includes(
+          '- ```bad value "``x``" <' + zws + '!-- preview-operator:pr-12 --' + zws + '> ends --' + zws + '> and --' + zws + '!> here```',
+        ),
+        body,
+      );
     });
 
     it('a table cell is one code span and one cell, whatever pipes and backslashes it holds', () => {
       const row = lines.find((line) => line.startsWith('| `Algorithm`'))!;
       // Pipes not escaped by a backslash of their own are the table's: exactly five.
       assert.equal(row.replace(/\\\|/g, '').split('|').length - 1, 5, row);
-      assert.equal(row, `| \`Algorithm\` | \`web\` | ⏳ | \`\`image \`a\\|b\` @${zws}org/team ![i](https://evil.example/c.png)\\${zws}\\|\`\` |`);
+      assert.equal(
+        row,
+        `| \`Algorithm\` | \`web\` | ⏳ | \`\`image \`a\\|b\` @${zws}org/team ![i](https://evil.example/c.png)\\${zws}\\|\`\` |`,
+      );
     });
 
     it('no mention, no second marker, no comment delimiter outside the marker line', () => {
@@ -118,7 +136,9 @@ describe('renderComment', () => {
     });
 
     it('no image, link or HTML outside code: every reason is code', () => {
-      const items = lines.slice(lines.indexOf('**Why:**'), lines.indexOf('| Resource | Name | Ready | Details |')).filter((line) => line.startsWith('- '));
+      const items = lines
+        .slice(lines.indexOf('**Why:**'), lines.indexOf('| Resource | Name | Ready | Details |'))
+        .filter((line) => line.startsWith('- '));
       assert.equal(items.length, 3);
       for (const item of items) assert.match(item, /^- (`+)[^`].*[^`]\1$|^- `{6}text$/, item);
     });
@@ -137,7 +157,12 @@ describe('renderComment', () => {
   });
 
   it('is a pure function of its input (same input, same bytes)', () => {
-    const input = { ...base, state: 'ready' as const, deployedSha: base.headSha, resources: [{ kind: 'Ingress', name: 'web', ready: true }] };
+    const input = {
+      ...base,
+      state: 'ready' as const,
+      deployedSha: base.headSha,
+      resources: [{ kind: 'Ingress', name: 'web', ready: true }],
+    };
     assert.equal(renderComment(input), renderComment(structuredClone(input)));
     assert.notEqual(renderComment(input), renderComment({ ...input, resources: [{ kind: 'Ingress', name: 'web', ready: false }] }));
   });

@@ -28,7 +28,10 @@ export async function findStickyComment(
   const marker = commentMarker(pullRequest);
   // Every page is a conditional request: re-listing an unchanged PR costs no rate limit.
   for await (const page of client.paginate.iterator(client.rest.issues.listComments, {
-    owner: repository.owner, repo: repository.name, issue_number: pullRequest, per_page: 100,
+    owner: repository.owner,
+    repo: repository.name,
+    issue_number: pullRequest,
+    per_page: 100,
   })) {
     const found = page.data.find((c) => c.body?.startsWith(marker));
     if (found) return { id: found.id, body: found.body ?? '' };
@@ -58,10 +61,12 @@ export async function upsertStickyComment(
   }
   const find = () => findStickyComment(client, repository, pullRequest);
   // A create whose answer was lost is found by its marker, never posted twice.
-  const existing = await find() ?? await createOnce(client, {
-    find,
-    create: async () => ({ id: (await client.rest.issues.createComment({ ...params, issue_number: pullRequest, body })).data.id, body }),
-  });
+  const existing =
+    (await find()) ??
+    (await createOnce(client, {
+      find,
+      create: async () => ({ id: (await client.rest.issues.createComment({ ...params, issue_number: pullRequest, body })).data.id, body }),
+    }));
   if (existing.body !== body) await client.rest.issues.updateComment({ ...params, comment_id: existing.id, body });
   return { commentId: existing.id, hash };
 }

@@ -6,8 +6,16 @@ import type { EnvironmentReport, ReportedGitHubIds } from './reporter.js';
 const a = 'a'.repeat(40);
 const b = 'b'.repeat(40);
 const url = 'https://pr-1.preview.example.com';
-const report = (r: Partial<EnvironmentReport>): EnvironmentReport =>
-  ({ repository: { owner: 'o', name: 'r' }, pullRequest: 1, headSha: a, state: 'deploying', resources: [], reasons: [], known: {}, ...r });
+const report = (r: Partial<EnvironmentReport>): EnvironmentReport => ({
+  repository: { owner: 'o', name: 'r' },
+  pullRequest: 1,
+  headSha: a,
+  state: 'deploying',
+  resources: [],
+  reasons: [],
+  known: {},
+  ...r,
+});
 
 describe('planDeployment', () => {
   it('creates nothing while queued or waiting for checks', () => {
@@ -29,7 +37,12 @@ describe('planDeployment', () => {
     assert.equal(plan.create, undefined);
     assert.deepEqual([plan.status?.state, plan.status?.environmentUrl, plan.serving], ['success', url, 'current']);
     const after: ReportedGitHubIds = { ...known, deploymentStatus: plan.status!.key, servingDeploymentId: 10 };
-    assert.deepEqual(planDeployment(report({ state: 'ready', url, deployedSha: a }), after), { create: undefined, status: undefined, inactivate: [], serving: 'current' });
+    assert.deepEqual(planDeployment(report({ state: 'ready', url, deployedSha: a }), after), {
+      create: undefined,
+      status: undefined,
+      inactivate: [],
+      serving: 'current',
+    });
   });
 
   it('keeps the serving Deployment while a new SHA deploys, and retires it when the new one succeeds', () => {
@@ -50,7 +63,10 @@ describe('planDeployment', () => {
   it('keeps the serving Deployment active when the new SHA fails, with the first reason as description', () => {
     const serving: ReportedGitHubIds = { deploymentId: 10, deploymentSha: a, deploymentStatus: `success ${url}`, servingDeploymentId: 10 };
     const plan = planDeployment(report({ state: 'failed', headSha: b, reasons: ['bad config at /x', 'second'] }), serving);
-    assert.deepEqual([plan.create, plan.status?.state, plan.status?.description, plan.inactivate, plan.serving], [{ sha: b }, 'failure', 'bad config at /x', [], 10]);
+    assert.deepEqual(
+      [plan.create, plan.status?.state, plan.status?.description, plan.inactivate, plan.serving],
+      [{ sha: b }, 'failure', 'bad config at /x', [], 10],
+    );
   });
 
   it('retires the current and the serving Deployment on teardown, once', () => {
@@ -58,11 +74,15 @@ describe('planDeployment', () => {
     const plan = planDeployment(report({ state: 'destroyed', headSha: b }), known);
     assert.deepEqual([plan.status?.state, plan.inactivate, plan.serving], ['inactive', [10], undefined]);
     const after: ReportedGitHubIds = { ...known, deploymentStatus: 'inactive', servingDeploymentId: undefined };
-    assert.deepEqual(planDeployment(report({ state: 'expired', headSha: b }), after), { status: undefined, inactivate: [], serving: undefined });
+    assert.deepEqual(planDeployment(report({ state: 'expired', headSha: b }), after), {
+      status: undefined,
+      inactivate: [],
+      serving: undefined,
+    });
     assert.deepEqual(planDeployment(report({ state: 'destroyed' }), {}), { status: undefined, inactivate: [], serving: undefined });
   });
 
-  it('keeps descriptions within GitHub\'s 140 characters, on one line', () => {
+  it("keeps descriptions within GitHub's 140 characters, on one line", () => {
     const long = statusDescription(`line one\n${'x'.repeat(300)}`);
     assert.equal(long.length, 140);
     assert.ok(!long.includes('\n'));

@@ -34,13 +34,21 @@ export function statusDescription(text: string): string {
 const short = (sha: string) => sha.slice(0, 7);
 
 function desiredStatus(report: EnvironmentReport, sha: string): DeploymentStatusWrite | undefined {
-  const make = (state: DeploymentStatusState, description: string, environmentUrl?: string): DeploymentStatusWrite =>
-    ({ state, description: statusDescription(description), environmentUrl, key: `${state} ${environmentUrl ?? ''}`.trim() });
+  const make = (state: DeploymentStatusState, description: string, environmentUrl?: string): DeploymentStatusWrite => ({
+    state,
+    description: statusDescription(description),
+    environmentUrl,
+    key: `${state} ${environmentUrl ?? ''}`.trim(),
+  });
   switch (report.state) {
-    case 'deploying': return make('in_progress', `Deploying ${short(sha)}`);
-    case 'ready': return make('success', `Preview of ${short(sha)} is ready`, report.url);
-    case 'failed': return make('failure', report.reasons[0] ?? `Deploying ${short(sha)} failed`);
-    default: return undefined;
+    case 'deploying':
+      return make('in_progress', `Deploying ${short(sha)}`);
+    case 'ready':
+      return make('success', `Preview of ${short(sha)} is ready`, report.url);
+    case 'failed':
+      return make('failure', report.reasons[0] ?? `Deploying ${short(sha)} failed`);
+    default:
+      return undefined;
   }
 }
 
@@ -52,7 +60,9 @@ export function planDeployment(report: EnvironmentReport, known: ReportedGitHubI
     const inactivate = ids.filter((id) => !(id === known.deploymentId && known.deploymentStatus === 'inactive'));
     const current = known.deploymentId !== undefined && inactivate.includes(known.deploymentId);
     return {
-      status: current ? { state: 'inactive', description: statusDescription(report.state === 'expired' ? 'Expired' : 'Destroyed'), key: 'inactive' } : undefined,
+      status: current
+        ? { state: 'inactive', description: statusDescription(report.state === 'expired' ? 'Expired' : 'Destroyed'), key: 'inactive' }
+        : undefined,
       inactivate: inactivate.filter((id) => id !== known.deploymentId),
       serving: undefined,
     };
@@ -60,7 +70,7 @@ export function planDeployment(report: EnvironmentReport, known: ReportedGitHubI
   // Queued or waiting for checks: the previous deployment (if any) keeps serving, untouched.
   if (report.state === 'queued' || report.state === 'waiting-for-checks') return { inactivate: [], serving };
 
-  const sha = report.state === 'ready' ? report.deployedSha ?? report.headSha : report.headSha;
+  const sha = report.state === 'ready' ? (report.deployedSha ?? report.headSha) : report.headSha;
   const isNew = known.deploymentId === undefined || known.deploymentSha !== sha;
   const status = desiredStatus(report, sha)!;
   const write = isNew || known.deploymentStatus !== status.key ? status : undefined;

@@ -19,24 +19,27 @@ async function deploymentFor(client: GitHubClient, repository: RepositoryName, p
   const params = { owner: repository.owner, repo: repository.name };
   const environment = deploymentEnvironment(pullRequest);
   const find = async () => (await client.rest.repos.listDeployments({ ...params, ref: sha, sha, environment, per_page: 1 })).data[0]?.id;
-  return await find() ?? await createOnce(client, {
-    find,
-    create: async () => {
-      const created = await client.rest.repos.createDeployment({
-        ...params,
-        ref: sha,
-        environment,
-        transient_environment: true,
-        production_environment: false,
-        auto_merge: false,
-        required_contexts: [],
-        description: statusDescription(`Preview of pull request #${pullRequest} at ${sha.slice(0, 7)}`),
-        payload: { pull_request: pullRequest },
-      });
-      if ('id' in created.data) return created.data.id;
-      throw new Error(`GitHub did not create a deployment for ${sha}: ${created.data.message ?? created.status}`);
-    },
-  });
+  return (
+    (await find()) ??
+    (await createOnce(client, {
+      find,
+      create: async () => {
+        const created = await client.rest.repos.createDeployment({
+          ...params,
+          ref: sha,
+          environment,
+          transient_environment: true,
+          production_environment: false,
+          auto_merge: false,
+          required_contexts: [],
+          description: statusDescription(`Preview of pull request #${pullRequest} at ${sha.slice(0, 7)}`),
+          payload: { pull_request: pullRequest },
+        });
+        if ('id' in created.data) return created.data.id;
+        throw new Error(`GitHub did not create a deployment for ${sha}: ${created.data.message ?? created.status}`);
+      },
+    }))
+  );
 }
 
 export async function applyDeploymentPlan(

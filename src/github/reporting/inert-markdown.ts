@@ -43,7 +43,9 @@ export function codeSpan(text: string): string {
 export function codeCell(text: string): string {
   // `\|` is an escaped pipe even inside code; a backslash of the text right before a pipe is kept
   // apart from it, so the pipe's own escape cannot be undone.
-  return codeSpan(text).replace(/\\(?=\|)/g, `\\${zws}`).replace(/\|/g, '\\|');
+  return codeSpan(text)
+    .replace(/\\(?=\|)/g, `\\${zws}`)
+    .replace(/\|/g, '\\|');
 }
 
 /** `text` as the lines of a fenced code block (inside a list item, the caller indents all but the first). */

@@ -33,9 +33,11 @@ export class GitHubReporter implements Reporter {
     const previous = this.tails.get(key) ?? Promise.resolve();
     const run = previous.catch(() => {}).then(() => this.reportNow(input));
     this.tails.set(key, run);
-    void run.catch(() => {}).finally(() => {
-      if (this.tails.get(key) === run) this.tails.delete(key);
-    });
+    void run
+      .catch(() => {})
+      .finally(() => {
+        if (this.tails.get(key) === run) this.tails.delete(key);
+      });
     return run;
   }
 
@@ -47,7 +49,9 @@ export class GitHubReporter implements Reporter {
     try {
       client = await this.clients.forRepository(repository);
     } catch (error) {
-      throw new ReportError(`no GitHub client for ${repository.owner}/${repository.name}: ${(error as Error).message}`, ids, [{ part: 'client', error }]);
+      throw new ReportError(`no GitHub client for ${repository.owner}/${repository.name}: ${(error as Error).message}`, ids, [
+        { part: 'client', error },
+      ]);
     }
 
     try {
@@ -71,7 +75,10 @@ export class GitHubReporter implements Reporter {
     ids = withoutUndefined(ids);
     if (failures.length > 0) {
       const summary = failures.map((f) => `${f.part}: ${(f.error as Error).message ?? String(f.error)}`).join('; ');
-      this.log.warn({ repository: `${repository.owner}/${repository.name}`, pullRequest, state: input.state, failures: summary }, 'reporting to GitHub failed');
+      this.log.warn(
+        { repository: `${repository.owner}/${repository.name}`, pullRequest, state: input.state, failures: summary },
+        'reporting to GitHub failed',
+      );
       throw new ReportError(`reporting PR #${pullRequest} of ${repository.owner}/${repository.name} failed: ${summary}`, ids, failures);
     }
     return ids;
