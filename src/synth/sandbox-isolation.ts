@@ -11,7 +11,7 @@
 // (to hand the run its private copy) and CAP_KILL (to stop it). Where those are missing,
 // repository code does not run: there is no weaker fallback.
 import { randomInt } from 'node:crypto';
-import { accessSync, constants, readFileSync } from 'node:fs';
+import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 
 /** A run's own identity: uid and gid outside any range a distribution or a user namespace hands out. */
@@ -95,15 +95,21 @@ export function newSandboxIdentity(): SandboxIdentity {
  * the directories the run needs (its work directory, Node, the construct packages) are bound
  * back at their own paths first, since any of them may lie under one of those places. Every
  * inherited descriptor above the four the sandbox protocol uses is closed (Node marks only its
- * own close-on-exec). Arguments: the count of directories to keep, the directories, the command.
+ * own close-on-exec). Directories on the way to a kept one that the run's uid could not pass
+ * (a checkout under /root, say) are covered by a tmpfs too, so the kept ones are reachable.
+ * Arguments: the count of directories to keep and them, the count of closed ancestors and them,
+ * the command.
  */
 const prepareMounts = `set -e
 count=$1; shift
 keep=()
 for ((i = 0; i < count; i++)); do keep+=("$1"); shift; done
+count=$1; shift
+closed=()
+for ((i = 0; i < count; i++)); do closed+=("$1"); shift; done
 mount -t tmpfs -o mode=0700,size=64k tmpfs /mnt
 for i in "\${!keep[@]}"; do mkdir "/mnt/$i"; mount --bind "\${keep[$i]}" "/mnt/$i"; done
-for dir in /run /tmp /var/tmp /dev/shm; do
+for dir in /run /tmp /var/tmp /dev/shm "\${closed[@]}"; do
   if [ -d "$dir" ] && [ ! -L "$dir" ]; then mount -t tmpfs -o mode=1777,size=64k,nosuid,nodev,noexec tmpfs "$dir"; fi
 done
 for i in "\${!keep[@]}"; do mkdir -p "\${keep[$i]}"; mount --bind "/mnt/$i" "\${keep[$i]}"; umount "/mnt/$i"; done
@@ -113,6 +119,31 @@ for fd in /proc/self/fd/*; do
   if [ "$n" -gt 3 ]; then eval "exec $n>&-" 2>/dev/null || true; fi
 done
 exec -c "$@"`;
+
+/** The outermost ancestors of `directories` that others may not pass through (no o+x). */
+export function closedAncestors(directories: readonly string[], modeOf: (dir: string) => number | undefined): string[] {
+  const closed = new Set<string>();
+  for (const dir of directories) {
+    const parts = dir.split('/').filter(Boolean);
+    for (let i = 1; i < parts.length; i++) {
+      const ancestor = `/${parts.slice(0, i).join('/')}`;
+      const mode = modeOf(ancestor);
+      if (mode !== undefined && (mode & 0o001) === 0) {
+        closed.add(ancestor);
+        break;
+      }
+    }
+  }
+  return [...closed];
+}
+
+function modeOf(dir: string): number | undefined {
+  try {
+    return statSync(dir).mode;
+  } catch {
+    return undefined;
+  }
+}
 
 /** The directories to keep visible: `paths` without those already inside another, shortest first. */
 export function outermostDirectories(paths: readonly string[]): string[] {
@@ -134,6 +165,7 @@ export function isolatedCommand(
   args: readonly string[],
 ): { command: string; args: string[] } {
   const directories = outermostDirectories(keep);
+  const closed = closedAncestors(directories, modeOf);
   return {
     command: tools.unshare!,
     args: [
@@ -151,6 +183,8 @@ export function isolatedCommand(
       'sandbox-mounts',
       String(directories.length),
       ...directories,
+      String(closed.length),
+      ...closed,
       tools.setpriv!,
       `--reuid=${identity.uid}`,
       `--regid=${identity.gid}`,

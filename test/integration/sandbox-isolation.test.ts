@@ -202,7 +202,7 @@ test("the renderer (the chart's production form) serves the same isolation over 
 });
 
 test('where the isolation cannot be had, repository code does not run at all', async () => {
-  // The same Sandbox in a process without the capabilities (another uid, no privileges).
+  // The same Sandbox in a process without the capabilities (root's uid, every capability dropped).
   const script = `
     import { Sandbox } from ${JSON.stringify(new URL('../../src/synth/sandbox.ts', import.meta.url).href)};
     const dir = ${JSON.stringify(checkout('export default function (): void { throw new Error("ran"); }\n'))};
@@ -212,7 +212,7 @@ test('where the isolation cannot be had, repository code does not run at all', a
   const file = path.join(scratch, 'unprivileged.mts');
   writeFileSync(file, script, { mode: 0o644 });
   chmodSync(scratch, 0o711); // the unprivileged process may reach its script, not list the scratch
-  const child = spawn('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--', process.execPath, '--import', 'tsx', file], {
+  const child = spawn('setpriv', ['--inh-caps=-all', '--bounding-set=-all', '--', process.execPath, '--import', 'tsx', file], {
     cwd: path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..'),
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { PATH: process.env.PATH },
