@@ -1,8 +1,8 @@
 // The operator as the product runs it, for the chaos run: compiled with the project's tsc
 // (tsconfig.build.json) into .cache/chaos-build, started as `node <the Dockerfile's flags>
 // src/main.js run <flags>` — the image's entry point — one child process per replica, leader
-// election on. A replica is killed with SIGKILL and started again under the same identity, as
-// Kubernetes restarts a pod's container.
+// election on. A replica that exits — killed with SIGKILL, or by itself — is started again 3 s
+// later under the same identity, as Kubernetes restarts a pod's container.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -50,8 +50,12 @@ export class OperatorReplica {
   metricsUrl: string | undefined;
   starts = 0;
   kills = 0;
+  /** Exits nobody asked for (not a kill, not a stop). */
+  exits = 0;
   private child: ChildProcess | undefined;
   private log: WriteStream | undefined;
+  private stopping = false;
+  private restarting: Promise<void> | undefined;
 
   constructor(private readonly options: ReplicaOptions) {
     mkdirSync(options.logDir, { recursive: true });
@@ -80,6 +84,13 @@ export class OperatorReplica {
     const log = this.log;
     log.write(`{"chaos":"start ${this.starts}"}\n`);
     child.stderr!.on('data', (d: Buffer) => log.write(d));
+    const kills = this.kills;
+    child.once('exit', () => {
+      this.webhookUrl = undefined;
+      if (this.stopping) return;
+      if (this.kills === kills) this.exits += 1;
+      this.restarting = new Promise((r) => setTimeout(r, 3000)).then(() => this.start()).catch(() => {});
+    });
     const started = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`${this.options.identity} did not start within 120 s`)), 120_000);
       child.once('exit', (code, signal) => (clearTimeout(timer), reject(new Error(`${this.options.identity} exited (${code ?? signal})`))));
@@ -96,11 +107,16 @@ export class OperatorReplica {
     await started;
   }
 
-  /** SIGKILL: no drain, no lease release, queued writes lost with the process. */
+  /** SIGKILL: no drain, no lease release, queued writes lost with the process; started again 3 s later. */
   kill(): void {
     this.kills += 1;
     this.webhookUrl = undefined;
     this.child?.kill('SIGKILL');
+  }
+
+  /** Resolves once a restart under way has served (or failed). */
+  async restarted(): Promise<void> {
+    await this.restarting;
   }
 
   /** Whether it holds the lease (its `preview_operator_leader` metric); false when it does not answer. */
@@ -116,6 +132,8 @@ export class OperatorReplica {
 
   /** Graceful stop (SIGTERM), at most 30 s. */
   async stop(): Promise<void> {
+    this.stopping = true;
+    await this.restarting;
     const child = this.child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -52,6 +52,7 @@ test('the table names each measure, and says when the run did not converge', () 
   const rows = chaosTable(
     {
       kills: 4,
+      exits: 0,
       apiServerRestarts: 1,
       githubFaults: { 'lost-answer': 6, 'server-error': 4 },
       deliveriesSent: 49,

@@ -74,6 +74,8 @@ function readyAt(env: ObservedEnvironment | undefined, sha: string): boolean {
 /** What was done to the operator during the run, counted as it happened. */
 export interface ChaosCounts {
   kills: number;
+  /** Replicas that exited by themselves (e.g. on a lost lease), each started again. */
+  exits: number;
   apiServerRestarts: number;
   /** Faults GitHub's emulator applied, by kind. */
   githubFaults: Record<string, number>;
@@ -128,6 +130,7 @@ export function chaosTable(counts: ChaosCounts, verdict: ChaosVerdict, pullReque
   const rows: [string, string][] = [
     ['pull requests (opened, pushed, closed)', String(pullRequests)],
     ['kill -9 of a replica', String(counts.kills)],
+    ['replicas that exited by themselves', String(counts.exits)],
     ['API server restarts', String(counts.apiServerRestarts)],
     ['GitHub faults injected', faults],
     ['webhooks never sent (missed)', String(counts.webhooksMissed)],

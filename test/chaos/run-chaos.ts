@@ -148,7 +148,7 @@ async function changePullRequest(world: ChaosWorld, kind: 'open' | 'push' | 'clo
   return repo.close(ref.number);
 }
 
-/** SIGKILL of the leader (or of the other one) once every replica serves, started again 3 s later as a kubelet would. */
+/** SIGKILL of the leader (or of the other one) once every replica serves; it is started again 3 s later (chaos-operators.ts). */
 async function kill(run: Run, target: 'leader' | 'follower'): Promise<void> {
   for (const until = Date.now() + 60_000; Date.now() < until && !run.replicas.every((r) => r.routable);) {
     await new Promise((r) => setTimeout(r, 200));
@@ -160,8 +160,8 @@ async function kill(run: Run, target: 'leader' | 'follower'): Promise<void> {
   run.counts.kills += 1;
   log(`kill -9 of the ${target} (${run.replicas.indexOf(victim)})`);
   victim.kill();
-  await new Promise((r) => setTimeout(r, 3000));
-  await victim.start();
+  await new Promise((r) => setTimeout(r, 100));
+  await victim.restarted();
 }
 
 /** Carries the plan out on time; returns when its last action was taken. */
@@ -225,6 +225,7 @@ async function main(): Promise<number> {
 function emptyCounts(): ChaosCounts {
   return {
     kills: 0,
+    exits: 0,
     apiServerRestarts: 0,
     githubFaults: {},
     deliveriesSent: 0,
@@ -242,6 +243,7 @@ function emptyCounts(): ChaosCounts {
 
 async function finishCounts(run: Run, auditMark: number, outDir: string): Promise<void> {
   for (const { kind, handle } of run.faults) run.counts.githubFaults[kind] = (run.counts.githubFaults[kind] ?? 0) + handle.applied;
+  run.counts.exits = run.replicas.reduce((sum, r) => sum + r.exits, 0);
   await run.world.cluster.audit.settle();
   const writes = run.world.cluster.audit.writes(auditMark, { userAgent: 'preview-operator' });
   const forbidden = writes.filter((w) => w.responseStatus?.code === 403);
