@@ -2,7 +2,8 @@
 // one `forget` drops all of it: the last rendering (so an unchanged environment is not rendered
 // again), what was last pruned and applied in full (so neither is repeated, and guards can be
 // put back as applied), a refusal by the API server (not dry-run again at once), the object as
-// last written (until the informer shows the write) and the slot it was admitted to. None of it
+// last written (until the informer shows the write), since when a SHA deploys unreported and
+// the slot it was admitted to. None of it
 // is needed for correctness after a restart: each entry is a cache of something the next
 // reconcile would otherwise redo.
 import type { KubeObject } from '../kube/index.js';
@@ -29,6 +30,8 @@ export interface Remembered {
   refusal?: { key: string; failure: Failure; at: number };
   /** The object as this controller last wrote it, until the informer has caught up with the write. */
   written?: EnvironmentObject;
+  /** A SHA applied but neither Ready nor written as Deploying yet, and since when (its report waits a little). */
+  deploying?: { sha: string; since: number };
 }
 
 export class EnvironmentMemory {

@@ -68,6 +68,12 @@ export interface PreviewEnvironmentControllerOptions {
    * head SHA, readiness and every other change go out at once (progress-pacer.ts).
    */
   progressIntervalMs?: number;
+  /**
+   * How long a newly applied head SHA may come up before its Deploying state is written and
+   * reported (default 5 s; 0: at once). One that is Ready within it is written once and its PR
+   * comment is posted once, already saying ready — a write and three GitHub requests fewer.
+   */
+  deployingReportDelayMs?: number;
   /** An installation token for git (default: none, for public or local repositories). */
   gitToken?: (repository: { owner: string; name: string }) => Promise<string | undefined>;
   /**
@@ -109,6 +115,9 @@ export interface PreviewEnvironmentControllerOptions {
   clock?: Clock;
 }
 
+/** How long a new SHA deploys unreported unless it is Ready sooner (deployingReportDelayMs). */
+export const defaultDeployingReportDelayMs = 5000;
+
 /** The options that have a default. */
 type Defaulted =
   | 'sandbox'
@@ -118,6 +127,7 @@ type Defaulted =
   | 'allowedKinds'
   | 'podSecurity'
   | 'progressIntervalMs'
+  | 'deployingReportDelayMs'
   | 'checksPollMs'
   | 'checksFailedPollMs'
   | 'workers'
@@ -142,6 +152,7 @@ export function withDefaults(options: PreviewEnvironmentControllerOptions): Sett
     allowedKinds: options.allowedKinds ?? defaultAllowedKinds,
     podSecurity: options.podSecurity ?? 'restricted',
     progressIntervalMs: options.progressIntervalMs ?? 10_000,
+    deployingReportDelayMs: options.deployingReportDelayMs ?? defaultDeployingReportDelayMs,
     checksPollMs: options.checksPollMs ?? 30_000,
     // A re-run may still turn failed checks green: looked at again, less often.
     checksFailedPollMs: options.checksFailedPollMs ?? 5 * 60_000,

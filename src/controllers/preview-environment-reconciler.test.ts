@@ -26,7 +26,10 @@ const hour = 3600_000;
 
 type Options = Partial<PreviewEnvironmentControllerOptions>;
 
-/** A reconciler over a fake cluster without cert-manager (served over HTTP), `.preview/` at `first` and on main. */
+/**
+ * A reconciler over a fake cluster without cert-manager (served over HTTP), `.preview/` at `first` and on main.
+ * Deploying is written at once (deployingReportDelayMs 0) unless a test asks for the wait.
+ */
 function setup(options: Options = {}) {
   const clock = new FakeClock(Date.parse('2026-03-01T10:00:00Z'));
   const cluster = new FakeCluster(() => new Date(clock.now()));
@@ -42,6 +45,7 @@ function setup(options: Options = {}) {
     domain: 'preview.test',
     logger: silentLogger,
     clock,
+    deployingReportDelayMs: 0,
     ...options,
   });
   const admin = cluster.client('test-admin');
@@ -141,10 +145,7 @@ describe('the PreviewEnvironment reconciler', () => {
     assert.equal(condition(ready, 'CertificateReady')?.reason, 'CertManagerNotInstalled');
     assert.deepEqual(t.reporter.statesFor(github, 1), ['deploying', 'ready']);
     assert.equal(t.reporter.lastFor(github, 1)?.input.url, ready.status?.url);
-    assert.deepEqual(t.cluster.events(), [
-      'Normal Deploying: rendering 111111111111',
-      'Normal Ready: ' + condition(ready, 'Ready')?.message,
-    ]);
+    assert.deepEqual(t.cluster.events(), [], 'no Event: status and the comment say it');
   });
 
   it('unchanged: another reconcile makes no write, to the cluster or to GitHub, and renders nothing again', async () => {
@@ -375,7 +376,7 @@ describe('the PreviewEnvironment reconciler', () => {
     assert.equal(failed.status?.observedGeneration, 2);
   });
 
-  it('redeploy: each new head commit applied over a deployed one is an Event, also when the phase stays Ready', async () => {
+  it('Events only for what a user acts on: none for a deploy, a redeploy or a teardown; a Warning for a failure', async () => {
     const t = setup();
     const name = await readyEnvironment(t);
     t.files.commit(repository, second, { '.preview/preview.yaml': previewYaml() });
@@ -384,7 +385,77 @@ describe('the PreviewEnvironment reconciler', () => {
     await t.workloadsReady(name);
     await t.reconcile(name);
     assert.equal(t.environment(name).status?.deployedSha, second);
-    const redeploys = t.cluster.events().filter((e) => e.startsWith('Normal Redeployed:'));
-    assert.deepEqual(redeploys, ['Normal Redeployed: redeployed: 222222222222 applied in place of 111111111111']);
+    assert.deepEqual(t.cluster.events(), []);
+    const third = '3'.repeat(40);
+    t.files.commit(repository, third, { '.preview/preview.yaml': 'version: 1\nalgorithms:\n  - name: api\n    replicas: many\n' });
+    await t.create(1, { headSha: third });
+    await t.reconcile(name);
+    assert.equal(t.environment(name).status?.phase, 'Failed');
+    assert.equal(t.cluster.events().length, 1);
+    assert.match(t.cluster.events()[0]!, /^Warning Failed: /);
+  });
+});
+
+describe('the wait before a deploy is reported', () => {
+  const statusWrites = (t: ReturnType<typeof setup>, name: string) =>
+    t.cluster.writes.filter((w) => w.kind === 'PreviewEnvironment' && w.name === name && w.subresource === 'status' && !w.dryRun);
+
+  it('a deploy Ready within the wait is written once and reported once, already Ready', async () => {
+    const t = setup({ deployingReportDelayMs: 5000 });
+    const name = await t.create(1);
+    const result = await t.reconcile(name);
+    assert.ok(t.cluster.get({ apiVersion: 'v1', kind: 'Namespace', name }), 'applied at once');
+    assert.equal(t.environment(name).status?.phase, undefined, 'nothing written yet');
+    assert.equal(t.reporter.reports.length, 0, 'nothing reported yet');
+    assert.equal(result?.requeueAfter, 5000, 'looks again when the wait ends');
+    t.clock.advance(2000);
+    await t.workloadsReady(name);
+    await t.reconcile(name);
+    assert.equal(t.environment(name).status?.phase, 'Ready');
+    assert.equal(statusWrites(t, name).length, 1, 'one status write');
+    assert.deepEqual(
+      t.reporter.reports.map((r) => r.input.state),
+      ['ready'],
+      'one report: the comment is posted once, saying ready',
+    );
+  });
+
+  it('a deploy not Ready when the wait ends is written and reported as Deploying then', async () => {
+    const t = setup({ deployingReportDelayMs: 5000 });
+    const name = await t.create(1);
+    await t.reconcile(name);
+    t.clock.advance(3000);
+    const early = await t.reconcile(name);
+    assert.equal(t.environment(name).status?.phase, undefined);
+    assert.equal(early?.requeueAfter, 2000, 'the wait counts from the first apply, not from each reconcile');
+    t.clock.advance(2000);
+    await t.reconcile(name);
+    assert.equal(t.environment(name).status?.phase, 'Deploying');
+    assert.deepEqual(
+      t.reporter.reports.map((r) => r.input.state),
+      ['deploying'],
+    );
+    await t.workloadsReady(name);
+    await t.reconcile(name);
+    assert.equal(t.environment(name).status?.phase, 'Ready');
+    assert.equal(statusWrites(t, name).length, 2);
+  });
+
+  it('a new head SHA over a Ready environment: Ready keeps describing what serves until the new one is Ready or the wait ends', async () => {
+    const t = setup({ deployingReportDelayMs: 5000 });
+    t.files.commit(repository, second, { '.preview/preview.yaml': previewYaml({ image: 'registry.example.com/team/api:2.0' }) });
+    const name = await t.create(1);
+    await t.reconcile(name);
+    await t.workloadsReady(name);
+    await t.reconcile(name);
+    assert.equal(t.environment(name).status?.deployedSha, first);
+    await t.create(1, { headSha: second });
+    await t.reconcile(name);
+    assert.equal(t.environment(name).status?.phase, 'Ready');
+    assert.equal(t.environment(name).status?.deployedSha, first);
+    t.clock.advance(5000);
+    await t.reconcile(name);
+    assert.equal(t.environment(name).status?.phase, 'Deploying');
+    assert.equal(t.environment(name).status?.deployedSha, second);
   });
 });

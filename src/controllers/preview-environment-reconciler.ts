@@ -5,9 +5,9 @@
 //   begin (finalizer) → admit (per-repository cap, else Queued) → checkExpiry (TTL, else Expired:
 //   namespace deleted, object kept) → repair the guards of what serves → gate (wait for CI on a new
 //   head SHA) → checkNamespace (ours, or none yet) → keepWildcardCopy (the wildcard TLS mode's
-//   certificate copied into the namespace) → render (at the head SHA, while the slot is claimed in
-//   status) → checkServed → apply (dry run of a new rendering first: a refusal applies nothing) →
-//   prune → observe (readiness) → settle (status, Event, report; progress paced)
+//   certificate copied into the namespace) → render (at the head SHA) → checkServed → apply (dry
+//   run of a new rendering first: a refusal applies nothing) → prune → observe (readiness) →
+//   settle (status, Event, report; a new SHA's Deploying held back briefly, progress paced)
 //
 // Deleted, or expired: preview-environment-teardown.ts. What each step writes to status and tells
 // GitHub: preview-environment-status.ts. Writing the rendering: preview-environment-apply.ts.
@@ -69,7 +69,6 @@ import type { SlotEnvironment } from './preview-environment-slots.js';
 import {
   StatusWriter,
   checksOutcome,
-  claimOutcome,
   deployedOutcome,
   failedOutcome,
   namespaceTerminatingOutcome,
@@ -77,6 +76,7 @@ import {
   type Current,
   type Deployed,
   type EnvironmentObject,
+  type EnvironmentStatus,
   type Failure,
 } from './preview-environment-status.js';
 import { EnvironmentTeardown, isExpiredAtHead, previewEnvironmentFinalizer } from './preview-environment-teardown.js';
@@ -107,9 +107,6 @@ interface Run {
   tls: boolean;
   /** The wildcard certificate's copy in the namespace, as keepWildcardCopy left it. */
   wildcardCopy?: KubeObject;
-  /** This converge claims the slot in status (its phase held none); `claim` is that write. */
-  claiming: boolean;
-  claim: Promise<void>;
   laps: Laps;
 }
 
@@ -170,9 +167,6 @@ export class PreviewEnvironmentReconciler implements Reconciler {
       const kubeErr = toKubeError(err);
       if (!(kubeErr instanceof ConflictError) && !(kubeErr instanceof NotFoundError && current.env.metadata.deletionTimestamp)) {
         await this.status.recordRetry(current, ctx, err);
-      } else {
-        // The claim may still be in flight: the next reconcile of this key must start after it.
-        await current.pendingStatus?.catch(() => {});
       }
       throw err;
     }
@@ -209,8 +203,6 @@ export class PreviewEnvironmentReconciler implements Reconciler {
     if (!outcome.ok) return this.renderFailed(run, outcome.failure);
     const refused = (await this.checkServed(run, outcome.rendered)) ?? (await this.apply(run, outcome.rendered));
     if (refused) return refused;
-    // A claim that failed (a conflict) fails this reconcile here, before anything is pruned.
-    await run.claim;
     await this.prune(run, outcome.rendered);
     return this.settle(run, await this.observe(run, outcome.rendered));
   }
@@ -230,8 +222,6 @@ export class PreviewEnvironmentReconciler implements Reconciler {
       policy: effectivePolicy(this.settings.policy, env.spec.repository),
       now: this.clock.now(),
       tls: false,
-      claiming: false,
-      claim: Promise.resolve(),
       laps: new Laps(),
     };
   }
@@ -299,21 +289,15 @@ export class PreviewEnvironmentReconciler implements Reconciler {
   }
 
   /**
-   * Renders the head SHA (reading .preview/, at most a checkout: nothing changes in the cluster)
-   * while the slot is claimed in status, so that other replicas see it. The claim's write overlaps
-   * the rendering and the apply; later status writes wait for it (StatusWriter.settle).
+   * Renders the head SHA (reading .preview/, at most a checkout: nothing changes in the cluster).
+   * The slot it was admitted to is this process's to remember (memory.slots) until a status
+   * says so: only the leader reconciles, and after a restart the admission is decided again.
    */
   private async render(run: Run): Promise<RenderOutcome> {
     const perPreview = this.settings.tlsIssuer !== false && this.settings.tlsMode === 'per-preview';
     run.tls = servesTls(this.settings, perPreview && (await this.client.discovery.has(certificateKind)));
-    const rendering = this.renderAt(run.env, run.tls, run.policy);
-    rendering.catch(() => {});
-    run.claiming = !holdsPhase(run.env.status?.phase);
-    if (run.claiming) run.claim = this.status.settle(run.current, run.ctx, claimOutcome(run.env.spec.pullRequest.headSha));
-    run.claim.catch(() => {});
-    run.current.pendingStatus = run.claim;
     run.laps = new Laps();
-    return rendering;
+    return this.renderAt(run.env, run.tls, run.policy);
   }
 
   /** A rendering a user can fix fails the environment; an unreadable commit is looked at again soon. */
@@ -386,25 +370,21 @@ export class PreviewEnvironmentReconciler implements Reconciler {
   }
 
   /**
-   * Ready, or Deploying with what each resource waits for. More progress of a deploy already
-   * written and reported goes out at the end of the interval (progress-pacer.ts) — not after this
-   * reconcile's claim (nothing reported yet), nor while a failure is recorded (a report that failed
-   * is retried with the controller's backoff, not at the pace of progress).
+   * Ready, or Deploying with what each resource waits for. Not yet Ready, a deploy waits before it
+   * is written and reported (deployingWait) — not while a failure is recorded (a report that
+   * failed is retried with the controller's backoff, not at the pace of progress).
    */
   private async settle(run: Run, observed: Observed): Promise<ReconcileResult> {
     const { rendered, readiness, redeployed } = observed;
     const previous = run.current.env.status ?? {};
     this.timeDelivery(run.current.env, run.now, redeployed, readiness.ready && (redeployed || previous.phase !== 'Ready'));
-    const progressOnly = !readiness.ready && !run.claiming && !previous.retryCount;
-    const wait = progressOnly ? progressWait(previous, rendered.sha, this.clock.now(), this.settings.progressIntervalMs) : 0;
+    const wait = readiness.ready || previous.retryCount ? 0 : this.deployingWait(run.name, previous, rendered.sha);
     if (wait > 0) {
-      this.logger.debug(
-        { environment: run.name, ms: run.laps.ms, progressWait: wait },
-        'reconciled; progress written at the end of the interval',
-      );
+      this.logger.debug({ environment: run.name, ms: run.laps.ms, wait }, 'reconciled; progress written at the end of the wait');
       return { requeueAfter: clampRequeue(Math.min(observed.expiresAt.getTime() - this.clock.now(), wait)) };
     }
     await this.status.settle(run.current, run.ctx, deployedOutcome(run.name, observed));
+    this.memory.of(run.name).deploying = undefined;
     run.laps.lap('status');
     this.logger.debug({ environment: run.name, phase: run.current.env.status?.phase, ms: run.laps.ms }, 'reconciled');
     const waits = [observed.expiresAt.getTime() - this.clock.now()];
@@ -413,6 +393,22 @@ export class PreviewEnvironmentReconciler implements Reconciler {
   }
 
   // ---- helpers of the steps ----------------------------------------------------------------------
+
+  /**
+   * Milliseconds until a deploy that is not Ready yet is written: a new SHA waits
+   * `deployingReportDelayMs` from its first apply, so one that becomes Ready within it is
+   * written and reported once, as Ready (its readiness wakes a reconcile at once); the progress
+   * of a deploy already written as Deploying goes out once per interval (progress-pacer.ts).
+   */
+  private deployingWait(name: string, previous: EnvironmentStatus, sha: string): number {
+    const now = this.clock.now();
+    if (previous.phase === 'Deploying' && previous.deployedSha === sha) {
+      return progressWait(previous, sha, now, this.settings.progressIntervalMs);
+    }
+    const memory = this.memory.of(name);
+    if (memory.deploying?.sha !== sha) memory.deploying = { sha, since: now };
+    return Math.max(0, memory.deploying.since + this.settings.deployingReportDelayMs - now);
+  }
 
   private async fail(run: Run, failure: Failure, expiry: Date | undefined): Promise<ReconcileResult> {
     await this.status.settle(run.current, run.ctx, failedOutcome(failure, expiry));
@@ -514,10 +510,6 @@ function slotFacts(env: EnvironmentObject): SlotEnvironment {
     phase: env.status?.phase,
     deleting: Boolean(env.metadata.deletionTimestamp),
   };
-}
-
-function holdsPhase(phase: string | undefined): boolean {
-  return phase !== undefined && phase !== 'Queued';
 }
 
 function clampRequeue(ms: number): number {

@@ -1,8 +1,8 @@
 // What a PreviewEnvironment says about itself, and to the pull request: each step of a reconcile
 // ends in an Outcome (a phase, conditions, status fields and lines for the PR comment), built
 // here by pure functions; `StatusWriter.settle` turns it into the status, reports it to GitHub and
-// records an Event when the phase changes — one place, so that status, Events and the comment
-// always tell the same story.
+// records an Event when the phase changes to one a user acts on (Queued, Failed, Expired) — one
+// place, so that status, Events and the comment always tell the same story.
 //
 // An unchanged environment writes nothing: the status is written only when it differs, and
 // status.lastReconciled moves only with another change (else every resync would write). The
@@ -50,8 +50,6 @@ export interface EnvironmentObject extends KubeObject {
 /** The freshest copy of the object this reconcile has seen (after its own writes). */
 export interface Current {
   env: EnvironmentObject;
-  /** A status write still in flight (the Deploying claim): every later status write starts after it. */
-  pendingStatus?: Promise<unknown>;
 }
 
 export type Phase = NonNullable<PreviewEnvironmentStatus['phase']>;
@@ -94,8 +92,6 @@ export interface Outcome {
   fields?: Partial<EnvironmentStatus>;
   /** Lines for the PR comment. */
   reasons: string[];
-  /** false: status only (an intermediate step of the same reconcile). */
-  report?: boolean;
 }
 
 /** Something a user can fix — in the configuration, or a refusal by the cluster — with its lines for the PR comment. */
@@ -150,16 +146,6 @@ export function queuedOutcome(repository: string, cap: number, position: number)
 export function namespaceTerminatingOutcome(name: string): Outcome {
   const message = `namespace ${name} is being deleted; it is recreated once it is gone`;
   return { phase: 'Pending', ready: { status: 'False', reason: 'NamespaceTerminating', message }, reasons: [message] };
-}
-
-/** The slot claimed in status while the head SHA renders (not reported: the same reconcile reports what follows). */
-export function claimOutcome(headSha: string): Outcome {
-  return {
-    phase: 'Deploying',
-    ready: { status: 'False', reason: 'Rendering', message: `rendering ${headSha.slice(0, 12)}` },
-    reasons: [],
-    report: false,
-  };
 }
 
 /** Expired (or still so); `expiredSha` given when it expires now, which clears what served. */
@@ -315,30 +301,32 @@ export interface StatusWriterDependencies {
   logger: Logger;
 }
 
-/** Writes outcomes: status (when it differs), the report to GitHub, an Event per change of phase. */
+/**
+ * Phases announced by an Event: those a user acts on (free a slot, fix the configuration, push to
+ * bring an expired preview back). Deploying, Ready and Terminating are in the status and the PR
+ * comment; an Event each would be two more writes per preview for nobody to act on.
+ */
+const announcedPhases = new Set<Phase>(['Queued', 'Failed', 'Expired']);
+
+/** Writes outcomes: status (when it differs), the report to GitHub, an Event per change to an announced phase. */
 export class StatusWriter {
   constructor(private readonly deps: StatusWriterDependencies) {}
 
   /** Settles the reconcile on `outcome`; throws ReportFailed (after writing the status) when GitHub could not be told. */
   async settle(current: Current, ctx: ReconcileContext, outcome: Outcome): Promise<void> {
-    await current.pendingStatus?.catch(() => {});
     const env = current.env;
     const previous = env.status ?? {};
     const now = new Date(this.deps.clock.now());
     const status = nextStatus(previous, outcome, env.metadata.generation, now);
-    const reportError = outcome.report === false ? undefined : await this.report(current, ctx, outcome, status, now);
+    const reportError = await this.report(current, ctx, outcome, status, now);
     await this.write(current, status, now);
-    if (previous.phase !== outcome.phase) this.recordTransition(current.env, outcome);
-    if (previous.deployedSha && status.deployedSha && previous.deployedSha !== status.deployedSha) {
-      this.recordRedeploy(current.env, previous.deployedSha, status.deployedSha);
-    }
+    if (previous.phase !== outcome.phase && announcedPhases.has(outcome.phase)) this.recordTransition(current.env, outcome);
     if (reportError !== undefined) throw new ReportFailed(reportError);
   }
 
   /** A transient error: the retry count and the Reconciled=False condition (best effort; the error is thrown anyway). */
   async recordRetry(current: Current, ctx: ReconcileContext, err: unknown): Promise<void> {
     if (err instanceof ReportFailed) return; // already recorded with the partial ids
-    await current.pendingStatus?.catch(() => {});
     const env = current.env;
     const now = new Date(this.deps.clock.now());
     const message = err instanceof Error ? err.message : String(err);
@@ -380,12 +368,6 @@ export class StatusWriter {
     const written = await updateStatus(this.deps.client, current.env, { ...after, lastReconciled: formatTime(now) });
     current.env = written.object;
     this.deps.memory.of(current.env.metadata.name).written = current.env;
-  }
-
-  /** Each new commit applied over a deployed one, whether or not the phase moves (a Ready environment stays Ready). */
-  private recordRedeploy(env: EnvironmentObject, from: string, to: string): void {
-    const message = `redeployed: ${to.slice(0, 12)} applied in place of ${from.slice(0, 12)}`;
-    void this.deps.events.record(env, 'Normal', 'Redeployed', message);
   }
 
   private recordTransition(env: EnvironmentObject, outcome: Outcome): void {

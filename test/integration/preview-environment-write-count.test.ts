@@ -7,6 +7,7 @@
 // a regression fails, and the gap is printed beside the target.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { defaultDeployingReportDelayMs } from '../../src/controllers/preview-environment-options.js';
 import type { AuditEvent } from '../cluster/audit-log.js';
 import type { GitRepository } from '../support/git-repository.js';
 import { waitFor } from '../support/wait.js';
@@ -33,7 +34,8 @@ let name: string;
 
 before(async () => {
   // TLS off, as `npm run bench` runs it: no Certificate, so the count does not hang on cert-manager's timing.
-  operator = await startPreviewOperator({ tlsIssuer: false });
+  // The default wait before Deploying is reported, as the operator runs (the harness's default is none).
+  operator = await startPreviewOperator({ tlsIssuer: false, deployingReportDelayMs: defaultDeployingReportDelayMs });
   repository = await previewRepository({ '.preview/preview.yaml': previewYaml({ database: false }), 'README.md': 'app\n' });
 });
 after(async () => {
@@ -93,7 +95,7 @@ describe('the API writes of one environment (audit log)', () => {
     name = `pr-${pr}-${repository.repo}`;
     stopWorkloads = await startWorkloadControllers(operator, name);
     const mark = operator.cluster.audit.mark();
-    await applyEnvironment(operator, { repository, pullRequest: pr, headSha });
+    await applyEnvironment(operator, { repository, pullRequest: pr, headSha, withFinalizer: true });
     await waitForEnvironment(operator, name, 'Ready', (e) => e.status?.phase === 'Ready', 90_000);
     await operatorQuiet(mark);
 

@@ -14,6 +14,7 @@ import {
   type EnvironmentObject,
   type PreviewEnvironmentControllerOptions,
 } from '../../src/controllers/preview-environment.js';
+import { previewEnvironmentFinalizer } from '../../src/controllers/preview-environment-teardown.js';
 import { RepositoryCache } from '../../src/git/repository-cache.js';
 import { KubeClient, Manager, NotFoundError, silentLogger, type KubeObject, type Controller } from '../../src/kube/index.js';
 import { Sandbox } from '../../src/synth/sandbox.js';
@@ -68,6 +69,8 @@ export async function startPreviewOperator(options: OperatorOptions = {}): Promi
     sandbox: new Sandbox({ timeoutMs: 15_000 }),
     certificatePollMs: 500,
     namespacePollMs: 500,
+    // Deploying is written at once, so a test sees every state; preview-environment-write-count.test.ts uses the default wait.
+    deployingReportDelayMs: 0,
     logger: silentLogger,
     ...controllerOptions,
   });
@@ -119,6 +122,8 @@ export interface EnvironmentSpecInput {
   authorAssociation?: string;
   fork?: boolean;
   ttl?: string;
+  /** Written with the controller's finalizer, as the intake writes it beside a PreviewEnvironment controller. */
+  withFinalizer?: boolean;
 }
 
 /** Creates (or updates) the PreviewEnvironment of a pull request, as the GitHub side would. */
@@ -127,7 +132,11 @@ export async function applyEnvironment(operator: PreviewOperator, input: Environ
   await operator.admin.apply({
     apiVersion: 'preview.alien6.io/v1alpha1',
     kind: 'PreviewEnvironment',
-    metadata: { name, labels: { [operator.selector.key]: operator.selector.value } },
+    metadata: {
+      name,
+      labels: { [operator.selector.key]: operator.selector.value },
+      ...(input.withFinalizer ? { finalizers: [previewEnvironmentFinalizer] } : {}),
+    },
     spec: {
       repository: { owner: input.repository.owner, name: input.repository.repo, cloneUrl: input.repository.cloneUrl },
       pullRequest: {
