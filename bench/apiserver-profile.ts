@@ -12,14 +12,12 @@ export function recordApiServerProfile(cluster: Cluster, outDir: string, log: (l
   return new Promise<void>((resolve, reject) => {
     const req = https.get(url, { headers, ca, timeout: (seconds + 30) * 1000 }, (res) => {
       const chunks: Buffer[] = [];
-      res
-        .on('data', (c: Buffer) => chunks.push(c))
-        .on('error', reject)
-        .on('end', () => {
-          if (res.statusCode !== 200) return reject(new Error(`/debug/pprof/profile answered ${res.statusCode}`));
-          writeFileSync(path.join(outDir, 'apiserver-burst.pprof'), Buffer.concat(chunks));
-          resolve();
-        });
+      res.on('data', (c: Buffer) => chunks.push(c)).on('error', reject);
+      res.on('end', () => {
+        if (res.statusCode !== 200) return reject(new Error(`/debug/pprof/profile answered ${res.statusCode}`));
+        writeFileSync(path.join(outDir, 'apiserver-burst.pprof'), Buffer.concat(chunks));
+        resolve();
+      });
     });
     req.on('timeout', () => req.destroy(new Error('no CPU profile in time'))).on('error', reject);
   }).catch((err: Error) => log(`the API server's CPU profile: ${err.message}`));

@@ -17,12 +17,9 @@ export const verbResource = (w: AuditEvent) =>
 
 /** Distinct objects created or applied: not a status, not an Event, not the PreviewEnvironment (its spec write is the +1 of the target). */
 export function objectsApplied(writes: readonly AuditEvent[]): number {
-  const applied = writes.filter(
-    (w) =>
-      ['create', 'patch', 'update'].includes(w.verb) &&
-      !w.objectRef?.subresource &&
-      !['events', 'previewenvironments'].includes(w.objectRef?.resource ?? ''),
-  );
+  const skipped = ['events', 'previewenvironments'];
+  const applies = (w: AuditEvent) => ['create', 'patch', 'update'].includes(w.verb) && !w.objectRef?.subresource;
+  const applied = writes.filter((w) => applies(w) && !skipped.includes(w.objectRef?.resource ?? ''));
   return new Set(applied.map((w) => `${w.objectRef?.resource}/${w.objectRef?.namespace}/${w.objectRef?.name}`)).size;
 }
 

@@ -4,10 +4,7 @@
 export type Unit = 'ms' | 's' | 'MB' | 'count' | 'ratio' | '/min';
 
 /** The most a figure may be (every target of issue 24 is a ceiling), and how the issue words it, e.g. "≤ 15 ms". */
-export interface Target {
-  value: number;
-  text: string;
-}
+export type Target = { value: number; text: string };
 
 export interface Figure {
   scenario: number;
@@ -31,13 +28,9 @@ export type Measured = Pick<ScenarioResult, 'figures' | 'notes'>;
 
 export const atMost = (value: number, text = `≤ ${value}`): Target => ({ value, text });
 
-export const figure = (scenario: number, name: string, value: number, unit: Unit, target?: Target): Figure => ({
-  scenario,
-  name,
-  value,
-  unit,
-  target,
-});
+export function figure(scenario: number, name: string, value: number, unit: Unit, target?: Target): Figure {
+  return { scenario, name, value, unit, target };
+}
 
 const formats: Record<Unit, (v: number) => string> = {
   ms: (v) => (v >= 1000 ? `${(v / 1000).toFixed(2)} s` : `${+v.toFixed(v >= 10 ? 0 : 1)} ms`),
@@ -55,10 +48,9 @@ export function formatGap(figure: Figure): string {
   const t = figure.target;
   if (!t) return '';
   if (!Number.isFinite(figure.value)) return 'not measured';
-  const met = figure.value <= t.value;
   const difference = Math.abs(figure.value - t.value);
   const factor = t.value !== 0 ? ` (${(figure.value / t.value).toFixed(2)}× target)` : '';
-  if (met) return difference === 0 ? 'met' : `met, ${formatValue(difference, figure.unit)} to spare`;
+  if (figure.value <= t.value) return difference === 0 ? 'met' : `met, ${formatValue(difference, figure.unit)} to spare`;
   return `missed by ${formatValue(difference, figure.unit)}${factor}`;
 }
 

@@ -1,7 +1,8 @@
 // What the operator does, seen from outside: the bench sends each delivery and watches
 // PreviewEnvironments (written, Ready), Algorithms (applied: the environment's custom resource
-// exists; custom resources are applied last), Namespaces (gone), and reads the emulator's state
-// (the comment says ready). First-seen times per environment, performance.now() ms.
+// exists; custom resources are applied last), with TLS Certificates (certified: cert-manager says
+// Ready), Namespaces (gone), and reads the emulator's state (the comment says ready, with TLS at an
+// https:// URL). First-seen times per environment, performance.now() ms.
 import { Agent, request } from 'node:http';
 import { Informer } from '../src/kube/informer.js';
 import type { KubeObject } from '../src/kube/kube-object.js';
@@ -11,7 +12,7 @@ import type { WebhookDelivery } from '../test/github-emulator/webhook-delivery.j
 import type { BenchEnvironment } from './bench-environment.js';
 import type { OperatorProcess } from './operator-process.js';
 
-type Stage = 'written' | 'applied' | 'ready' | 'namespaceGone';
+type Stage = 'written' | 'applied' | 'certified' | 'ready' | 'namespaceGone';
 
 export interface Timeline extends Partial<Record<Stage | 'sent' | 'answered' | 'commented', number>> {
   repo: PullRequestDriver;
@@ -28,6 +29,7 @@ export class Observer {
   constructor(
     private readonly env: BenchEnvironment,
     private readonly operator: OperatorProcess,
+    private readonly tls = false,
   ) {}
 
   async start(): Promise<void> {
@@ -40,6 +42,11 @@ export class Observer {
       this.note(obj.metadata.name!, 'written');
       if ((obj.status as { phase?: string } | undefined)?.phase === 'Ready') this.note(obj.metadata.name!, 'ready');
     };
+    const issued = (obj: KubeObject) => {
+      const { conditions = [] } = (obj.status ?? {}) as { conditions?: Array<{ type: string; status: string }> };
+      if (conditions.some((c) => c.type === 'Ready' && c.status === 'True')) this.note(obj.metadata.namespace!, 'certified');
+    };
+    if (this.tls) watch('cert-manager.io/v1', 'Certificate').addHandler({ onAdd: issued, onUpdate: (_o, n) => issued(n) });
     watch('preview.alien6.io/v1alpha1', 'PreviewEnvironment').addHandler({ onAdd: seen, onUpdate: (_o, n) => seen(n) });
     watch('ai.alien6.io/v1', 'Algorithm').addHandler({ onAdd: (obj) => this.note(obj.metadata.namespace!, 'applied') });
     watch('v1', 'Namespace').addHandler({ onDelete: (obj) => this.note(obj.metadata.name!, 'namespaceGone') });
@@ -76,7 +83,8 @@ export class Observer {
       if (Date.now() > deadline) return false;
       for (const t of this.tracked.values()) {
         if (t.commented !== undefined) continue;
-        if (this.env.gh.comments(t.repo.repository, t.number).some((c) => c.body.includes('✅ Ready'))) t.commented = performance.now();
+        const ready = (body: string) => body.includes('✅ Ready') && (!this.tls || body.includes('**URL:** https://'));
+        if (this.env.gh.comments(t.repo.repository, t.number).some((c) => ready(c.body))) t.commented = performance.now();
       }
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -99,9 +107,8 @@ export function post(url: string, delivery: WebhookDelivery): Promise<{ status: 
     const headers = { ...delivery.headers, 'content-length': String(Buffer.byteLength(delivery.body)) };
     const req = request(url, { method: 'POST', agent, headers }, (res) => {
       const chunks: Buffer[] = [];
-      res
-        .on('data', (d: Buffer) => chunks.push(d))
-        .on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
+      res.on('data', (d: Buffer) => chunks.push(d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
     });
     req.on('error', reject).end(delivery.body);
   });

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { createInterface, type Interface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { testCaIssuer } from '../test/cluster/cert-manager.js';
 import type { BenchEnvironment } from './bench-environment.js';
 import { benchDomain } from './bench-preview.js';
 import { imageRuntime } from './image-runtime.js';
@@ -47,6 +48,8 @@ export interface OperatorOptions {
   cloneUrls?: Record<string, string>;
   profile?: boolean;
   heapSnapshot?: boolean;
+  /** A Certificate per preview from the test CA's ClusterIssuer (the cluster runs cert-manager); else plain HTTP. */
+  tls?: boolean;
 }
 
 /** Node's flags and the `run` command's, as one would type them (no value holds a space). */
@@ -59,7 +62,8 @@ function commandLine(env: BenchEnvironment, options: OperatorOptions, scratch: s
     ${entry} --controllers=${controllers} --leader-elect=false --log-level=info --resync-interval=${resyncIntervalMs / 1000}s
     --webhook-host=127.0.0.1 --webhook-port=0 --metrics-port=0 --dashboard-port=0 --webhook-secret=${secret} --preview-domain=${benchDomain}
     --github-api-url=${env.gh.url} --github-token=${env.gh.createToken('preview-operator-bot')} --github-throttle=false
-    --tls-issuer=none --preview-environment-workers=${previewEnvironmentWorkers} --checkout-cache-dir=${scratch}
+    --tls-issuer=${options.tls ? `${testCaIssuer} --tls-mode=per-preview` : 'none'}
+    --preview-environment-workers=${previewEnvironmentWorkers} --checkout-cache-dir=${scratch}
     --git-allowed-protocols=file,https`
     .split(/\s+/)
     .filter(Boolean);

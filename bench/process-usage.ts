@@ -10,10 +10,8 @@ export function parseProcessUsage(statusText: string, statText: string) {
   const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)\\s+kB`, 'm').exec(statusText)?.[1] ?? NaN) / 1024;
   // The command name may hold spaces and parentheses: fields start after the last ')'. utime,
   // stime, cutime, cstime are fields 14–17 of stat: 11–14 after the command name.
-  const f = statText
-    .slice(statText.lastIndexOf(')') + 2)
-    .split(' ')
-    .map(Number);
+  const fields = statText.slice(statText.lastIndexOf(')') + 2);
+  const f = fields.split(' ').map(Number);
   return { peakRssMb: kb('VmHWM'), rssMb: kb('VmRSS'), cpuSeconds: (f[11]! + f[12]! + f[13]! + f[14]!) / clockTicks };
 }
 

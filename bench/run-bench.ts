@@ -4,20 +4,15 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseBenchArgs, type BenchArgs } from './bench-args.js';
+import { parseBenchArgs } from './bench-args.js';
 import { startBenchEnvironment, type BenchEnvironment } from './bench-environment.js';
 import { compileOperator, repositoryRoot } from './operator-process.js';
 import { renderTable, type ScenarioResult } from './figures.js';
 import { counts, scenarioPlan } from './scenario-plan.js';
 
-const args: BenchArgs = (() => {
-  try {
-    return parseBenchArgs(process.argv.slice(2));
-  } catch (err) {
-    process.stderr.write(`bench: ${(err as Error).message}\n`);
-    process.exit(2);
-  }
-})();
+/** Ends the run with `code`, saying why (bad arguments: 2; the operator does not compile: 1). */
+const fail = (code: number) => (err: Error) => (process.stderr.write(`bench: ${err.message}\n`), process.exit(code));
+const args = await Promise.resolve(process.argv.slice(2)).then(parseBenchArgs).catch(fail(2));
 const started = new Date();
 const outDir = path.resolve(repositoryRoot, args.out ?? path.join('bench/results', started.toISOString().replace(/[:.]/g, '-')));
 mkdirSync(outDir, { recursive: true });
@@ -26,16 +21,13 @@ const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice
 const loadAtStart = loadAverage();
 
 log('compiling with tsc -p tsconfig.bench.json');
-await compileOperator().catch((err: Error) => {
-  process.stderr.write(`bench: ${err.message}\n`);
-  process.exit(1);
-});
+await compileOperator().catch(fail(1));
 const results: ScenarioResult[] = [];
 for (const step of scenarioPlan(args)) {
   log(`${step.title}`);
   let env: BenchEnvironment | undefined;
   try {
-    env = await startBenchEnvironment(log, step.environments);
+    env = await startBenchEnvironment(log, step.environments, step.certManager);
     results.push(...(await step.run(env, { ...args, outDir, log, counts: counts(args.quick) })));
   } catch (err) {
     log(`${step.title} failed: ${(err as Error).stack ?? String(err)}`);
@@ -51,16 +43,14 @@ const machine = `${os.cpus().length} cores, Node ${process.version}; load averag
 process.stdout.write(`\n${renderTable(results)}\n`);
 const json = { startedAt: started.toISOString(), seconds, machine, args, results };
 writeFileSync(path.join(outDir, 'results.json'), `${JSON.stringify(json, null, 2)}\n`);
-writeFileSync(
-  path.join(outDir, 'results.md'),
-  [
-    `# preview-operator bench, ${started.toISOString()}`,
-    '',
-    `${machine}. Scenarios ${args.scenarios}, bursts ${args.bursts}${args.quick ? ' (quick)' : ''}; ${seconds.toFixed(0)} s.`,
-    '',
-    renderTable(results),
-    ...results.filter((r) => r.notes.length > 0).flatMap((r) => [`## ${r.scenario}. ${r.title}`, '', ...r.notes.map((n) => `- ${n}`), '']),
-  ].join('\n'),
-);
+const markdown = [
+  `# preview-operator bench, ${started.toISOString()}`,
+  '',
+  `${machine}. Scenarios ${args.scenarios}, bursts ${args.bursts}${args.quick ? ' (quick)' : ''}; ${seconds.toFixed(0)} s.`,
+  '',
+  renderTable(results),
+  ...results.filter((r) => r.notes.length > 0).flatMap((r) => [`## ${r.scenario}. ${r.title}`, '', ...r.notes.map((n) => `- ${n}`), '']),
+];
+writeFileSync(path.join(outDir, 'results.md'), markdown.join('\n'));
 log(`results in ${path.relative(repositoryRoot, outDir)}/; ${seconds.toFixed(0)} s`);
 process.exit(0);

@@ -1,7 +1,7 @@
 // Scenarios 2–5 and 8 against the operator as its own process, on one control plane: first the
 // bare bursts (before the operator runs, so its Algorithm controller does not act on them), then
 // one PR at a time beside the bare loop, then each burst size in turn — the first followed by the
-// idle period — each torn down before the next, so each starts from the same standing state.
+// idle period — each torn down before the next, so each starts from the same standing state. Or 9 alone.
 import { randomBytes } from 'node:crypto';
 import type { KubeClient } from '../src/kube/client.js';
 import { PullRequestDriver } from '../test/github-emulator/pull-requests.js';
@@ -15,7 +15,7 @@ import { Observer } from './observer.js';
 import { startOperatorProcess, type OperatorProcess } from './operator-process.js';
 import { burst } from './scenario-burst.js';
 import { idle, settle, teardown } from './scenario-idle-teardown.js';
-import { onePullRequest } from './scenario-one-pr.js';
+import { onePullRequest, tlsPullRequests } from './scenario-one-pr.js';
 import type { StepContext } from './scenario-plan.js';
 
 export interface EndToEnd {
@@ -74,8 +74,8 @@ export async function endToEnd(env: BenchEnvironment, ctx: StepContext): Promise
   const bare = bareClient(env);
   const bareMs = await bareBursts(env, bare, wanted(3, 4) ? sizes : []);
   const cloneUrls = Object.fromEntries(repos.map((d) => [`${d.repository.owner}/${d.repository.name}`.toLowerCase(), d.cloneUrl]));
-  const operator = await startOperatorProcess(env, { ...ctx, secret, cloneUrls });
-  const observer = new Observer(env, operator);
+  const operator = await startOperatorProcess(env, { ...ctx, secret, cloneUrls, tls: wanted(9) });
+  const observer = new Observer(env, operator, wanted(9));
   const e: EndToEnd = { env, ctx, operator, observer, single, burstRepos, bare, bareNamespaces: [] };
   const results: ScenarioResult[] = [];
   // A part that fails says so in the table; the others' figures stay.
@@ -93,6 +93,7 @@ export async function endToEnd(env: BenchEnvironment, ctx: StepContext): Promise
     await observer.start();
     if (wanted(2, 3)) await attempt([2, 3], () => onePullRequest(e, ctx.counts.onePr, ctx.counts.warmups));
     if (sizes.length > 0) await attempt([4, 5, 8], () => bursts(e, bareMs));
+    if (wanted(9)) await attempt([9], () => tlsPullRequests(e, ctx.counts.tlsPrs));
   } finally {
     await observer.stop();
     await operator.stop();

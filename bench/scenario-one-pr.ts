@@ -1,12 +1,30 @@
-// Scenarios 2 and 3, one PR end to end: a PR opened on a real git repository, its signed delivery
-// sent to the operator, the next PR once the comment says ready; alternately, the same manifests
-// applied by the bare loop (bare-apply.ts). Both start with unmeasured warm-up rounds: the first
-// reconcile pays for discovery, and V8 compiles the hot paths over the first dozen runs.
+// Scenarios 2, 3 and 9, one PR at a time end to end: a PR opened on a real git repository, its signed
+// delivery sent to the operator, the next PR once the comment says ready. 2 starts with unmeasured rounds (the first
+// reconcile pays for discovery, V8 compiles the hot paths over the first dozen); 3 applies the same manifests by the
+// bare loop (bare-apply.ts) after each; 9 runs them with TLS on, each Certificate issued by the real cert-manager.
+import { X509Certificate } from 'node:crypto';
+import type { KubeObject } from '../src/kube/kube-object.js';
 import { atMost, figure, type ScenarioResult } from './figures.js';
 import { bareBurst } from './bare-apply.js';
 import { span, type Timeline } from './observer.js';
 import type { EndToEnd } from './scenario-end-to-end.js';
 import { ratio, summarize } from './stats.js';
+
+/** `warmups` then `runs` PRs, each once the previous one's comment and status said Ready, each followed by `after`; the measured ones. */
+async function oneAfterAnother(e: EndToEnd, runs: number, warmups: number, after?: (measured: boolean) => Promise<void>) {
+  const measured: Timeline[] = [];
+  for (let i = 0; i < runs + warmups; i++) {
+    const { delivery, pullRequest } = await e.single.open({ files: { 'CHANGE.md': `${i}\n` }, authorAssociation: 'MEMBER' });
+    const t: Timeline = { repo: e.single, number: pullRequest.number };
+    await e.observer.send(t, delivery);
+    if (!(await e.observer.waitFor(`${t.environment} Ready`, 120_000, () => t.commented !== undefined && t.ready !== undefined))) {
+      throw new Error(`${t.environment} was not Ready within 120 s`);
+    }
+    if (i >= warmups) measured.push(t);
+    await after?.(i >= warmups);
+  }
+  return measured;
+}
 
 const stages: Array<[string, keyof Timeline]> = [
   ['answered', 'answered'],
@@ -17,21 +35,14 @@ const stages: Array<[string, keyof Timeline]> = [
 ];
 
 export async function onePullRequest(e: EndToEnd, runs: number, warmups: number): Promise<ScenarioResult[]> {
-  const [singles, bareMs]: [Timeline[], number[]] = [[], []];
+  const bareMs: number[] = [];
   const withBare = e.ctx.scenarios.includes(3);
-  for (let i = 0; i < runs + warmups; i++) {
-    const { delivery, pullRequest } = await e.single.open({ files: { 'CHANGE.md': `${i}\n` }, authorAssociation: 'MEMBER' });
-    const t: Timeline = { repo: e.single, number: pullRequest.number };
-    await e.observer.send(t, delivery);
-    if (!(await e.observer.waitFor(`${t.environment} Ready`, 120_000, () => t.commented !== undefined && t.ready !== undefined))) {
-      throw new Error(`${t.environment} was not Ready within 120 s`);
-    }
-    if (i >= warmups) singles.push(t);
-    if (!withBare) continue;
+  const singles = await oneAfterAnother(e, runs, warmups, async (measured) => {
+    if (!withBare) return;
     const bare = await bareBurst(e.bare, 1, 1);
-    if (i >= warmups) bareMs.push(bare.ms);
+    if (measured) bareMs.push(bare.ms);
     e.bareNamespaces.push(...bare.namespaces);
-  }
+  });
   const median = (to: keyof Timeline) => summarize(span(singles, 'sent', to)).p50;
   const figures = stages.map(([name, to]) => figure(2, `delivery → ${name}, median`, median(to), 'ms'));
   const readyP95 = summarize(span(singles, 'sent', 'ready')).p95;
@@ -45,4 +56,33 @@ export async function onePullRequest(e: EndToEnd, runs: number, warmups: number)
     { scenario: 2, title: 'One PR, end to end', figures, notes: [note, 'Each followed by a bare apply.'] },
     { scenario: 3, title: 'The limit: bare apply', figures: [figure(3, 'bare apply of one environment, median', bare, 'ms')], notes: [] },
   ];
+}
+
+/** Whether the Secret of the environment's Certificate holds a certificate for its URL's host and no other name. */
+async function forExactlyTheHost({ env: { admin } }: EndToEnd, namespace: string): Promise<boolean> {
+  type Read = KubeObject & { spec: { secretName: string }; status?: { url?: string }; data?: Record<string, string> };
+  const environment = await admin.get<Read>({ apiVersion: 'preview.alien6.io/v1alpha1', kind: 'PreviewEnvironment', name: namespace });
+  const [certificate] = (await admin.list<Read>({ apiVersion: 'cert-manager.io/v1', kind: 'Certificate' }, { namespace })).items;
+  const secret = await admin.get<Read>({ apiVersion: 'v1', kind: 'Secret', namespace, name: certificate!.spec.secretName });
+  const leaf = new X509Certificate(Buffer.from(secret.data?.['tls.crt'] ?? '', 'base64'));
+  return leaf.subjectAltName === `DNS:${new URL(environment.status!.url!).hostname}`;
+}
+
+/** Scenario 9: per PR, applied → its Certificate Ready (the condition cert-manager sets), → status Ready and the https:// URL commented. */
+export async function tlsPullRequests(e: EndToEnd, runs: number): Promise<ScenarioResult[]> {
+  const list = await oneAfterAnother(e, runs, 0);
+  const spans: Array<[string, keyof Timeline, keyof Timeline]> = [
+    ['delivery → applied', 'sent', 'applied'],
+    ['applied → Certificate Ready', 'applied', 'certified'],
+    ['applied → status Ready', 'applied', 'ready'],
+    ['applied → comment says https:// URL ready', 'applied', 'commented'],
+  ];
+  const figures = spans.flatMap(([name, from, to]) => {
+    const { p50, max } = summarize(span(list, from, to));
+    return [figure(9, `${name}, median`, p50, 'ms'), figure(9, `${name}, max`, max, 'ms')];
+  });
+  const exact = await Promise.all(list.map((t) => forExactlyTheHost(e, t.environment!).catch((err: Error) => e.ctx.log(err.message))));
+  figures.push(figure(9, `certificates issued for exactly the preview host, of ${list.length}`, exact.filter(Boolean).length, 'count'));
+  const note = `${list.length} PRs one after another, no warm-up; a Certificate each (--tls-mode=per-preview) from the test CA ClusterIssuer.`;
+  return [{ scenario: 9, title: 'TLS with cert-manager', figures, notes: [note] }];
 }

@@ -40,8 +40,6 @@ export function ratio(a: number, b: number): number {
 export function countBy<T>(items: readonly T[], key: (item: T) => string): string {
   const m = new Map<string, number>();
   for (const i of items) m.set(key(i), (m.get(key(i)) ?? 0) + 1);
-  return [...m.entries()]
-    .sort((a, b) => b[1] - a[1])
-    .map(([k, v]) => `${k} ${v}`)
-    .join(', ');
+  const mostFirst = [...m.entries()].sort((a, b) => b[1] - a[1]);
+  return mostFirst.map(([k, v]) => `${k} ${v}`).join(', ');
 }
