@@ -8,6 +8,7 @@ import { resourcePath, type ResourceInfo } from './discovery.js';
 import { errorFromResponse, ExpiredError, toKubeError, type ApiStatus } from './errors.js';
 import { objectKey, type KindRef, type KubeObject } from './kube-object.js';
 import { stderrLogger, type Logger } from './logger.js';
+import { compactManagedFields } from './managed-fields.js';
 import { ObjectCache, type IndexFunction } from './object-cache.js';
 
 /** Receives changes to the informer's objects. An update carries the old and the new object. */
@@ -153,7 +154,10 @@ export class Informer<T extends KubeObject = KubeObject> implements CacheReader<
     return this.resourceVersion;
   }
 
-  /** A cached object by key (`namespace/name`, or `name` if cluster-scoped). Treat it as read-only. */
+  /**
+   * A cached object by key (`namespace/name`, or `name` if cluster-scoped). Treat it as read-only. Its managedFields
+   * hold the client's field manager's Apply entries whole and only the top of the others' (compactManagedFields).
+   */
   get(key: string): T | undefined {
     return this.cache.get(key);
   }
@@ -237,7 +241,7 @@ export class Informer<T extends KubeObject = KubeObject> implements CacheReader<
       seen.add(key);
       const old = this.cache.get(key);
       if (old && old.metadata.resourceVersion === obj.metadata.resourceVersion) continue;
-      this.cache.set(obj);
+      this.cache.set(this.cached(obj));
       if (old) this.emitUpdate(old, obj);
       else this.emitAdd(obj);
     }
@@ -334,10 +338,15 @@ export class Informer<T extends KubeObject = KubeObject> implements CacheReader<
       this.emitDelete(obj);
       return true;
     }
-    const old = this.cache.set(obj);
+    const old = this.cache.set(this.cached(obj));
     if (old) this.emitUpdate(old, obj);
     else this.emitAdd(obj);
     return true;
+  }
+
+  /** What the cache keeps of an object: managedFields only as far as they are read (managed-fields.ts). */
+  private cached(obj: T): T {
+    return compactManagedFields(obj, this.client.fieldManager);
   }
 
   private emitAdd(obj: T): void {

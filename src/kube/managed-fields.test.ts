@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KubeObject, ManagedFieldsEntry } from './kube-object.js';
-import { appliedFieldsCover } from './managed-fields.js';
+import { appliedFieldsCover, compactManagedFields } from './managed-fields.js';
 
 // The field set the API server recorded for the apply of `desired` (copied from a real answer).
 const appliedFields = {
@@ -136,5 +136,47 @@ describe('applied field ownership', () => {
     assert.equal(appliedFieldsCover(live(fields), owned, 'preview-operator'), true);
     const otherOwner = { ...owned, metadata: { ...owned.metadata, ownerReferences: [{ ...owner, uid: 'u-2' }] } };
     assert.equal(appliedFieldsCover(live(fields), otherOwner, 'preview-operator'), false, 'a new owner is a change');
+  });
+});
+
+describe('compactManagedFields', () => {
+  const theirs: ManagedFieldsEntry[] = [
+    { manager: 'seed', operation: 'Update', time: '2026-01-01T00:00:00Z', fieldsV1: { 'f:spec': { 'f:replicas': {} } } },
+    {
+      manager: 'kube-controller-manager',
+      operation: 'Update',
+      subresource: 'status',
+      fieldsV1: { 'f:status': { 'f:conditions': { 'k:{"type":"Available"}': { 'f:status': {} } } } },
+    },
+    {
+      manager: 'preview-operator',
+      operation: 'Update',
+      time: '2026-01-02T00:00:00Z',
+      fieldsV1: { 'f:metadata': { 'f:finalizers': { 'v:"x"': {} } } },
+    },
+  ];
+
+  it("keeps the manager's Apply entry whole and the others' field sets two levels deep, with their times", () => {
+    const obj = compactManagedFields(live(appliedFields, 'preview-operator', structuredClone(theirs)), 'preview-operator');
+    assert.deepEqual(obj.metadata.managedFields, [
+      { manager: 'preview-operator', operation: 'Apply', apiVersion: 'apps/v1', fieldsType: 'FieldsV1', fieldsV1: appliedFields },
+      theirs[0],
+      { ...theirs[1], fieldsV1: { 'f:status': { 'f:conditions': {} } } },
+      { ...theirs[2], fieldsV1: { 'f:metadata': { 'f:finalizers': {} } } },
+    ]);
+    assert.equal(appliedFieldsCover(obj, desired, 'preview-operator'), true);
+    assert.equal(
+      appliedFieldsCover(compactManagedFields(live(without(['f:spec', 'f:replicas'])), 'preview-operator'), desired, 'preview-operator'),
+      false,
+    );
+  });
+
+  it('cuts every entry of an object another manager applied', () => {
+    const obj = compactManagedFields(live(appliedFields, 'someone-else'), 'preview-operator');
+    assert.deepEqual(obj.metadata.managedFields?.[0]?.fieldsV1, {
+      'f:metadata': { 'f:labels': {} },
+      'f:spec': { 'f:replicas': {}, 'f:selector': {}, 'f:template': {} },
+    });
+    assert.equal(compactManagedFields({ ...desired }, 'preview-operator').metadata.managedFields, undefined);
   });
 });

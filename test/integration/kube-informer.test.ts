@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
-import { Informer, KubeClient, silentLogger, type KubeObject, type Logger } from '../../src/kube/index.js';
+import { Applier, Informer, KubeClient, silentLogger, type KubeObject, type Logger } from '../../src/kube/index.js';
 import { kubeconfigYaml } from '../cluster/start-cluster.js';
 import { createNamespace, testCluster, uniqueName, type TestCluster } from '../support/test-cluster.js';
 import { waitFor } from '../support/wait.js';
@@ -134,6 +134,38 @@ describe('informer', () => {
         events.filter((e) => e.includes(' x')),
         ['add x', 'update x {"v":"1"}->{"v":"2"}'],
       );
+    } finally {
+      await informer.stop();
+    }
+  });
+
+  it("caches the client's Apply entry whole and only the top two levels of other managers' fields", async () => {
+    const ns = uniqueName('inf-fields');
+    await createNamespace(cluster.kubeConfig, ns);
+    const applier = new Applier(client);
+    const desired = (name: string) => configMap(ns, name, { v: '1' }, { app: 'web' });
+    const labelledByOthers = async (name: string) => {
+      await applier.apply([desired(name)]);
+      const ref = { apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name };
+      await client.patch(ref, 'merge', { metadata: { labels: { team: 'blue' } } }, { fieldManager: 'someone-else' });
+      return client.get(ref);
+    };
+    const listed = await labelledByOthers('listed');
+    const informer = new Informer(client, configMapKind, { namespace: ns, logger: silentLogger });
+    informer.start();
+    try {
+      await informer.waitForSync();
+      const watched = await labelledByOthers('watched');
+      await waitFor('watched', () => informer.get(`${ns}/watched`)?.metadata.resourceVersion === watched.metadata.resourceVersion);
+      for (const live of [listed, watched]) {
+        const cached = informer.get(`${ns}/${live.metadata.name}`)!;
+        const entries = live.metadata.managedFields!;
+        const ours = entries.find((e) => e.manager === 'preview-operator' && e.operation === 'Apply');
+        const theirs = entries.find((e) => e.manager === 'someone-else')!;
+        assert.deepEqual(theirs.fieldsV1, { 'f:metadata': { 'f:labels': { 'f:team': {} } } }, 'as the server records it');
+        assert.deepEqual(cached.metadata.managedFields, [ours, { ...theirs, fieldsV1: { 'f:metadata': { 'f:labels': {} } } }]);
+        assert.equal(applier.isApplied(cached, desired(live.metadata.name)), true, 'the unchanged check reads the cached object as before');
+      }
     } finally {
       await informer.stop();
     }
