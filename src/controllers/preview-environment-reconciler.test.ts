@@ -194,6 +194,21 @@ describe('the PreviewEnvironment reconciler', () => {
     assert.equal(t.environment(two).status?.phase, 'Deploying');
   });
 
+  it('siblings: a change wakes only those waiting for a slot — none without a cap, none admitted and still unwritten', async () => {
+    const uncapped = setup({ deployingReportDelayMs: 5000 });
+    const [a, b] = [await uncapped.create(1), await uncapped.create(2)];
+    await uncapped.reconcile(b);
+    assert.deepEqual(uncapped.reconciler.queuedSiblings(uncapped.environment(a)), [], 'no cap: nobody waits for a slot');
+
+    const policy = { ...structuredClone(defaultPolicySettings), repositories: {} };
+    policy.budgets.maxEnvironmentsPerRepository = 2;
+    const t = setup({ policy, deployingReportDelayMs: 5000 });
+    const [one, two, three] = [await t.create(1), await t.create(2), await t.create(3)];
+    await t.reconcile(two);
+    assert.equal(t.environment(two).status?.phase, undefined, 'admitted and applied, its first status still waiting');
+    assert.deepEqual(t.reconciler.queuedSiblings(t.environment(one)), [three], '#3 has not been admitted; #2 has');
+  });
+
   it('expired: past its TTL the namespace goes and the environment stays Expired at that SHA, writing nothing more', async () => {
     const t = setup();
     const name = await t.create(1, { ttl: '1h' });

@@ -172,12 +172,19 @@ export class PreviewEnvironmentReconciler implements Reconciler {
     }
   }
 
-  /** Keys of the Queued environments of `obj`'s repository (they may start when it changes). */
+  /**
+   * Keys of the environments of `obj`'s repository waiting for a slot (they may start when it
+   * changes): Queued, or not yet admitted — under a cap only; one admitted but not yet written
+   * (its first status waits for Ready) is not woken by its siblings' writes.
+   */
   queuedSiblings(obj: EnvironmentObject): string[] {
     if (!obj.spec?.repository) return [];
+    if (effectivePolicy(this.settings.policy, obj.spec.repository).budgets.maxEnvironmentsPerRepository === null) return [];
+    const waiting = (e: EnvironmentObject) =>
+      e.status?.phase === 'Queued' || (e.status?.phase === undefined && !this.memory.slots.holds(e.metadata.name));
     return this.caches
       .siblings(obj)
-      .filter((e) => e.metadata.name !== obj.metadata.name && (e.status?.phase === 'Queued' || e.status?.phase === undefined))
+      .filter((e) => e.metadata.name !== obj.metadata.name && waiting(e))
       .map((e) => e.metadata.name);
   }
 

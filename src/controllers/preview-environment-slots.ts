@@ -49,6 +49,11 @@ export class SlotLedger {
     return { admitted: false, position: allocation.queued.indexOf(self.pullRequest) + 1, cap };
   }
 
+  /** Admitted by this process (it holds a slot, whatever its status says yet). */
+  holds(name: string): boolean {
+    return this.admitted.has(name);
+  }
+
   /** The environment is gone (or leaving): its slot is free once its object is. */
   release(name: string): void {
     this.admitted.delete(name);
