@@ -28,6 +28,14 @@ export interface WorkloadSet {
   handover?: { deployment: string; live: KubeObject | undefined; initialReplicas: number };
 }
 
+/** What the apply step did. */
+export interface Written {
+  /** Anything was created, changed or deleted. */
+  wrote: boolean;
+  /** The applied objects as they are now: the server's answers, or the live objects found unchanged. */
+  objects: KubeObject[];
+}
+
 export class WorkloadWriter {
   private readonly applier: Applier;
   /** Live objects of kinds no informer watches (the HTTPRoute), read for the apply in progress. */
@@ -40,8 +48,8 @@ export class WorkloadWriter {
     this.applier = new Applier(client, { lookup: (ref) => this.cached(ref) });
   }
 
-  /** Applies the set and prunes the rest; true if anything was written. */
-  async write(set: WorkloadSet): Promise<boolean> {
+  /** Applies the set and prunes the rest. */
+  async write(set: WorkloadSet): Promise<Written> {
     const uncached = set.objects.filter((o) => o.kind === httpRouteKind.kind);
     try {
       for (const obj of uncached) await this.fetch(refOf(obj));
@@ -54,7 +62,8 @@ export class WorkloadWriter {
       if (set.handover && created && !replicasHeldByOthers(created.object, this.client.fieldManager)) {
         await this.seedReplicas(set.namespace, set.handover.deployment, set.handover.initialReplicas);
       }
-      return (await this.prune(set)) || wrote;
+      const pruned = await this.prune(set);
+      return { wrote: pruned || wrote, objects: results.map((r) => r.object) };
     } finally {
       for (const obj of uncached) this.fetched.delete(fetchKey(refOf(obj)));
     }
@@ -62,11 +71,15 @@ export class WorkloadWriter {
 
   /**
    * About to stop applying spec.replicas: hand the current value to a manager of its own first,
-   * or server-side apply would reset it to the default when we let go of it.
+   * or server-side apply would reset it to the default when we let go of it. Only when we applied
+   * them: a Deployment just created for an autoscaled Algorithm, seen in a cache that has not yet
+   * seen its seed, holds the API server's default, which must not be seeded over the seed.
    */
   private async seedBeforeHandover({ namespace, handover }: WorkloadSet): Promise<boolean> {
-    if (!handover?.live || replicasHeldByOthers(handover.live, this.client.fieldManager)) return false;
-    const replicas = (handover.live.spec as { replicas?: number } | undefined)?.replicas ?? handover.initialReplicas;
+    if (!handover?.live) return false;
+    const { live } = handover;
+    if (!replicasAppliedBy(live, this.client.fieldManager) || replicasHeldByOthers(live, this.client.fieldManager)) return false;
+    const replicas = (live.spec as { replicas?: number } | undefined)?.replicas ?? handover.initialReplicas;
     await this.seedReplicas(namespace, handover.deployment, replicas);
     return true;
   }
@@ -114,6 +127,14 @@ export class WorkloadWriter {
 
 function fetchKey(ref: ObjectRef): string {
   return `${ref.kind}/${ref.namespace}/${ref.name}`;
+}
+
+/** True if `ours` applies the Deployment's spec.replicas (an Algorithm without autoscaling). */
+function replicasAppliedBy(deployment: KubeObject, ours: string): boolean {
+  return (deployment.metadata.managedFields ?? []).some((entry) => {
+    const spec = entry.fieldsV1?.['f:spec'] as Record<string, unknown> | undefined;
+    return entry.manager === ours && entry.operation === 'Apply' && !!spec && 'f:replicas' in spec;
+  });
 }
 
 /** True if a field manager other than `ours` owns the Deployment's spec.replicas (the seed, or an HPA's scale writes). */

@@ -1,9 +1,10 @@
 // The Algorithm reconciler, a recipe of named steps (as the Flux Operator's fetch → build →
 // apply → finalize status): observe the Algorithm's workloads in the caches, decide the rollout
 // (canary analysis, algorithm-canary.ts), build the desired objects with the constructs, apply
-// them and prune the rest (algorithm-apply.ts), tell what happened in Events, write the status
-// (algorithm-status.ts). Every decision is taken from the Algorithm and its status, so a
-// restarted operator picks a canary up where it was. Wiring: algorithm-controller.ts.
+// them and prune the rest (algorithm-apply.ts), tell what happened (Warnings as Events, routine
+// steps as log lines), write the status (algorithm-status.ts) — pure progress paced, decisions at
+// once (algorithm-status-pacing.ts). Every decision is taken from the Algorithm and its status, so
+// a restarted operator picks a canary up where it was. Wiring: algorithm-controller.ts.
 import {
   algorithmObjectNames,
   defaultLatencyMetric,
@@ -37,8 +38,18 @@ import {
 import { CustomMetricsProbe, decideAutoscaling, type AutoscalingDecision } from './algorithm-autoscaling.js';
 import { CanaryAnalysis, type AlgorithmAnalysisOptions } from './algorithm-canary.js';
 import { WorkloadWriter } from './algorithm-apply.js';
-import { algorithmStatus, rolloutEvents, stampReconciled, type Rollout, type TrafficSplit } from './algorithm-status.js';
+import {
+  algorithmStatus,
+  rolloutEvents,
+  stampReconciled,
+  statusChanged,
+  type AlgorithmEvent,
+  type Rollout,
+  type TrafficSplit,
+} from './algorithm-status.js';
 import { AlgorithmStatusMemo } from './algorithm-status-memo.js';
+import { lastWrittenBy, statusWait } from './algorithm-status-pacing.js';
+import { defaultProgressIntervalMs } from './progress-pacer.js';
 import { httpRouteKind, renderTrafficRoute, type RouteParentRef } from './canary-traffic-route.js';
 import { createsAny, ensureNamespaceActive, NamespaceTerminatingError, namespaceTerminating } from './namespace-terminating.js';
 import { canaryReplicas } from './rollout-plan.js';
@@ -71,6 +82,12 @@ export interface AlgorithmControllerOptions {
     AlgorithmWorkloadOptions,
     'containerPort' | 'resources' | 'runAsUser' | 'readOnlyRootFilesystem' | 'readinessPath' | 'cpuTargetUtilization'
   >;
+  /**
+   * Pure progress of a rollout (Pending, Progressing, replica counts) is written only once the
+   * rollout has had this long since its workloads were applied, and at most once per interval
+   * after; a rollout done sooner writes Running alone. 0 writes every change. @default 10_000
+   */
+  progressIntervalMs?: number;
   /** @default () => new Date() */
   now?: () => Date;
 }
@@ -163,12 +180,18 @@ export class AlgorithmReconciler implements Reconciler {
     const applied = await this.apply(algorithm, observed, desired);
     if (applied === 'namespace-terminating') return undefined;
     for (const event of rolloutEvents(algorithm, rollout, observed.status, this.analysis.policy, desired.split)) {
-      await this.events.record(algorithm, event.type, event.reason, event.message);
+      await this.announce(key, algorithm, event);
     }
     const status = await this.finalizeStatus(key, algorithm, { observed, rollout, desired, applied, now });
     const fields = { controller: 'algorithm', key, phase: status.phase, wrote: applied.wrote, statusWritten: status.written };
-    this.logger.debug(fields, 'algorithm reconciled');
-    return this.nextVisit(rollout, applied, now);
+    this.logger.debug({ ...fields, statusWaitMs: status.waitMs }, 'algorithm reconciled');
+    return soonest(this.nextVisit(rollout, applied, now), status.waitMs);
+  }
+
+  /** A warning (a rollback, a failing or unanalysable canary) is an Event a user acts on; a routine step is a log line. */
+  private async announce(key: string, algorithm: AlgorithmResource, event: AlgorithmEvent): Promise<void> {
+    if (event.type === 'Warning') await this.events.record(algorithm, event.type, event.reason, event.message);
+    else this.logger.info({ controller: 'algorithm', key, reason: event.reason }, event.message);
   }
 
   /** The previous status and the two tracks' Deployments, as far as the Algorithm controls them. */
@@ -237,7 +260,9 @@ export class AlgorithmReconciler implements Reconciler {
       // A child to create: the API server says whether the namespace is going (the cache may lag).
       const caches = [deployments, services, autoscalers, budgets, configMaps];
       if (createsAny(caches, desired.objects)) await ensureNamespaceActive(this.client, namespace);
-      return { wrote: await this.writer.write({ namespace, owner: uid, objects: desired.objects, handover }) };
+      const written = await this.writer.write({ namespace, owner: uid, objects: desired.objects, handover });
+      const stable = written.objects.find((o) => o.kind === 'Deployment' && o.metadata.name === algorithmObjectNames(name).stable);
+      return { wrote: written.wrote, stable };
     } catch (err) {
       if (err instanceof NamespaceTerminatingError || (err instanceof ForbiddenError && err.namespaceTerminating))
         return 'namespace-terminating';
@@ -247,8 +272,11 @@ export class AlgorithmReconciler implements Reconciler {
     }
   }
 
-  /** The status, written only where it differs; our own write is remembered until the cache has it. */
-  private async finalizeStatus(key: string, algorithm: AlgorithmResource, step: Outcome): Promise<{ phase?: string; written: boolean }> {
+  /**
+   * The status, written only where it differs — pure progress only once its wait is over (then
+   * `waitMs` says when to look again); our own write is remembered until the cache has it.
+   */
+  private async finalizeStatus(key: string, algorithm: AlgorithmResource, step: Outcome): Promise<FinalStatus> {
     const { observed, rollout, desired, applied, now } = step;
     const computed = algorithmStatus(
       {
@@ -266,10 +294,19 @@ export class AlgorithmReconciler implements Reconciler {
       },
       this.analysis.policy,
     );
-    const next = stampReconciled(observed.status, computed, applied.wrote, now);
-    const written = await updateStatus(this.client, algorithm, next);
+    if (!statusChanged(observed.status, computed)) return { phase: computed.phase, written: false };
+    const waitMs = statusWait({
+      previous: observed.status,
+      next: computed,
+      applied: applied.wrote,
+      deploymentWritten: lastWrittenBy(applied.stable ?? observed.stableLive, this.client.fieldManager),
+      now: now.getTime(),
+      intervalMs: this.options.progressIntervalMs ?? defaultProgressIntervalMs,
+    });
+    if (waitMs > 0) return { phase: observed.status.phase, written: false, waitMs };
+    const written = await updateStatus(this.client, algorithm, stampReconciled(observed.status, computed, now));
     if (written.written) this.memo.remember(key, written.object);
-    return { phase: next.phase, written: written.written };
+    return { phase: computed.phase, written: written.written };
   }
 
   /** When to look again. A canary is analysed on its interval; a refused apply is retried in a minute. */
@@ -297,8 +334,19 @@ export class AlgorithmReconciler implements Reconciler {
 /** What the apply step did. */
 interface Applied {
   wrote: boolean;
+  /** The stable Deployment as the apply left it (fresher than the cache, which may not have our write yet). */
+  stable?: KubeObject;
   /** Why the API server refused the workloads, when a user can fix it. */
   failure?: string;
+}
+
+/** What the status step did. */
+interface FinalStatus {
+  /** The phase the status shows. */
+  phase?: string;
+  written: boolean;
+  /** How long the computed progress waits before it is written. */
+  waitMs?: number;
 }
 
 /** Everything one reconcile found and decided, for its status. */
@@ -308,6 +356,12 @@ interface Outcome {
   desired: Desired;
   applied: Applied;
   now: Date;
+}
+
+/** The visit asked for, or sooner when the status waits for less. */
+function soonest(visit: ReconcileResult | undefined, waitMs: number | undefined): ReconcileResult | undefined {
+  if (!waitMs) return visit;
+  return { requeueAfter: visit?.requeueAfter === undefined ? waitMs : Math.min(visit.requeueAfter, waitMs) };
 }
 
 function clamp(value: number, min: number, max: number): number {

@@ -118,10 +118,19 @@ export function algorithmStatus(input: AlgorithmStatusInput, policy: AnalysisPol
   return next;
 }
 
-/** `lastReconciled` moves only with another change of status or a write (else every resync would write). */
-export function stampReconciled(previous: AlgorithmStatus, next: AlgorithmStatus, wrote: boolean, now: Date): AlgorithmStatus {
-  const changed = createMergePatch(withoutTimestamp(previous), withoutTimestamp(next)) !== undefined;
-  return { ...next, lastReconciled: changed || wrote || !previous.lastReconciled ? formatTime(now) : previous.lastReconciled };
+/** Whether the status says anything new (`lastReconciled` aside). */
+export function statusChanged(previous: AlgorithmStatus, next: AlgorithmStatus): boolean {
+  return createMergePatch(withoutTimestamp(previous), withoutTimestamp(next)) !== undefined;
+}
+
+/**
+ * `lastReconciled` moves only with another change of status (else every resync would write, and
+ * every re-apply of a drifted object): it says when the status last changed, which the pacing of
+ * progress (algorithm-status-pacing.ts) counts from.
+ */
+export function stampReconciled(previous: AlgorithmStatus, next: AlgorithmStatus, now: Date): AlgorithmStatus {
+  const stamp = statusChanged(previous, next) || !previous.lastReconciled;
+  return { ...next, lastReconciled: stamp ? formatTime(now) : previous.lastReconciled };
 }
 
 function algorithmPhase({ rollout: { plan, outcome }, stable, applyFailure }: AlgorithmStatusInput): Phase {
@@ -249,7 +258,10 @@ function degradedCondition(input: AlgorithmStatusInput, policy: AnalysisPolicy):
   return { type: 'Degraded', status: 'False', reason: 'AsExpected', message: 'no problem detected' };
 }
 
-/** The Events this reconcile's rollout step is worth (none when nothing happened). */
+/**
+ * What this reconcile's rollout step is worth telling (nothing when nothing happened): Warnings
+ * become Events, routine Normal steps log lines (the reconciler decides).
+ */
 export function rolloutEvents(
   algorithm: AlgorithmResource,
   rollout: Rollout,

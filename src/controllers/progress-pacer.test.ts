@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { progressWait } from './progress-pacer.js';
+import { progressWait, waitSince } from './progress-pacer.js';
 
 const at = (ms: number) => new Date(ms).toISOString();
 const deploying = (sha: string, lastMs: number) => ({ phase: 'Deploying', deployedSha: sha, lastReconciled: at(lastMs) });
@@ -30,4 +30,10 @@ test("a last write in the future (another leader's clock ahead) waits no longer 
 
 test('an interval of 0 writes every change', () => {
   assert.equal(progressWait(deploying('a', 1000), 'a', 1000, 0), 0);
+});
+
+test('waitSince: the rest of the interval since a status time, from the end of its second; nothing without a time', () => {
+  assert.equal(waitSince(at(1000), 4000, 10_000), 8000);
+  assert.equal(waitSince(undefined, 4000, 10_000), 0);
+  assert.equal(waitSince('not a time', 4000, 10_000), 0);
 });

@@ -9,7 +9,8 @@
 // on intermediate states; nor the API server its writes.
 //
 // The last write is read from the status itself (`lastReconciled` moves only with a written
-// change), so the pacing holds across restarts and a change of leader.
+// change), so the pacing holds across restarts and a change of leader. The Algorithm controller
+// paces its rollouts' progress by the same interval (algorithm-status-pacing.ts, with `waitSince`).
 
 /** The status fields the pacing reads. */
 export interface PacedStatus {
@@ -18,15 +19,27 @@ export interface PacedStatus {
   lastReconciled?: string;
 }
 
+/** The Algorithm controller's progress interval; the PreviewEnvironment's default is the same (preview-environment-options.ts). */
+export const defaultProgressIntervalMs = 10_000;
+
 /**
  * Milliseconds until more progress of `sha` may be written; 0: now. Only a deploy of `sha`
  * already written as Deploying waits; `intervalMs` 0 writes every change.
  */
 export function progressWait(status: PacedStatus | undefined, sha: string, now: number, intervalMs: number): number {
-  if (status?.phase !== 'Deploying' || status.deployedSha !== sha || !status.lastReconciled) return 0;
+  if (status?.phase !== 'Deploying' || status.deployedSha !== sha) return 0;
+  return waitSince(status.lastReconciled, now, intervalMs);
+}
+
+/**
+ * Milliseconds until `intervalMs` have passed since `time`, a time as the API server writes it
+ * (RFC 3339, whole seconds); 0: now, or no time.
+ */
+export function waitSince(time: string | undefined, now: number, intervalMs: number): number {
+  if (!time) return 0;
   // Status times are whole seconds, cut down: the time shown is when that settle began, to the
   // second, so the interval counts from the end of that second.
-  const last = Date.parse(status.lastReconciled) + 1000;
+  const last = Date.parse(time) + 1000;
   // Never longer than the interval: a clock ahead of ours (another leader's) must not stretch it.
   return Number.isNaN(last) ? 0 : Math.min(intervalMs, Math.max(0, last + intervalMs - now));
 }

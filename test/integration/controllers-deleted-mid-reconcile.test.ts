@@ -74,14 +74,19 @@ it('an Algorithm deleted during its reconcile ends the reconcile quietly', async
     metadata: { name: 'gone', namespace: ns },
     spec: { image: 'registry.alien6.io/algo/small:1.0.0' },
   });
-  const reconciler = new AlgorithmReconciler(admin, {
-    algorithms: staleCache({ apiVersion: 'ai.alien6.io/v1', kind: 'Algorithm' }, [stale]),
-    deployments: staleCache({ apiVersion: 'apps/v1', kind: 'Deployment' }),
-    services: staleCache({ apiVersion: 'v1', kind: 'Service' }),
-    autoscalers: staleCache({ apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler' }),
-    budgets: staleCache({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget' }),
-    configMaps: staleCache({ apiVersion: 'v1', kind: 'ConfigMap' }),
-  });
+  // Progress written at once, so that the status write meets the deletion (else it waits, and a later reconcile finds nothing).
+  const reconciler = new AlgorithmReconciler(
+    admin,
+    {
+      algorithms: staleCache({ apiVersion: 'ai.alien6.io/v1', kind: 'Algorithm' }, [stale]),
+      deployments: staleCache({ apiVersion: 'apps/v1', kind: 'Deployment' }),
+      services: staleCache({ apiVersion: 'v1', kind: 'Service' }),
+      autoscalers: staleCache({ apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler' }),
+      budgets: staleCache({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget' }),
+      configMaps: staleCache({ apiVersion: 'v1', kind: 'ConfigMap' }),
+    },
+    { progressIntervalMs: 0 },
+  );
   assert.equal(await reconciler.reconcile(`${ns}/gone`, context()), undefined);
 });
 
