@@ -11,7 +11,7 @@
 // would be written (validation, CEL rules, admission) without persisting any: a refusal then
 // leaves nothing half-applied. What a dry run cannot judge (apply-dependencies.ts) is refused, if
 // at all, at its real write; `undoCreated` then deletes what that apply had created.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { ObjectClient } from './object-client.js';
 import { needsSetWrittenFirst } from './apply-dependencies.js';
 import { applyGroups, applyRank } from './apply-order.js';
@@ -92,6 +92,12 @@ export interface ApplierOptions {
 
 export class Applier {
   readonly hashAnnotation: string;
+  /**
+   * Each object's prepared copy (with its hash), by the caller's object: a set is prepared for its dry run and again
+   * for its apply, and applied objects are checked again on later reconciles. Objects handed to the Applier are never
+   * changed afterwards (a changed object is a new one), so the copy stays right; it goes with the caller's object.
+   */
+  private readonly prepared = new WeakMap<KubeObject, { ownership: string; copy: KubeObject }>();
 
   constructor(
     private readonly client: ObjectClient,
@@ -207,7 +213,7 @@ export class Applier {
     // Without the hash annotation itself (canonicalJson leaves out undefined, as deleting would).
     const { [this.hashAnnotation]: _previous, ...annotations } = obj.metadata.annotations ?? {};
     const hashed = { ...obj, metadata: { ...obj.metadata, annotations: Object.keys(annotations).length > 0 ? annotations : undefined } };
-    return createHash('sha256').update(canonicalJson(hashed)).digest('hex').slice(0, 32);
+    return hash('sha256', canonicalJson(hashed), 'hex').slice(0, 32);
   }
 
   /** Every object prepared; an object twice in the set is an error. */
@@ -223,6 +229,15 @@ export class Applier {
   }
 
   private prepare(obj: KubeObject, ownership: Ownership | undefined): KubeObject {
+    const owner = ownership ? `${ownership.label}=${ownership.value}` : '';
+    const known = this.prepared.get(obj);
+    if (known?.ownership === owner) return known.copy;
+    const copy = this.prepareCopy(obj, ownership);
+    this.prepared.set(obj, { ownership: owner, copy });
+    return copy;
+  }
+
+  private prepareCopy(obj: KubeObject, ownership: Ownership | undefined): KubeObject {
     if (!obj.apiVersion || !obj.kind || !obj.metadata?.name)
       throw new Error(`every object needs apiVersion, kind and metadata.name: ${JSON.stringify(obj).slice(0, 200)}`);
     // Only the top level and metadata are changed below (labels and annotations replaced, never
