@@ -48,8 +48,7 @@ export function appliedFieldsCover(live: KubeObject, desired: KubeObject, manage
   for (const [key, value] of Object.entries(desired)) {
     if (ignoredTopLevel.has(key)) continue;
     if (key === 'metadata') {
-      const meta = Object.fromEntries(Object.entries(value as object).filter(([k]) => !ignoredMetadata.has(k)));
-      if (!coversMap(meta, childOf(fields, 'f:metadata'))) return false;
+      if (!coversMap(value as Record<string, unknown>, childOf(fields, 'f:metadata'), ignoredMetadata)) return false;
       continue;
     }
     if (!coversValue(value, childOf(fields, `f:${key}`))) return false;
@@ -102,9 +101,9 @@ function coversValue(value: unknown, node: FieldsNode | undefined): boolean {
   return true;
 }
 
-function coversMap(map: Record<string, unknown>, node: FieldsNode | undefined): boolean {
+function coversMap(map: Record<string, unknown>, node: FieldsNode | undefined, ignored?: ReadonlySet<string>): boolean {
   for (const [key, value] of Object.entries(map)) {
-    if (isEmptyValue(value)) continue;
+    if (ignored?.has(key) || isEmptyValue(value)) continue;
     if (!node) return false;
     if (!coversValue(value, childOf(node, `f:${key}`))) return false;
   }
@@ -116,8 +115,7 @@ function coversMap(map: Record<string, unknown>, node: FieldsNode | undefined): 
  * some fields (`k:{"name":"web"}` per element).
  */
 function coversList(list: unknown[], node: FieldsNode): boolean {
-  const keys = Object.keys(node).filter((k) => k !== '.');
-  const mapKeys = keys.filter((k) => k.startsWith('k:')).map((k) => ({ raw: k, fields: parseKey(k.slice(2)) }));
+  const mapKeys = keyedElements(node);
   for (const element of list) {
     if (isPlainObject(element)) {
       // Only judge what the field set lets us judge: elements of a keyed list.
@@ -131,6 +129,26 @@ function coversList(list: unknown[], node: FieldsNode): boolean {
     }
   }
   return true;
+}
+
+interface KeyedElement {
+  raw: string;
+  fields: Record<string, unknown> | undefined;
+}
+
+/** Parsed once per field set node: the cached live object is checked again on every reconcile. */
+const keyedElementsOf = new WeakMap<FieldsNode, KeyedElement[]>();
+
+/** The `k:` children of a list's node, with their keys parsed. */
+function keyedElements(node: FieldsNode): KeyedElement[] {
+  let keyed = keyedElementsOf.get(node);
+  if (!keyed) {
+    keyed = Object.keys(node)
+      .filter((k) => k.startsWith('k:'))
+      .map((k) => ({ raw: k, fields: parseKey(k.slice(2)) }));
+    keyedElementsOf.set(node, keyed);
+  }
+  return keyed;
 }
 
 function parseKey(json: string): Record<string, unknown> | undefined {
