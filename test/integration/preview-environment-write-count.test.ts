@@ -24,7 +24,7 @@ import {
 } from './preview-operator-harness.js';
 
 /** Today's counts where they are above the target (lower them as the operator gets leaner, never raise them). */
-const ceilings = { firstDeployOverTarget: 8, refusedTeardownWrites: 0 };
+const ceilings = { firstDeployOverTarget: 1, refusedTeardownWrites: 0 };
 
 let operator: PreviewOperator;
 let repository: GitRepository;
