@@ -11,6 +11,7 @@ import type { KubeAccess } from './kube-config.js';
 import { KubeConfigError } from './kube-config-error.js';
 import type { KindRef, KubeObject, ObjectRef } from './kube-object.js';
 import type { ObjectClient } from './object-client.js';
+import { TlsIdentityAgent } from './tls-identity-agent.js';
 
 // The kubeconfig loader is part of the client's API (`import { KubeClient, loadKubeConfig } from './kube/client.js'`).
 export { loadKubeConfig, type LoadedKubeConfig, type KubeAccess, type KubeConfigSource } from './kube-config.js';
@@ -371,7 +372,7 @@ function newAgent(opts: https.RequestOptions, isHttps: boolean, proxyUrl: string
     servername: opts.servername,
     ...(opts.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: opts.rejectUnauthorized }),
   };
-  if (!proxyUrl) return new https.Agent(tlsOptions);
+  if (!proxyUrl) return new TlsIdentityAgent(tlsOptions);
   const agent = kubeConfig.proxyAgent?.(tlsOptions);
   if (!agent) throw new Error(`proxy-url ${proxyUrl}: this kubeconfig object has no proxy agent (load it with loadKubeConfig)`);
   return agent;
