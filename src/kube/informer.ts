@@ -287,9 +287,10 @@ export class Informer<T extends KubeObject = KubeObject> implements CacheReader<
         if (err !== undefined && err !== watchEnded) reject(err);
         else resolve(delivered);
       };
+      // One timer, pushed back on every chunk (refresh: no new timer per chunk).
       const feed = () => {
-        clearTimeout(watchdog);
-        watchdog = setTimeout(() => finish(new Error(`watch silent for ${watchdogMs} ms`)), watchdogMs);
+        if (watchdog) watchdog.refresh();
+        else watchdog = setTimeout(() => finish(new Error(`watch silent for ${watchdogMs} ms`)), watchdogMs);
       };
       this.closeWatch = () => finish(watchEnded);
       if (!this.running || this.relistDue) {

@@ -27,6 +27,16 @@ describe('object cache', () => {
     assert.deepEqual(old?.metadata.labels, { app: 'web' });
     assert.deepEqual(cache.byLabel('app', 'web').map(objectKey), ['ns2/a2'], 'old index values removed');
     assert.deepEqual(cache.byOwner('u1').map(objectKey), ['b1']);
+    cache.set({ ...obj('b1', undefined, { app: 'db' }, ['u1']), data: { changed: 'yes' } });
+    assert.deepEqual(
+      cache.byLabel('app', 'db').map(objectKey).sort(),
+      ['b1', 'ns1/a1'],
+      'an update with the same labels stays indexed once',
+    );
+    assert.deepEqual(
+      cache.byOwner('u1').map((o) => (o as { data?: unknown }).data),
+      [{ changed: 'yes' }],
+    );
     cache.delete('b1');
     assert.deepEqual(cache.byLabel('app', 'db').map(objectKey), ['ns1/a1']);
     assert.equal(cache.size, 2);

@@ -68,9 +68,16 @@ export class ObjectCache<T extends KubeObject = KubeObject> {
   set(obj: T): T | undefined {
     const key = objectKey(obj);
     const old = this.items.get(key);
-    if (old) this.unindex(key, old);
     this.items.set(key, obj);
-    for (const [name, fn] of this.indexers) for (const value of fn(obj)) addTo(this.indexes.get(name)!, value, key);
+    for (const [name, fn] of this.indexers) {
+      const index = this.indexes.get(name)!;
+      const values = fn(obj);
+      const previous = old ? fn(old) : [];
+      // Most updates are status changes: labels and owners stay, and so do the index's sets.
+      if (sameValues(previous, values)) continue;
+      for (const value of previous) removeFrom(index, value, key);
+      for (const value of values) addTo(index, value, key);
+    }
     return old;
   }
 
@@ -86,11 +93,7 @@ export class ObjectCache<T extends KubeObject = KubeObject> {
   private unindex(key: string, obj: T): void {
     for (const [name, fn] of this.indexers) {
       const index = this.indexes.get(name)!;
-      for (const value of fn(obj)) {
-        const keys = index.get(value);
-        keys?.delete(key);
-        if (keys?.size === 0) index.delete(value);
-      }
+      for (const value of fn(obj)) removeFrom(index, value, key);
     }
   }
 }
@@ -99,4 +102,14 @@ function addTo(index: Map<string, Set<string>>, value: string, key: string): voi
   let keys = index.get(value);
   if (!keys) index.set(value, (keys = new Set()));
   keys.add(key);
+}
+
+function removeFrom(index: Map<string, Set<string>>, value: string, key: string): void {
+  const keys = index.get(value);
+  keys?.delete(key);
+  if (keys?.size === 0) index.delete(value);
+}
+
+function sameValues(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((value, i) => value === b[i]);
 }
