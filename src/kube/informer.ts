@@ -8,6 +8,7 @@ import { resourcePath, type ResourceInfo } from './discovery.js';
 import { errorFromResponse, ExpiredError, toKubeError, type ApiStatus } from './errors.js';
 import { objectKey, type KindRef, type KubeObject } from './kube-object.js';
 import { stderrLogger, type Logger } from './logger.js';
+import { FieldSetInterner } from './field-set-interner.js';
 import { compactManagedFields } from './managed-fields.js';
 import { ObjectCache, type IndexFunction } from './object-cache.js';
 
@@ -61,6 +62,9 @@ export interface WatchSource<T extends KubeObject = KubeObject> {
 
 /** A watch that ended by itself (server timeout) rather than by an error. */
 const watchEnded = Symbol('watch ended');
+
+/** One for the process: the same field sets recur across kinds' caches and environments. */
+const fieldSets = new FieldSetInterner();
 
 export class Informer<T extends KubeObject = KubeObject> implements CacheReader<T>, WatchSource<T> {
   private readonly cache = new ObjectCache<T>();
@@ -156,7 +160,8 @@ export class Informer<T extends KubeObject = KubeObject> implements CacheReader<
 
   /**
    * A cached object by key (`namespace/name`, or `name` if cluster-scoped). Treat it as read-only. Its managedFields
-   * hold the client's field manager's Apply entries whole and only the top of the others' (compactManagedFields).
+   * hold the client's field manager's Apply entries whole and only the top of the others' (compactManagedFields),
+   * as frozen field sets shared with other cached objects.
    */
   get(key: string): T | undefined {
     return this.cache.get(key);
@@ -345,9 +350,9 @@ export class Informer<T extends KubeObject = KubeObject> implements CacheReader<
     return true;
   }
 
-  /** What the cache keeps of an object: managedFields only as far as they are read (managed-fields.ts). */
+  /** What the cache keeps of an object: managedFields only as far as they are read, shared (managed-fields.ts). */
   private cached(obj: T): T {
-    return compactManagedFields(obj, this.client.fieldManager);
+    return compactManagedFields(obj, this.client.fieldManager, fieldSets);
   }
 
   private emitAdd(obj: T): void {

@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KubeObject, ManagedFieldsEntry } from './kube-object.js';
+import { FieldSetInterner } from './field-set-interner.js';
 import { appliedFieldsCover, compactManagedFields } from './managed-fields.js';
 
 // The field set the API server recorded for the apply of `desired` (copied from a real answer).
@@ -169,6 +170,17 @@ describe('compactManagedFields', () => {
       appliedFieldsCover(compactManagedFields(live(without(['f:spec', 'f:replicas'])), 'preview-operator'), desired, 'preview-operator'),
       false,
     );
+  });
+
+  it('shares the field sets of objects compacted with one interner', () => {
+    const fieldSets = new FieldSetInterner();
+    const [a, b] = [1, 2].map(() =>
+      compactManagedFields(structuredClone(live(appliedFields, 'preview-operator', theirs)), 'preview-operator', fieldSets),
+    );
+    assert.equal(a!.metadata.managedFields![0]!.fieldsV1, b!.metadata.managedFields![0]!.fieldsV1);
+    assert.equal(a!.metadata.managedFields![2]!.fieldsV1, b!.metadata.managedFields![2]!.fieldsV1);
+    assert.deepEqual(a!.metadata.managedFields![0]!.fieldsV1, appliedFields);
+    assert.equal(appliedFieldsCover(b!, desired, 'preview-operator'), true);
   });
 
   it('cuts every entry of an object another manager applied', () => {
