@@ -473,4 +473,84 @@ describe('the wait before a deploy is reported', () => {
     assert.equal(t.environment(name).status?.phase, 'Deploying');
     assert.equal(t.environment(name).status?.deployedSha, second);
   });
+
+  it('held back, a deploy is timed once (delivery → applied) and its checks are asked once', async () => {
+    const applied: number[] = [];
+    const asked: string[] = [];
+    const passed: ChecksVerdict = { state: 'passed', failing: [], pending: [], passed: ['ci/build'], message: 'ci/build passed' };
+    const late: ChecksVerdict = { state: 'failed', failing: ['late/lint'], pending: [], passed: [], message: 'late/lint failed' };
+    let verdict = passed;
+    const t = setup({
+      deployingReportDelayMs: 5000,
+      deliveryTiming: { applied: (s) => applied.push(s), ready: () => {} },
+      checksGate: { state: async (_repository, sha) => (asked.push(sha), verdict) },
+    });
+    const name = await t.create(1);
+    const deliveredAt = { 'preview.alien6.io/delivered-at': new Date(t.clock.now()).toISOString() };
+    await t.admin.patch({ ...previewEnvironmentKind, name }, 'merge', { metadata: { annotations: deliveredAt } });
+    for (let i = 0; i < 3; i++, t.clock.advance(1000)) await t.reconcile(name); // woken by its objects' events
+    verdict = late; // a late check suite fails while the applied SHA is held back
+    await t.reconcile(name);
+    assert.equal(applied.length, 1, 'applied once');
+    assert.equal(asked.length, 1, 'the checks of the applied SHA are not asked again');
+    assert.equal(t.environment(name).status?.phase, undefined, 'not failed by a verdict after it was deployed');
+  });
+
+  it('not held back: the deployed SHA no longer Ready, or a new one after Queued, is written at once', async () => {
+    const t = setup({ deployingReportDelayMs: 5000 });
+    const name = await t.create(1);
+    await t.reconcile(name);
+    await t.workloadsReady(name);
+    await t.reconcile(name);
+    assert.equal(t.environment(name).status?.phase, 'Ready');
+    t.clock.advance(hour);
+    for (const live of t.cluster.list(algorithmKind, name)) {
+      const notReady = {
+        type: 'Ready',
+        status: 'False',
+        reason: 'RollingOut',
+        message: '0/1',
+        observedGeneration: live.metadata.generation,
+      };
+      await t.admin.patch(ref(live), 'merge', { status: { conditions: [notReady] } }, { subresource: 'status' });
+    }
+    await t.reconcile(name);
+    assert.equal(t.environment(name).status?.phase, 'Deploying', 'no longer Ready: said at once');
+    assert.equal(t.reporter.lastFor(github, 1)?.input.state, 'deploying');
+
+    const policy = { ...structuredClone(defaultPolicySettings), repositories: {} };
+    policy.budgets.maxEnvironmentsPerRepository = 1;
+    const capped = setup({ policy, deployingReportDelayMs: 5000 });
+    const [one, two] = [await capped.create(1), await capped.create(2)];
+    await capped.reconcile(two);
+    assert.equal(capped.environment(two).status?.phase, 'Queued');
+    await capped.admin.delete({ ...previewEnvironmentKind, name: one });
+    await capped.reconcile(two);
+    assert.equal(capped.environment(two).status?.phase, 'Deploying', 'out of Queued: said at once, not held back');
+  });
+
+  it('restarted while a deploy is held back: the environment applied keeps its slot; the cap holds', async () => {
+    const policy = { ...structuredClone(defaultPolicySettings), repositories: {} };
+    policy.budgets.maxEnvironmentsPerRepository = 1;
+    const t = setup({ policy, deployingReportDelayMs: 5000 });
+    const two = await t.create(2);
+    await t.reconcile(two);
+    assert.ok(namespaceOf(t, two), '#2 applied, its status held back');
+    const one = await t.create(1);
+    const restarted = new PreviewEnvironmentReconciler(t.cluster.client(), t.informers, {
+      reporter: t.reporter,
+      repositories: t.files,
+      domain: 'preview.test',
+      logger: silentLogger,
+      clock: t.clock,
+      policy,
+      deployingReportDelayMs: 5000,
+    });
+    const ctx = { signal: new AbortController().signal, retries: 0 };
+    await restarted.reconcile(one, ctx);
+    await restarted.reconcile(two, ctx);
+    assert.equal(t.environment(one).status?.phase, 'Queued', '#1 waits behind the applied #2');
+    assert.equal(namespaceOf(t, one), undefined);
+    assert.notEqual(t.environment(two).status?.phase, 'Queued');
+  });
 });

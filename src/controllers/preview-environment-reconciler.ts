@@ -54,7 +54,7 @@ import { effectivePolicy, type EffectivePolicy } from '../policy/policy-config.j
 import { AllowedKinds } from '../synth/guard-allowed-kinds.js';
 import { issuerProblems } from './certificate-issuers.js';
 import { RenderingApplier } from './preview-environment-apply.js';
-import { EnvironmentCaches, type EnvironmentInformers } from './preview-environment-caches.js';
+import { EnvironmentCaches, namespaceKind, type EnvironmentInformers } from './preview-environment-caches.js';
 import { EnvironmentMemory } from './preview-environment-memory.js';
 import {
   renderSettings,
@@ -235,7 +235,9 @@ export class PreviewEnvironmentReconciler implements Reconciler {
 
   /** Under the repository's cap (pull-request order), or Queued. */
   private async admit(run: Run): Promise<ReconcileResult | undefined> {
-    const siblings = this.caches.siblings(run.env).map(slotFacts);
+    const siblings = this.caches
+      .siblings(run.env)
+      .map((e) => slotFacts(e, this.caches.cached({ ...namespaceKind, name: e.metadata.name })));
     const decision = this.memory.slots.decide(run.name, siblings, run.policy.budgets.maxEnvironmentsPerRepository);
     if (decision.admitted) return undefined;
     await this.status.settle(run.current, run.ctx, queuedOutcome(run.policy.repository, decision.cap, decision.position));
@@ -258,6 +260,8 @@ export class PreviewEnvironmentReconciler implements Reconciler {
     const { env } = run;
     const gate = this.settings.checksGate;
     if (!gate || (env.status?.phase !== 'Expired' && env.spec.pullRequest.headSha === env.status?.deployedSha)) return undefined;
+    // Applied already, its status still held back (deployingWait): its checks passed then.
+    if (this.memory.peek(run.name)?.deploying?.sha === env.spec.pullRequest.headSha) return undefined;
     const verdict = await gate.state(env.spec.repository, env.spec.pullRequest.headSha);
     if (verdict.state === 'passed') return undefined;
     await this.status.settle(run.current, run.ctx, checksOutcome(run.current.env, verdict));
@@ -384,7 +388,9 @@ export class PreviewEnvironmentReconciler implements Reconciler {
   private async settle(run: Run, observed: Observed): Promise<ReconcileResult> {
     const { rendered, readiness, redeployed } = observed;
     const previous = run.current.env.status ?? {};
-    this.timeDelivery(run.current.env, run.now, redeployed, readiness.ready && (redeployed || previous.phase !== 'Ready'));
+    // Held back, a new SHA stays "redeployed" in every reconcile until written: it was applied in the first.
+    const firstApply = redeployed && this.memory.peek(run.name)?.deploying?.sha !== rendered.sha;
+    this.timeDelivery(run.current.env, run.now, firstApply, readiness.ready && (redeployed || previous.phase !== 'Ready'));
     const wait = readiness.ready || previous.retryCount ? 0 : this.deployingWait(run.name, previous, rendered.sha);
     if (wait > 0) {
       this.logger.debug({ environment: run.name, ms: run.laps.ms, wait }, 'reconciled; progress written at the end of the wait');
@@ -406,12 +412,15 @@ export class PreviewEnvironmentReconciler implements Reconciler {
    * `deployingReportDelayMs` from its first apply, so one that becomes Ready within it is
    * written and reported once, as Ready (its readiness wakes a reconcile at once); the progress
    * of a deploy already written as Deploying goes out once per interval (progress-pacer.ts).
+   * Only a new SHA over nothing or over what serves waits: the deployed SHA no longer Ready, or a
+   * new one after Queued, Pending or Failed, is written at once (the status would mislead meanwhile).
    */
   private deployingWait(name: string, previous: EnvironmentStatus, sha: string): number {
     const now = this.clock.now();
-    if (previous.phase === 'Deploying' && previous.deployedSha === sha) {
+    if (previous.deployedSha === sha && previous.phase !== 'Expired') {
       return progressWait(previous, sha, now, this.settings.progressIntervalMs);
     }
+    if (previous.phase !== undefined && previous.phase !== 'Ready' && previous.phase !== 'Deploying') return 0;
     const memory = this.memory.of(name);
     if (memory.deploying?.sha !== sha) memory.deploying = { sha, since: now };
     return Math.max(0, memory.deploying.since + this.settings.deployingReportDelayMs - now);
@@ -510,12 +519,15 @@ function newer(written: EnvironmentObject | undefined, cached: EnvironmentObject
   return Number.isSafeInteger(a) && Number.isSafeInteger(b) && a > b ? written : cached;
 }
 
-function slotFacts(env: EnvironmentObject): SlotEnvironment {
+/** `namespace`: the cached namespace of the environment's name, if any (its own one standing holds the slot). */
+function slotFacts(env: EnvironmentObject, namespace: KubeObject | undefined): SlotEnvironment {
+  const phase = env.status?.phase;
   return {
     name: env.metadata.name,
     pullRequest: env.spec.pullRequest.number,
-    phase: env.status?.phase,
+    phase,
     deleting: Boolean(env.metadata.deletionTimestamp),
+    applied: !!namespace && !namespace.metadata.deletionTimestamp && isControlledBy(namespace, env) && phase !== 'Expired',
   };
 }
 

@@ -1,8 +1,8 @@
 // The per-repository cap: which environments of a repository may deploy and which wait as
 // Queued, in pull-request-number order (src/policy/budgets.ts decides; this keeps the facts).
 // An environment holds a slot from the moment it is admitted until its PreviewEnvironment is
-// gone: its status says so once written, and until the informer shows that write, this
-// process remembers its own admissions — so two workers never hand out the same free slot.
+// gone: its status or its standing namespace says so once written, and until the informer shows
+// that, this process remembers its own admissions — so two workers never hand out the same free slot.
 import { allocateSlots } from '../policy/budgets.js';
 
 /** What the slot decision needs to know of each environment of the repository. */
@@ -11,6 +11,11 @@ export interface SlotEnvironment {
   pullRequest: number;
   phase?: string;
   deleting: boolean;
+  /**
+   * Its own namespace stands: it holds a slot whatever its status says yet (one applied whose first
+   * status was held back when this process restarted).
+   */
+  applied?: boolean;
 }
 
 // Expired is torn down (its object stays so the expiry sticks): it holds no slot.
@@ -32,7 +37,7 @@ export class SlotLedger {
     }
     const self = environments.find((e) => e.name === name);
     if (!self) throw new Error(`environment ${name} is not among the repository's environments`);
-    const holds = (e: SlotEnvironment) => this.admitted.has(e.name) || e.deleting || holdingPhases.has(e.phase ?? '');
+    const holds = (e: SlotEnvironment) => this.admitted.has(e.name) || e.deleting || !!e.applied || holdingPhases.has(e.phase ?? '');
     if (holds(self)) {
       this.admitted.add(name);
       return { admitted: true };
