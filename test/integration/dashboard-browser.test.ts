@@ -123,10 +123,13 @@ describe('the dashboard in a browser', () => {
     const text = (await page.textContent('#detail'))!;
     for (const expected of ['Conditions', 'ConfigValid', 'Algorithm', 'Database', 'Recent events'])
       assert.ok(text.includes(expected), expected);
-    // Events of the environment itself (in `default`) and of its namespace's objects.
+    // Events of the environment itself (in `default`) and of its namespace's objects: a failure is one (a
+    // deploy that went well is in the status and the comment, not in Events).
+    const failed = environmentName(repository, 2);
+    await page.goto(`${dashboard.url}/environments/${failed}`);
     await page.waitForSelector('#detail section.events tbody tr', { timeout: 15_000 });
     const objects = await page.$$eval('#detail section.events tbody tr td:nth-child(4)', (cells) => cells.map((c) => c.textContent));
-    assert.ok(objects.includes(`PreviewEnvironment/${name}`), objects.join(', '));
+    assert.ok(objects.includes(`PreviewEnvironment/${failed}`), objects.join(', '));
   });
 
   it('text from a pull request is shown as text, never run', async () => {
