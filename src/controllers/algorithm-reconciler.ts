@@ -9,7 +9,6 @@ import {
   algorithmObjectNames,
   defaultLatencyMetric,
   isAlgorithm,
-  renderAlgorithmWorkloads,
   type AlgorithmResource,
   type AlgorithmStatus,
   type AlgorithmWorkloadOptions,
@@ -48,6 +47,7 @@ import {
   type TrafficSplit,
 } from './algorithm-status.js';
 import { AlgorithmStatusMemo } from './algorithm-status-memo.js';
+import { AlgorithmWorkloadMemo } from './algorithm-workload-memo.js';
 import { lastWrittenBy, statusWait } from './algorithm-status-pacing.js';
 import { defaultProgressIntervalMs } from './progress-pacer.js';
 import { httpRouteKind, renderTrafficRoute, type RouteParentRef } from './canary-traffic-route.js';
@@ -131,6 +131,7 @@ export class AlgorithmReconciler implements Reconciler {
   private readonly writer: WorkloadWriter;
   private readonly probe: CustomMetricsProbe;
   private readonly memo = new AlgorithmStatusMemo();
+  private readonly workloads = new AlgorithmWorkloadMemo();
   private readonly analysis: CanaryAnalysis;
   private readonly now: () => Date;
 
@@ -152,6 +153,7 @@ export class AlgorithmReconciler implements Reconciler {
     const cached = this.informers.algorithms.get(key);
     if (!cached || !isAlgorithm(cached)) {
       this.memo.forget(key);
+      this.workloads.forget(key);
       return;
     }
     const algorithm = this.memo.freshest(key, cached);
@@ -228,7 +230,7 @@ export class AlgorithmReconciler implements Reconciler {
     const { plan } = rollout;
     const canary = plan.mode === 'canary' ? { image: plan.state.canaryImage!, replicas: canaryReplicas(totalReplicas, weight) } : undefined;
     const ownerReferences = [controllerReference(algorithm)];
-    const objects = renderAlgorithmWorkloads(algorithm, {
+    const objects = this.workloads.render(objectKey(algorithm), algorithm, {
       ...this.options.workload,
       stableReplicas: scaling ? null : initialReplicas,
       stableImage: plan.state.stableImage,
