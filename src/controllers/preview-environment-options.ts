@@ -13,6 +13,7 @@ import type { PreviewRenderSettings } from '../synth/render-preview.js';
 import { Sandbox, type SandboxRunner } from '../synth/sandbox.js';
 import type { RepositorySource } from './preview-environment-rendering.js';
 import type { SecretRef } from './preview-environment-wildcard-tls.js';
+import { defaultProgressIntervalMs } from './progress-pacer.js';
 
 export interface PreviewEnvironmentControllerOptions {
   /** Tells people about their environment (the GitHub reporter in production). */
@@ -151,7 +152,7 @@ export function withDefaults(options: PreviewEnvironmentControllerOptions): Sett
     policy: options.policy ?? { ...structuredClone(defaultPolicySettings), repositories: {} },
     allowedKinds: options.allowedKinds ?? defaultAllowedKinds,
     podSecurity: options.podSecurity ?? 'restricted',
-    progressIntervalMs: options.progressIntervalMs ?? 10_000,
+    progressIntervalMs: options.progressIntervalMs ?? defaultProgressIntervalMs,
     deployingReportDelayMs: options.deployingReportDelayMs ?? defaultDeployingReportDelayMs,
     checksPollMs: options.checksPollMs ?? 30_000,
     // A re-run may still turn failed checks green: looked at again, less often.

@@ -19,7 +19,7 @@ export interface PacedStatus {
   lastReconciled?: string;
 }
 
-/** The Algorithm controller's progress interval; the PreviewEnvironment's default is the same (preview-environment-options.ts). */
+/** The progress interval both the PreviewEnvironment and the Algorithm controller default to. */
 export const defaultProgressIntervalMs = 10_000;
 
 /**
