@@ -45,7 +45,7 @@ export class WorkloadWriter {
     private readonly client: ObjectClient,
     private readonly owned: readonly CacheReader[],
   ) {
-    this.applier = new Applier(client, { lookup: (ref) => this.cached(ref) });
+    this.applier = new Applier(client, { lookup: (ref) => this.cached(ref), seen: (ref) => this.informerOf(ref)?.lastResourceVersion?.() });
   }
 
   /** Applies the set and prunes the rest. */
@@ -109,9 +109,13 @@ export class WorkloadWriter {
   }
 
   private cached(ref: ObjectRef): KubeObject | 'absent' | undefined {
-    const informer = this.owned.find((i) => i.kind.kind === ref.kind && i.kind.apiVersion === ref.apiVersion);
+    const informer = this.informerOf(ref);
     if (informer) return informer.lookup(`${ref.namespace}/${ref.name}`);
     return this.fetched.get(fetchKey(ref));
+  }
+
+  private informerOf(ref: ObjectRef): CacheReader | undefined {
+    return this.owned.find((i) => i.kind.kind === ref.kind && i.kind.apiVersion === ref.apiVersion);
   }
 
   /** Reads a live object no informer holds, for the Applier's unchanged check. */

@@ -18,6 +18,7 @@ import {
   ForbiddenError,
   InvalidError,
   NotFoundError,
+  OwnWrites,
   controllerReference,
   isControlledBy,
   isDeleted,
@@ -46,7 +47,6 @@ import {
   type Rollout,
   type TrafficSplit,
 } from './algorithm-status.js';
-import { AlgorithmStatusMemo } from './algorithm-status-memo.js';
 import { AlgorithmWorkloadMemo } from './algorithm-workload-memo.js';
 import { lastWrittenBy, statusWait } from './algorithm-status-pacing.js';
 import { defaultProgressIntervalMs } from './progress-pacer.js';
@@ -130,7 +130,8 @@ export class AlgorithmReconciler implements Reconciler {
   private readonly events: EventRecorder;
   private readonly writer: WorkloadWriter;
   private readonly probe: CustomMetricsProbe;
-  private readonly memo = new AlgorithmStatusMemo();
+  /** Our status writes, fresher than the cache until its watch brings them (a reconcile must decide from the rollout's latest state). */
+  private readonly memo = new OwnWrites<AlgorithmResource>();
   private readonly workloads = new AlgorithmWorkloadMemo();
   private readonly analysis: CanaryAnalysis;
   private readonly now: () => Date;

@@ -89,7 +89,7 @@ export class DatabaseReconciler implements Reconciler {
   ) {
     this.logger = options.logger ?? silentLogger;
     this.events = options.events ?? new EventRecorder(client, { component: 'preview-operator', logger: this.logger });
-    this.applier = new Applier(client, { lookup: (ref) => this.cached(ref) });
+    this.applier = new Applier(client, { lookup: (ref) => this.cached(ref), seen: (ref) => this.informerOf(ref)?.lastResourceVersion?.() });
     this.now = options.now ?? (() => new Date());
   }
 
@@ -225,9 +225,12 @@ export class DatabaseReconciler implements Reconciler {
   }
 
   private cached(ref: ObjectRef): KubeObject | 'absent' | undefined {
+    return this.informerOf(ref)?.lookup(`${ref.namespace}/${ref.name}`);
+  }
+
+  private informerOf(ref: ObjectRef): CacheReader | undefined {
     const { statefulSets, services, configMaps } = this.informers;
-    const informer = [statefulSets, services, configMaps].find((i) => i.kind.kind === ref.kind && i.kind.apiVersion === ref.apiVersion);
-    return informer?.lookup(`${ref.namespace}/${ref.name}`);
+    return [statefulSets, services, configMaps].find((i) => i.kind.kind === ref.kind && i.kind.apiVersion === ref.apiVersion);
   }
 }
 

@@ -70,6 +70,15 @@ export class EnvironmentCaches {
   /** The cached copy of an object of a kind the controller watches (undefined: not cached, or not watched). */
   cached(ref: ObjectRef): KubeObject | undefined {
     const key = ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name;
-    return this.objects.find((i) => i.kind.kind === ref.kind && i.kind.apiVersion === ref.apiVersion)?.get(key);
+    return this.informerOf(ref)?.get(key);
+  }
+
+  /** How far the cache of `ref`'s kind has caught up (its watch's last resourceVersion), for the Applier's `seen`. */
+  seen(ref: ObjectRef): string | undefined {
+    return this.informerOf(ref)?.lastResourceVersion?.();
+  }
+
+  private informerOf(ref: ObjectRef): CacheReader | undefined {
+    return this.objects.find((i) => i.kind.kind === ref.kind && i.kind.apiVersion === ref.apiVersion);
   }
 }

@@ -54,11 +54,13 @@ export interface WildcardTlsDependencies {
 
 export class WildcardTls {
   private readonly applier: Applier;
-  /** Our last write per namespace: fresher than the cache until the watch brings it. */
-  private readonly written = new Map<string, KubeObject>();
 
   constructor(private readonly deps: WildcardTlsDependencies) {
-    this.applier = new Applier(deps.client, { lookup: (ref) => this.cachedCopy(ref.namespace!) });
+    const copies = deps.informers?.copies;
+    this.applier = new Applier(deps.client, {
+      lookup: (ref) => copies?.lookup(`${ref.namespace}/${ref.name}`),
+      seen: copies && (() => copies.lastResourceVersion?.()),
+    });
     if (deps.mode !== 'per-preview' && !deps.secret) throw new Error(`TLS mode ${deps.mode} needs the wildcard certificate's Secret`);
   }
 
@@ -72,12 +74,12 @@ export class WildcardTls {
     if (!data) return this.copy(namespace);
     const copy = this.copyOf(namespace, data);
     try {
-      return this.remember(namespace, (await this.applier.apply([copy]))[0]!.object);
+      return (await this.applier.apply([copy]))[0]!.object;
     } catch (err) {
       // Someone else's Secret of that name and another type (a type cannot change): replaced.
       if (!(err instanceof InvalidError)) throw err;
       await this.deps.client.delete(refOf(namespace));
-      return this.remember(namespace, (await this.applier.apply([copy]))[0]!.object);
+      return (await this.applier.apply([copy]))[0]!.object;
     }
   }
 
@@ -132,7 +134,6 @@ export class WildcardTls {
     const copy = this.deps.informers?.copies.get(`${namespace}/${wildcardTlsSecretName}`);
     if (!copy || copy.metadata.deletionTimestamp) return;
     await this.deps.client.delete(refOf(namespace)).catch((err) => (err instanceof NotFoundError ? undefined : Promise.reject(err)));
-    this.written.delete(namespace);
     this.deps.logger.info(
       { namespace, secret: wildcardTlsSecretName },
       "deleted the wildcard certificate's copy (TLS mode is not wildcard)",
@@ -146,27 +147,9 @@ export class WildcardTls {
   }
 
   private async copy(namespace: string): Promise<KubeObject | undefined> {
-    const cached = this.cachedCopy(namespace);
-    if (cached !== undefined) return cached === 'absent' ? undefined : cached;
+    const known = this.applier.known(refOf(namespace));
+    if (known !== undefined) return known === 'absent' ? undefined : known;
     return this.get(refOf(namespace));
-  }
-
-  /**
-   * The fresher of our last write and the cache ('absent': the synced cache has none; undefined:
-   * no cache). The write is forgotten once the cache has caught up with it, or lost it.
-   */
-  private cachedCopy(namespace: string): KubeObject | 'absent' | undefined {
-    const cached = this.deps.informers?.copies.lookup(`${namespace}/${wildcardTlsSecretName}`);
-    const written = this.written.get(namespace);
-    if (!written || cached === undefined) return cached;
-    if (cached !== 'absent' && Number(written.metadata.resourceVersion) > Number(cached.metadata.resourceVersion)) return written;
-    this.written.delete(namespace);
-    return cached;
-  }
-
-  private remember(namespace: string, object: KubeObject): KubeObject {
-    if (this.deps.informers) this.written.set(namespace, object);
-    return object;
   }
 
   private get(ref: ObjectRef): Promise<KubeObject | undefined> {

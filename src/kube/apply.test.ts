@@ -51,4 +51,27 @@ describe('Applier', () => {
     assert.equal(result!.action, 'configured');
     assert.equal(result!.object.metadata.labels?.[ownership.label], 'pr-2');
   });
+
+  it('reads its own writes while the cache lags: the same manifest is not applied twice', async () => {
+    const cluster = new FakeCluster();
+    let seen = '0';
+    // A synced cache whose watch has not brought the write yet: it says absent.
+    const applier = new Applier(cluster.client(), { lookup: () => 'absent', seen: () => seen });
+    const config = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'web', namespace: 'ns' }, data: { a: '1' } };
+    const mark = cluster.writes.length;
+    await applier.apply([config], { ownership });
+    const [again] = await applier.apply([config], { ownership });
+    assert.equal(again!.action, 'unchanged');
+    assert.deepEqual(cluster.writesSince(mark), ['apply ConfigMap web'], 'one write for two applies of one manifest');
+
+    seen = '1000'; // the watch went past the write and the cache still has none: deleted since, so applied again
+    const [recreated] = await applier.apply([config], { ownership });
+    assert.equal(recreated!.action, 'created');
+
+    const lagging = new Applier(cluster.client(), { lookup: () => 'absent' });
+    const before = cluster.writes.length;
+    await lagging.apply([config], { ownership });
+    await lagging.apply([config], { ownership });
+    assert.equal(cluster.writes.length - before, 2, 'without `seen`, a lagging cache costs a second write (the control)');
+  });
 });

@@ -18,6 +18,7 @@ import { applyGroups, applyRank } from './apply-order.js';
 import { NotFoundError } from './errors.js';
 import { groupOf, identityOf, refOf, type KindRef, type KubeObject, type ObjectRef } from './kube-object.js';
 import { appliedFieldsCover } from './managed-fields.js';
+import { OwnWrites } from './own-writes.js';
 
 /** The label that marks objects as members of one applied set (what prune looks for). */
 export interface Ownership {
@@ -86,6 +87,13 @@ export interface ApplierOptions {
    * A stale answer costs at most one redundant apply, or a skip that the next event repairs.
    */
   lookup?: (ref: ObjectRef) => KubeObject | 'absent' | undefined;
+  /**
+   * The last resourceVersion the cache behind `lookup` has seen for the kind of `ref` (its watch's).
+   * With it, the Applier reads its own writes: until the cache has caught up with an object it
+   * applied, the server's answer stands for the cached copy, so a reconcile woken before the
+   * watch event does not apply the same manifest again (own-writes.ts).
+   */
+  seen?: (ref: ObjectRef) => string | undefined;
   /** How long to wait for an applied CRD to be Established before applying its objects (default 30 s). */
   crdEstablishTimeoutMs?: number;
 }
@@ -98,6 +106,8 @@ export class Applier {
    * changed afterwards (a changed object is a new one), so the copy stays right; it goes with the caller's object.
    */
   private readonly prepared = new WeakMap<KubeObject, { ownership: string; copy: KubeObject }>();
+  /** The server's answers to our applies, while the cache behind `lookup` has not caught up (only with `seen`). */
+  private readonly own = new OwnWrites();
 
   constructor(
     private readonly client: ObjectClient,
@@ -192,6 +202,7 @@ export class Applier {
     for (const obj of doomed) {
       try {
         await this.client.delete(refOf(obj), { preconditions: { uid: obj.metadata.uid }, dryRun: options.dryRun });
+        if (!options.dryRun) this.own.forget(identityOf(obj));
         deleted.push(refOf(obj));
       } catch (err) {
         if (!(err instanceof NotFoundError)) throw err;
@@ -204,6 +215,7 @@ export class Applier {
   private async deleteCreated(results: readonly ApplyResult[]): Promise<void> {
     const created = results.filter((r) => r.action === 'created').reverse();
     for (const { ref, object } of created) {
+      this.own.forget(identityOf(ref));
       await this.client.delete(ref, { preconditions: { uid: object.metadata.uid } }).catch(() => undefined);
     }
   }
@@ -265,6 +277,7 @@ export class Applier {
     const live = options.live?.has(id) ? options.live.get(id) : options.fresh ? undefined : await this.live(ref);
     if (live && this.isUnchanged(live, desired)) return { ref, action: 'unchanged', object: live };
     const object = await this.client.apply(desired, { force: true, dryRun: options.dryRun ?? false });
+    if (this.options.seen && !options.dryRun) this.own.remember(id, object);
     return { ref, action: live ? 'configured' : 'created', object };
   }
 
@@ -274,8 +287,19 @@ export class Applier {
     return appliedFieldsCover(live, desired, this.client.fieldManager);
   }
 
-  private async live(ref: ObjectRef): Promise<KubeObject | undefined> {
+  /**
+   * The live object as far as known without a request: the cache's copy (`lookup`), or our own
+   * last write of it while the cache has not caught up (`seen`). `'absent'`: known not to exist;
+   * undefined: not known.
+   */
+  known(ref: ObjectRef): KubeObject | 'absent' | undefined {
     const cached = this.options.lookup?.(ref);
+    const { seen } = this.options;
+    return seen ? this.own.freshest(identityOf(ref), cached, seen(ref)) : cached;
+  }
+
+  private async live(ref: ObjectRef): Promise<KubeObject | undefined> {
+    const cached = this.known(ref);
     if (cached === 'absent') return undefined;
     if (cached) return cached;
     try {

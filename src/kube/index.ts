@@ -23,3 +23,4 @@ export * from './object-deleted.js';
 export * from './finalizers.js';
 export * from './events.js';
 export * from './kstatus.js';
+export * from './own-writes.js';

@@ -49,6 +49,8 @@ export interface CacheReader<T extends KubeObject = KubeObject> {
   get(key: string): T | undefined;
   lookup(key: string): T | 'absent' | undefined;
   list(namespace?: string): T[];
+  /** The last resourceVersion its watch delivered (an Applier's `seen`: how far the cache has caught up). */
+  lastResourceVersion?(): string;
 }
 
 /** What a controller needs of an informer: to wait for its first list, to list it and to hear of changes. */
