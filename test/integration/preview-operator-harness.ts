@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { registerAlgorithmController } from '../../src/controllers/algorithm-controller.js';
+import type { AlgorithmControllerOptions } from '../../src/controllers/algorithm-reconciler.js';
 import { registerDatabaseController } from '../../src/controllers/database-controller.js';
 import {
   registerPreviewEnvironmentController,
@@ -94,10 +95,14 @@ export async function startPreviewOperator(options: OperatorOptions = {}): Promi
 }
 
 /** The Algorithm and Database controllers (issue 5) for one environment's namespace. */
-export async function startWorkloadControllers(operator: PreviewOperator, namespace: string): Promise<() => Promise<void>> {
+export async function startWorkloadControllers(
+  operator: PreviewOperator,
+  namespace: string,
+  algorithm: Pick<AlgorithmControllerOptions, 'progressIntervalMs'> = {},
+): Promise<() => Promise<void>> {
   const client = new KubeClient(operator.workloadIdentity.kubeConfig);
   const manager = new Manager({ client, leaderElection: false, logger: silentLogger, drainDeadlineMs: 5000 });
-  registerAlgorithmController(manager, { namespace, workers: 1 });
+  registerAlgorithmController(manager, { ...algorithm, namespace, workers: 1 });
   registerDatabaseController(manager, { namespace, workers: 1 });
   manager.start();
   return async () => {
