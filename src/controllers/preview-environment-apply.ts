@@ -83,7 +83,7 @@ export class RenderingApplier {
   private readonly preferredVersions = new Map<string, string>();
 
   constructor(private readonly deps: RenderingApplierDependencies) {
-    this.applier = new Applier(deps.client, { lookup: (ref) => deps.caches.cached(ref) });
+    this.applier = new Applier(deps.client, { lookup: (ref) => deps.caches.cached(ref), seen: (ref) => deps.caches.seen(ref) });
   }
 
   /**
@@ -124,8 +124,12 @@ export class RenderingApplier {
 
   /**
    * The server-side dry run of a new rendering: every object it would write, at once (extra
-   * requests: one dry-run apply per object written). A refusal is kept for its render key and
-   * reused for `refusalRecheckMs`, so the events of what still serves do not dry-run it again.
+   * requests: one dry-run apply per object written), but the namespace's guards. Those the operator
+   * renders from its own settings, and they are applied first (apply-order.ts): one refused at its
+   * real write stops the apply before any object of the repository's, and what it created is
+   * deleted again — so they are not judged twice (4 of a first deploy's 6 dry runs). A refusal is
+   * kept for its render key and reused for `refusalRecheckMs`, so the events of what still serves
+   * do not dry-run it again.
    */
   private async dryRun(
     env: EnvironmentObject,
@@ -137,7 +141,8 @@ export class RenderingApplier {
     const known = remembered.refusal;
     if (known?.key === key && this.deps.clock.now() - known.at < refusalRecheckMs) return { refused: known.failure };
     try {
-      return { live: await this.applier.dryRunWrites(rendered.objects, { ownership: ownershipOf(env.metadata.name), fresh }) };
+      const judged = rendered.objects.filter((o) => !rendered.guards.has(o));
+      return { live: await this.applier.dryRunWrites(judged, { ownership: ownershipOf(env.metadata.name), fresh }) };
     } catch (err) {
       const rejected = describeRejection(err);
       if (!rejected) throw err;

@@ -83,6 +83,8 @@ export interface RenderedEnvironment {
   namespace: Manifest;
   /** The namespace's guards and the environment's objects, policy-checked, in the namespace. */
   objects: Manifest[];
+  /** Which of `objects` are the namespace's guards, rendered by the operator from its settings (the same objects). */
+  guards: ReadonlySet<Manifest>;
   /** Values of an untrusted pull request that were not applied, for the PR comment. */
   notes: string[];
 }
@@ -255,6 +257,7 @@ async function render(request: RenderRequest, deps: RenderDependencies): Promise
       url: operator.url,
       namespace: split.namespace,
       objects: [...split.guards, ...checked.objects],
+      guards: new Set(split.guards),
       notes,
     },
   };

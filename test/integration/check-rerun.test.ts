@@ -13,8 +13,7 @@ import type { KubeObject } from '../../src/kube/index.js';
 import { resolvePolicyConfig } from '../../src/policy/policy-validation.js';
 import { createDelivery, webhookExample, type WebhookHook } from '../github-emulator/webhook-delivery.js';
 import type { GitRepository } from '../support/git-repository.js';
-import { createNamespace, uniqueName } from '../support/test-cluster.js';
-import { waitFor } from '../support/wait.js';
+import { refuseWrites } from '../support/admission-refusal.js';
 import {
   applyEnvironment,
   getEnvironment,
@@ -41,57 +40,20 @@ after(async () => {
   await repository?.cleanup();
 });
 
-const admission = (kind: string) => ({ apiVersion: 'admissionregistration.k8s.io/v1', kind });
-
-/** Refuses Algorithms labelled for `environment` (the operator's ownership label), until deleted. */
-async function freezeAlgorithms(environment: string): Promise<() => Promise<void>> {
-  const name = uniqueName('rerun-freeze');
-  await operator.admin.apply({
-    ...admission('ValidatingAdmissionPolicy'),
-    metadata: { name },
-    spec: {
-      failurePolicy: 'Fail',
-      matchConstraints: {
-        resourceRules: [{ apiGroups: ['ai.alien6.io'], apiVersions: ['*'], operations: ['CREATE', 'UPDATE'], resources: ['algorithms'] }],
-      },
-      validations: [{ expression: 'false', message: 'algorithms are frozen here' }],
+/** Refuses Algorithms labelled for `environment` (the operator's ownership label), until lifted. */
+function freezeAlgorithms(environment: string): Promise<() => Promise<void>> {
+  return refuseWrites(operator.admin, operator.cluster.kubeConfig, {
+    group: 'ai.alien6.io',
+    resource: 'algorithms',
+    environment,
+    message: 'algorithms are frozen here',
+    probe: {
+      apiVersion: 'ai.alien6.io/v1',
+      kind: 'Algorithm',
+      metadata: { name: 'probe' },
+      spec: { image: 'registry.example/probe:1', replicas: 1 },
     },
   });
-  await operator.admin.apply({
-    ...admission('ValidatingAdmissionPolicyBinding'),
-    metadata: { name },
-    spec: {
-      policyName: name,
-      validationActions: ['Deny'],
-      matchResources: { objectSelector: { matchLabels: { 'preview.alien6.io/environment': environment } } },
-    },
-  });
-  // In force once a dry-run create of such an Algorithm is refused.
-  const probe = uniqueName('rerun-probe');
-  await createNamespace(operator.cluster.kubeConfig, probe);
-  const algorithm = {
-    apiVersion: 'ai.alien6.io/v1',
-    kind: 'Algorithm',
-    metadata: { name: 'probe', namespace: probe, labels: { 'preview.alien6.io/environment': environment } },
-    spec: { image: 'registry.example/probe:1', replicas: 1 },
-  };
-  await waitFor('the admission policy in force', () =>
-    operator.admin.apply(algorithm, { dryRun: true }).then(
-      () => false,
-      () => true,
-    ),
-  );
-  return async () => {
-    await operator.admin.delete({ ...admission('ValidatingAdmissionPolicyBinding'), name });
-    await operator.admin.delete({ ...admission('ValidatingAdmissionPolicy'), name });
-    await waitFor('the admission policy gone', () =>
-      operator.admin.apply(algorithm, { dryRun: true }).then(
-        () => true,
-        () => false,
-      ),
-    );
-    await operator.admin.delete({ apiVersion: 'v1', kind: 'Namespace', name: probe });
-  };
 }
 
 it('check_run rerequested: a refused rendering is tried again at once and deploys', { timeout: 180_000 }, async () => {

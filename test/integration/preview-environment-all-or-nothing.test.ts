@@ -9,6 +9,7 @@ import { KubeClient, NotFoundError, type KubeObject, type ObjectRef } from '../.
 import type { EnvironmentObject } from '../../src/controllers/preview-environment.js';
 import { kubeconfigYaml } from '../cluster/start-cluster.js';
 import type { AuditEvent } from '../cluster/audit-log.js';
+import { refuseWrites } from '../support/admission-refusal.js';
 import type { GitRepository } from '../support/git-repository.js';
 import { waitFor } from '../support/wait.js';
 import {
@@ -50,6 +51,9 @@ async function openEnvironment(pullRequest: number, files: Record<string, string
   const headSha = await repository.openPullRequest(pullRequest, { headBranch: `feature-${pullRequest}`, files });
   return { name: await applyEnvironment(operator, { repository, pullRequest, headSha }), headSha };
 }
+
+/** A write of one of the namespace's guards (the operator's own objects, applied before the repository's). */
+const isGuardWrite = (w: string) => /^patch (resourcequotas|limitranges|networkpolicies|serviceaccounts)\//.test(w);
 
 /** The operator's writes in the namespace since `mark`, apart: dry runs, and real writes to anything but the namespace itself. */
 async function writesIn(namespace: string, mark: number): Promise<{ dryRuns: string[]; writes: string[] }> {
@@ -127,6 +131,40 @@ describe('a rendering is applied all or nothing', () => {
     assert.ok(named, `the comment names the object and the rule: ${report.input.reasons.join(' | ')}`);
   });
 
+  it('a guard refused at its real write (not dry-run) stops the apply before any object of the repository, and goes again', async () => {
+    const pullRequest = 7;
+    const name = `pr-${pullRequest}-${repository.repo}`;
+    const lift = await refuseWrites(operator.admin, operator.cluster.kubeConfig, {
+      group: '',
+      resource: 'limitranges',
+      environment: name,
+      message: 'limit ranges are the platform team’s',
+      probe: { apiVersion: 'v1', kind: 'LimitRange', metadata: { name: 'probe' }, spec: { limits: [{ type: 'Container' }] } },
+    });
+    try {
+      const mark = operator.cluster.audit.mark();
+      await openEnvironment(pullRequest, { 'src/app.txt': 'v1\n' });
+      const failed = await waitForEnvironment(operator, name, 'Failed', (e) => e.status?.phase === 'Failed', 90_000);
+      const { dryRuns, writes } = await writesIn(name, mark);
+      assert.deepEqual(
+        dryRuns.filter((d) => isGuardWrite(d)),
+        [],
+        'the guards, the operator’s own objects, are not dry-run',
+      );
+      assert.ok(dryRuns.includes('patch algorithms/api'), `the repository's objects are: ${dryRuns.join(', ')}`);
+      const repositoryWrites = writes.filter((w) => !/ (resourcequotas|limitranges)\//.test(w));
+      assert.deepEqual(repositoryWrites, [], `nothing after the refused guard was written: ${writes.join(', ')}`);
+      for (const kind of [guardKinds.quota, guardKinds.limitRange, guardKinds.networkPolicy, algorithmKind]) {
+        assert.deepEqual(await namesOf(operator, kind, name), [], `${kind.kind} in ${name}: what the apply created went again`);
+      }
+      const policy = condition(failed, 'PolicyCompliant')!;
+      assert.match(policy.message, /limit ranges are the platform team’s/);
+      assert.match(policy.message, /is not applied \(what it created was deleted again\)/);
+    } finally {
+      await lift();
+    }
+  });
+
   it('over a rendering that serves, a refused push applies nothing and what serves stays as it was; a fixed push deploys', async () => {
     const firstMark = operator.cluster.audit.mark();
     const { name, headSha } = await openEnvironment(2, { 'src/app.txt': 'v1\n' });
@@ -177,7 +215,9 @@ describe('a rendering is applied all or nothing', () => {
     const second = await writesIn(name, fixedMark);
     process.stderr.write(`a push changing one object: ${second.writes.length} written, ${second.dryRuns.length} dry-run first\n`);
     assert.deepEqual(second.dryRuns, ['patch algorithms/api']);
-    assert.deepEqual([...first.dryRuns].sort(), [...first.writes].sort(), 'each object written was dry-run once');
+    const repositoryWrites = first.writes.filter((w) => !isGuardWrite(w));
+    assert.deepEqual([...first.dryRuns].sort(), repositoryWrites.sort(), "each of the repository's objects written was dry-run once");
+    assert.equal(first.writes.filter(isGuardWrite).length, 4, 'the four guards were written, not dry-run: the operator’s own objects');
   });
 });
 
