@@ -131,7 +131,7 @@ export class AlgorithmReconciler implements Reconciler {
   private readonly writer: WorkloadWriter;
   private readonly probe: CustomMetricsProbe;
   /** Our status writes, fresher than the cache until its watch brings them (a reconcile must decide from the rollout's latest state). */
-  private readonly memo = new OwnWrites<AlgorithmResource>();
+  private readonly memo: OwnWrites<AlgorithmResource>;
   private readonly workloads = new AlgorithmWorkloadMemo();
   private readonly analysis: CanaryAnalysis;
   private readonly now: () => Date;
@@ -147,6 +147,13 @@ export class AlgorithmReconciler implements Reconciler {
     this.writer = new WorkloadWriter(client, [deployments, services, autoscalers, budgets, configMaps]);
     this.probe = new CustomMetricsProbe(client, options.customMetricsCacheMs ?? 60_000);
     this.analysis = new CanaryAnalysis(options.analysis);
+    const { algorithms } = informers;
+    this.memo = new OwnWrites({
+      cacheOf: (written) => ({
+        cached: algorithms.lookup(objectKey(written)) as AlgorithmResource | 'absent' | undefined,
+        seen: algorithms.lastResourceVersion?.(),
+      }),
+    });
     this.now = options.now ?? (() => new Date());
   }
 

@@ -107,7 +107,12 @@ export class Applier {
    */
   private readonly prepared = new WeakMap<KubeObject, { ownership: string; copy: KubeObject }>();
   /** The server's answers to our applies, while the cache behind `lookup` has not caught up (only with `seen`). */
-  private readonly own = new OwnWrites();
+  private readonly own = new OwnWrites({
+    cacheOf: (obj) => {
+      const ref = refOf(obj);
+      return { cached: this.options.lookup?.(ref), seen: this.options.seen?.(ref) };
+    },
+  });
 
   constructor(
     private readonly client: ObjectClient,

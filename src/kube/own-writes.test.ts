@@ -52,4 +52,20 @@ describe('own writes', () => {
     assert.equal(isNewerResourceVersion('b', 'a'), false);
     assert.equal(isNewerResourceVersion('5', undefined), false);
   });
+
+  it('drop, within a second, the answers the cache has caught up with, though never asked for again', () => {
+    let now = 0;
+    const cache = new Map<string, KubeObject>();
+    const own = new OwnWrites({ now: () => now, cacheOf: (o) => ({ cached: cache.get(o.metadata.name) ?? 'absent', seen: '0' }) });
+    own.remember('x', obj('20', 'mine'));
+    cache.set('x', obj('20'));
+    now = 500;
+    own.remember('y', { ...obj('21', 'mine'), metadata: { name: 'y', resourceVersion: '21' } });
+    assert.equal(noteOf(own.freshest('x', obj('19'))), 'mine', 'not swept yet: the sweep runs once a second');
+    cache.set('x', obj('20'));
+    now = 1600;
+    own.remember('z', { ...obj('22', 'mine'), metadata: { name: 'z', resourceVersion: '22' } });
+    assert.equal(noteOf(own.freshest('x', obj('19'))), 'cached', 'swept: the cache had caught up');
+    assert.equal(noteOf(own.freshest('y', 'absent', '0')), 'mine', 'kept: the cache has not seen it');
+  });
 });

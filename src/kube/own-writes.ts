@@ -10,12 +10,27 @@
 // integer compares as "not newer", so the cache wins: the behaviour without this.
 import type { KubeObject } from './kube-object.js';
 
-export interface OwnWritesOptions {
+/** Where the cache stands on one object: its copy (as `freshest` takes it) and its watch's position. */
+export interface CacheStand<T extends KubeObject> {
+  cached: T | 'absent' | undefined;
+  seen?: string;
+}
+
+export interface OwnWritesOptions<T extends KubeObject> {
   /** An answer the cache has not caught up with after this long is dropped (a broken watch: the cache wins). @default 60_000 */
   keepMs?: number;
+  /**
+   * The cache's stand on a remembered object: with it, answers the cache has caught up with are
+   * dropped within a second even if never asked for again (a burst's answers would otherwise be
+   * held for `keepMs`).
+   */
+  cacheOf?: (object: T) => CacheStand<T>;
   /** @default Date.now */
   now?: () => number;
 }
+
+/** How often remembered answers are checked against the cache. */
+const sweepMs = 1000;
 
 export class OwnWrites<T extends KubeObject = KubeObject> {
   private readonly written = new Map<string, { object: T; at: number }>();
@@ -23,7 +38,7 @@ export class OwnWrites<T extends KubeObject = KubeObject> {
   private readonly now: () => number;
   private sweptAt: number;
 
-  constructor(options: OwnWritesOptions = {}) {
+  constructor(private readonly options: OwnWritesOptions<T> = {}) {
     this.keepMs = options.keepMs ?? 60_000;
     this.now = options.now ?? Date.now;
     this.sweptAt = this.now();
@@ -50,18 +65,27 @@ export class OwnWrites<T extends KubeObject = KubeObject> {
   freshest(key: string, cached: T | 'absent' | undefined, seen?: string): T | 'absent' | undefined {
     const mine = this.written.get(key);
     if (!mine) return cached;
-    const theirs = cached === 'absent' ? seen : cached?.metadata.resourceVersion;
-    if (this.now() - mine.at <= this.keepMs && isNewerResourceVersion(mine.object.metadata.resourceVersion, theirs)) return mine.object;
+    if (this.ahead(mine, { cached, seen }, this.now())) return mine.object;
     this.written.delete(key);
     return cached;
   }
 
-  /** Drops answers the cache was never asked about again, so memory holds only the last minute's writes. */
+  /** Drops the answers the cache has caught up with (or, without `cacheOf`, held for `keepMs`), at most once a second. */
   private sweep(): void {
     const now = this.now();
-    if (now - this.sweptAt < this.keepMs) return;
+    if (now - this.sweptAt < Math.min(sweepMs, this.keepMs)) return;
     this.sweptAt = now;
-    for (const [key, { at }] of this.written) if (now - at > this.keepMs) this.written.delete(key);
+    const { cacheOf } = this.options;
+    for (const [key, mine] of this.written) {
+      const expired = now - mine.at > this.keepMs;
+      if (expired || (cacheOf && !this.ahead(mine, cacheOf(mine.object), now))) this.written.delete(key);
+    }
+  }
+
+  /** Our answer is still newer than what the cache holds, and not too old to trust. */
+  private ahead(mine: { object: T; at: number }, { cached, seen }: CacheStand<T>, now: number): boolean {
+    const theirs = cached === 'absent' ? seen : cached?.metadata.resourceVersion;
+    return now - mine.at <= this.keepMs && isNewerResourceVersion(mine.object.metadata.resourceVersion, theirs);
   }
 }
 
