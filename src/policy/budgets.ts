@@ -29,8 +29,21 @@ export class DurationError extends Error {
   }
 }
 
+/** Durations parsed so far: an operator meets a handful (its TTL settings, a few specs), each in every reconcile. */
+const parsedDurations = new Map<string, number>();
+const parsedDurationsKept = 256;
+
 /** Parses a Go-style duration (`72h`, `90m`, `1h30m`, `1.5h`) into milliseconds (truncated, as Go does). */
 export function parseDuration(text: string): number {
+  const known = parsedDurations.get(text);
+  if (known !== undefined) return known;
+  const ms = parseDurationText(text);
+  if (parsedDurations.size >= parsedDurationsKept) parsedDurations.clear();
+  parsedDurations.set(text, ms);
+  return ms;
+}
+
+function parseDurationText(text: string): number {
   if (!durationPattern.test(text))
     throw new DurationError(text, 'expected a number and unit, e.g. 72h, 90m or 1h30m (units ns, us, ms, s, m, h)');
   let total = 0n;
