@@ -148,7 +148,9 @@ export class AlgorithmReconciler implements Reconciler {
     this.probe = new CustomMetricsProbe(client, options.customMetricsCacheMs ?? 60_000);
     this.analysis = new CanaryAnalysis(options.analysis);
     const { algorithms } = informers;
+    // Held until the cache has the write, however long its watch takes: a rollout decided from an older status repeats steps.
     this.memo = new OwnWrites({
+      keepMs: Number.POSITIVE_INFINITY,
       cacheOf: (written) => ({
         cached: algorithms.lookup(objectKey(written)) as AlgorithmResource | 'absent' | undefined,
         seen: algorithms.lastResourceVersion?.(),

@@ -282,7 +282,8 @@ export class Applier {
     const live = options.live?.has(id) ? options.live.get(id) : options.fresh ? undefined : await this.live(ref);
     if (live && this.isUnchanged(live, desired)) return { ref, action: 'unchanged', object: live };
     const object = await this.client.apply(desired, { force: true, dryRun: options.dryRun ?? false });
-    if (this.options.seen && !options.dryRun) this.own.remember(id, object);
+    // Only where a cache will catch up: an answer nothing can supersede would only be held.
+    if (!options.dryRun && this.options.seen?.(ref) !== undefined) this.own.remember(id, object);
     return { ref, action: live ? 'configured' : 'created', object };
   }
 

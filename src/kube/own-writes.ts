@@ -25,29 +25,35 @@ export interface OwnWritesOptions<T extends KubeObject> {
    * held for `keepMs`).
    */
   cacheOf?: (object: T) => CacheStand<T>;
+  /** How often held answers are checked against the cache (an unref'd timer, while any are held). @default 1000 */
+  sweepMs?: number;
   /** @default Date.now */
   now?: () => number;
 }
-
-/** How often remembered answers are checked against the cache. */
-const sweepMs = 1000;
 
 export class OwnWrites<T extends KubeObject = KubeObject> {
   private readonly written = new Map<string, { object: T; at: number }>();
   private readonly keepMs: number;
   private readonly now: () => number;
-  private sweptAt: number;
+  private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: OwnWritesOptions<T> = {}) {
     this.keepMs = options.keepMs ?? 60_000;
     this.now = options.now ?? Date.now;
-    this.sweptAt = this.now();
   }
 
   /** Keeps the API server's answer to our write of the object `key`. */
   remember(key: string, object: T): void {
     this.written.set(key, { object, at: this.now() });
-    this.sweep();
+    this.scheduleSweep();
+  }
+
+  private scheduleSweep(): void {
+    this.timer ??= setTimeout(() => {
+      this.timer = undefined;
+      this.sweep();
+      if (this.written.size > 0) this.scheduleSweep();
+    }, this.options.sweepMs ?? 1000).unref();
   }
 
   forget(key: string): void {
@@ -70,11 +76,9 @@ export class OwnWrites<T extends KubeObject = KubeObject> {
     return cached;
   }
 
-  /** Drops the answers the cache has caught up with (or, without `cacheOf`, held for `keepMs`), at most once a second. */
-  private sweep(): void {
+  /** Drops the answers the cache has caught up with, and those held for `keepMs` (on a timer, while any are held). */
+  sweep(): void {
     const now = this.now();
-    if (now - this.sweptAt < Math.min(sweepMs, this.keepMs)) return;
-    this.sweptAt = now;
     const { cacheOf } = this.options;
     for (const [key, mine] of this.written) {
       const expired = now - mine.at > this.keepMs;
