@@ -64,6 +64,15 @@ function isGuard(obj: KubeObject): boolean {
   return guardKinds.some((g) => g.kind === obj.kind && g.group === groupOf(obj.apiVersion));
 }
 
+/**
+ * The guards the repository cannot shape: the LimitRange, the NetworkPolicy and the `default`
+ * ServiceAccount come from the operator's settings alone; the ResourceQuota is sized by the
+ * repository's preview.yaml (`resources`), so it is dry-run with the repository's objects.
+ */
+function settledGuards(rendered: RenderedEnvironment): Set<KubeObject> {
+  return new Set([...rendered.guards].filter((guard) => !(guard.kind === 'ResourceQuota' && groupOf(guard.apiVersion) === '')));
+}
+
 /** The ownership label of everything an environment applies, which prune looks for. */
 export function ownershipOf(name: string): Ownership {
   return { label: environmentLabel, value: name };
@@ -104,9 +113,14 @@ export class RenderingApplier {
       const fresh = created?.action === 'created';
       const checked = remembered.applied?.key === key ? undefined : await this.dryRun(env, key, rendered, fresh);
       if (checked && 'refused' in checked) return checked.refused;
+      // What the dry run did not judge may still be refused: the objects that apply created go again. The guards
+      // go first, on their own: one refused stops before any object of the repository's, those of its kind included.
+      const options = { ownership, fresh, live: checked?.live, undoCreated: true };
+      const guards = rendered.objects.filter((o) => rendered.guards.has(o));
+      const repositoryObjects = rendered.objects.filter((o) => !rendered.guards.has(o));
+      await this.applier.apply(guards, options);
       if (liveNamespace) await this.applier.apply([namespace], { ownership });
-      // What the dry run could not judge may still be refused: the objects this apply created go again.
-      await this.applier.apply(rendered.objects, { ownership, fresh, live: checked?.live, undoCreated: true });
+      await this.applier.apply(repositoryObjects, options);
       remembered.applied = { key, namespace, objects: rendered.objects };
       remembered.refusal = undefined;
       return undefined;
@@ -124,12 +138,12 @@ export class RenderingApplier {
 
   /**
    * The server-side dry run of a new rendering: every object it would write, at once (extra
-   * requests: one dry-run apply per object written), but the namespace's guards. Those the operator
-   * renders from its own settings, and they are applied first (apply-order.ts): one refused at its
-   * real write stops the apply before any object of the repository's, and what it created is
-   * deleted again — so they are not judged twice (4 of a first deploy's 6 dry runs). A refusal is
-   * kept for its render key and reused for `refusalRecheckMs`, so the events of what still serves
-   * do not dry-run it again.
+   * requests: one dry-run apply per object written), but the guards the repository cannot shape.
+   * Those the operator renders from its own settings alone, and applies before anything else: one
+   * refused at its real write stops the apply before any object of the repository's, and the guards
+   * it created are deleted again — so they are not judged twice (3 of a first deploy's 6 dry runs).
+   * A refusal is kept for its render key and reused for `refusalRecheckMs`, so the events of what
+   * still serves do not dry-run it again.
    */
   private async dryRun(
     env: EnvironmentObject,
@@ -141,8 +155,8 @@ export class RenderingApplier {
     const known = remembered.refusal;
     if (known?.key === key && this.deps.clock.now() - known.at < refusalRecheckMs) return { refused: known.failure };
     try {
-      const judged = rendered.objects.filter((o) => !rendered.guards.has(o));
-      return { live: await this.applier.dryRunWrites(judged, { ownership: ownershipOf(env.metadata.name), fresh }) };
+      const ownership = ownershipOf(env.metadata.name);
+      return { live: await this.applier.dryRunWrites(rendered.objects, { ownership, fresh, unjudged: settledGuards(rendered) }) };
     } catch (err) {
       const rejected = describeRejection(err);
       if (!rejected) throw err;

@@ -74,4 +74,20 @@ describe('Applier', () => {
     await lagging.apply([config], { ownership });
     assert.equal(cluster.writes.length - before, 2, 'without `seen`, a lagging cache costs a second write (the control)');
   });
+
+  it('does not send the unjudged objects to the dry run, yet holds back what depends on them', async () => {
+    const cluster = new FakeCluster();
+    const applier = new Applier(cluster.client());
+    const account = { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default', namespace: 'ns' } };
+    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'job', namespace: 'ns' }, spec: { containers: [] } };
+    const config = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'web', namespace: 'ns' }, data: { a: '1' } };
+    const mark = cluster.writes.length;
+    await applier.dryRunWrites([account, pod, config], { ownership, fresh: true, unjudged: new Set([account]) });
+    const dryRuns = cluster.writes.slice(mark).filter((w) => w.dryRun);
+    assert.deepEqual(
+      dryRuns.map((w) => `${w.kind} ${w.name}`),
+      ['ConfigMap web'],
+      'the account is not judged, and the Pod running as it waits for its real write, as when the account is judged',
+    );
+  });
 });

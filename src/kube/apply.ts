@@ -66,6 +66,15 @@ export interface ApplySetOptions {
   undoCreated?: boolean;
 }
 
+export interface DryRunOptions extends Pick<ApplySetOptions, 'ownership' | 'fresh'> {
+  /**
+   * Objects of the set the caller applies before the others, without a dry run (their real write
+   * judges them, and stops the set): not sent, but still counted as created for what the others
+   * depend on (a Pod of a ServiceAccount the set creates is left to its real write, as ever).
+   */
+  unjudged?: ReadonlySet<KubeObject>;
+}
+
 export interface PruneOptions {
   ownership: Ownership;
   /** The objects to keep (the desired set). */
@@ -156,8 +165,9 @@ export class Applier {
    * object the set creates are left to their real write (apply-dependencies.ts). Counts, such as
    * a ResourceQuota's, are checked per object: a set that fits only one by one passes.
    */
-  async dryRunWrites(objects: readonly KubeObject[], options: Pick<ApplySetOptions, 'ownership' | 'fresh'> = {}): Promise<LiveObjects> {
+  async dryRunWrites(objects: readonly KubeObject[], options: DryRunOptions = {}): Promise<LiveObjects> {
     const prepared = this.prepareSet(objects, options.ownership);
+    const unjudged = new Set(objects.filter((obj) => options.unjudged?.has(obj)).map((obj) => identityOf(obj)));
     const read = (obj: KubeObject) => (options.fresh ? undefined : this.live(refOf(obj)));
     const live = new Map(await Promise.all(prepared.map(async (obj) => [identityOf(obj), await read(obj)] as const)));
     const writes = prepared.filter((obj) => {
@@ -166,7 +176,7 @@ export class Applier {
     });
     const created = new Set(writes.filter((obj) => !live.get(identityOf(obj))).map((obj) => identityOf(obj)));
     const crds = writes.filter((obj) => isCrd(obj));
-    const judged = writes.filter((obj) => !needsSetWrittenFirst(obj, created, crds));
+    const judged = writes.filter((obj) => !unjudged.has(identityOf(obj)) && !needsSetWrittenFirst(obj, created, crds));
     const outcomes = await Promise.allSettled(judged.map((obj) => this.client.apply(obj, { force: true, dryRun: true })));
     const refused = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
     if (refused) throw refused.reason;

@@ -52,8 +52,8 @@ async function openEnvironment(pullRequest: number, files: Record<string, string
   return { name: await applyEnvironment(operator, { repository, pullRequest, headSha }), headSha };
 }
 
-/** A write of one of the namespace's guards (the operator's own objects, applied before the repository's). */
-const isGuardWrite = (w: string) => /^patch (resourcequotas|limitranges|networkpolicies|serviceaccounts)\//.test(w);
+/** A write of a guard the repository cannot shape (from the operator's settings alone: not dry-run, applied first). */
+const isSettledGuardWrite = (w: string) => /^patch (limitranges|networkpolicies)\/|^patch serviceaccounts\/default$/.test(w);
 
 /** The operator's writes in the namespace since `mark`, apart: dry runs, and real writes to anything but the namespace itself. */
 async function writesIn(namespace: string, mark: number): Promise<{ dryRuns: string[]; writes: string[] }> {
@@ -131,34 +131,41 @@ describe('a rendering is applied all or nothing', () => {
     assert.ok(named, `the comment names the object and the rule: ${report.input.reasons.join(' | ')}`);
   });
 
-  it('a guard refused at its real write (not dry-run) stops the apply before any object of the repository, and goes again', async () => {
+  it('a guard refused at its real write (not dry-run) stops the apply before any object of the repository, of its kind too', async () => {
     const pullRequest = 7;
     const name = `pr-${pullRequest}-${repository.repo}`;
+    // The `default` ServiceAccount (a guard, not dry-run) is refused; the repository's own ServiceAccount, of the same
+    // kind and apply rank, passes every check — and must not be written once the guard before it is refused.
     const lift = await refuseWrites(operator.admin, operator.cluster.kubeConfig, {
       group: '',
-      resource: 'limitranges',
+      resource: 'serviceaccounts',
       environment: name,
-      message: 'limit ranges are the platform team’s',
-      probe: { apiVersion: 'v1', kind: 'LimitRange', metadata: { name: 'probe' }, spec: { limits: [{ type: 'Container' }] } },
+      expression: "object.metadata.name != 'default'",
+      message: 'the default ServiceAccount is the platform team’s',
+      probe: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default' } },
     });
     try {
       const mark = operator.cluster.audit.mark();
-      await openEnvironment(pullRequest, { 'src/app.txt': 'v1\n' });
+      await openEnvironment(pullRequest, {
+        '.preview/main.ts': `
+          import { kplus, type PreviewEnvironmentChart } from 'preview-operator/constructs';
+          export default function (chart: PreviewEnvironmentChart): void {
+            new kplus.k8s.KubeServiceAccount(chart, 'worker', { metadata: { name: 'worker' }, automountServiceAccountToken: false });
+          }`,
+      });
       const failed = await waitForEnvironment(operator, name, 'Failed', (e) => e.status?.phase === 'Failed', 90_000);
       const { dryRuns, writes } = await writesIn(name, mark);
-      assert.deepEqual(
-        dryRuns.filter((d) => isGuardWrite(d)),
-        [],
-        'the guards, the operator’s own objects, are not dry-run',
-      );
-      assert.ok(dryRuns.includes('patch algorithms/api'), `the repository's objects are: ${dryRuns.join(', ')}`);
-      const repositoryWrites = writes.filter((w) => !/ (resourcequotas|limitranges)\//.test(w));
-      assert.deepEqual(repositoryWrites, [], `nothing after the refused guard was written: ${writes.join(', ')}`);
+      assert.deepEqual(dryRuns.filter(isSettledGuardWrite), [], 'the guards the repository cannot shape are not dry-run');
+      for (const judged of ['patch serviceaccounts/worker', 'patch resourcequotas/preview-quota', 'patch algorithms/api'])
+        assert.ok(dryRuns.includes(judged), `${judged} was dry-run: ${dryRuns.join(', ')}`);
+      const afterGuards = writes.filter((w) => !/ (resourcequotas|limitranges|networkpolicies)\/|serviceaccounts\/default$/.test(w));
+      assert.deepEqual(afterGuards, [], `nothing of the repository's was written: ${writes.join(', ')}`);
+      assert.deepEqual(await namesOf(operator, { apiVersion: 'v1', kind: 'ServiceAccount' }, name), ['default']);
       for (const kind of [guardKinds.quota, guardKinds.limitRange, guardKinds.networkPolicy, algorithmKind]) {
         assert.deepEqual(await namesOf(operator, kind, name), [], `${kind.kind} in ${name}: what the apply created went again`);
       }
       const policy = condition(failed, 'PolicyCompliant')!;
-      assert.match(policy.message, /limit ranges are the platform team’s/);
+      assert.match(policy.message, /the default ServiceAccount is the platform team’s/);
       assert.match(policy.message, /is not applied \(what it created was deleted again\)/);
     } finally {
       await lift();
@@ -215,9 +222,9 @@ describe('a rendering is applied all or nothing', () => {
     const second = await writesIn(name, fixedMark);
     process.stderr.write(`a push changing one object: ${second.writes.length} written, ${second.dryRuns.length} dry-run first\n`);
     assert.deepEqual(second.dryRuns, ['patch algorithms/api']);
-    const repositoryWrites = first.writes.filter((w) => !isGuardWrite(w));
-    assert.deepEqual([...first.dryRuns].sort(), repositoryWrites.sort(), "each of the repository's objects written was dry-run once");
-    assert.equal(first.writes.filter(isGuardWrite).length, 4, 'the four guards were written, not dry-run: the operator’s own objects');
+    const judgedWrites = first.writes.filter((w) => !isSettledGuardWrite(w));
+    assert.deepEqual([...first.dryRuns].sort(), judgedWrites.sort(), 'each object the repository shapes was dry-run once');
+    assert.equal(first.writes.filter(isSettledGuardWrite).length, 3, 'the LimitRange, NetworkPolicy and default ServiceAccount were not');
   });
 });
 

@@ -1,5 +1,5 @@
-// A ValidatingAdmissionPolicy that refuses every create and update of one resource for one preview
-// environment's objects (those with its ownership label): the API server refusing a write the
+// A ValidatingAdmissionPolicy that refuses creates and updates of one resource for one preview
+// environment's objects (those with its ownership label; all of them, or those a CEL rule fails): the API server refusing a write the
 // operator makes, as a cluster's own admission policy would. In force once a dry-run write of such
 // an object in a namespace of its own is refused; the returned function lifts it again.
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -18,13 +18,15 @@ export interface AdmissionRefusal {
   environment: string;
   /** The refusal's message. */
   message: string;
+  /** The CEL rule objects must pass (`object` is the object written). @default 'false': every one is refused */
+  expression?: string;
   /** An object of that resource (its namespace is replaced), used to see the policy in force. */
   probe: KubeObject;
 }
 
 export async function refuseWrites(admin: KubeClient, kubeConfig: KubeConfig, refusal: AdmissionRefusal): Promise<() => Promise<void>> {
   const name = uniqueName('refuse');
-  const { group, resource, environment, message } = refusal;
+  const { group, resource, environment, message, expression = 'false' } = refusal;
   await admin.apply({
     ...admission('ValidatingAdmissionPolicy'),
     metadata: { name },
@@ -33,7 +35,7 @@ export async function refuseWrites(admin: KubeClient, kubeConfig: KubeConfig, re
       matchConstraints: {
         resourceRules: [{ apiGroups: [group], apiVersions: ['*'], operations: ['CREATE', 'UPDATE'], resources: [resource] }],
       },
-      validations: [{ expression: 'false', message }],
+      validations: [{ expression, message }],
     },
   });
   await admin.apply({
