@@ -228,6 +228,38 @@ describe('defaults and status', () => {
     });
   });
 
+  it('until its controller writes, each kind reads observedGeneration 0, which kstatus reads as in progress', async () => {
+    const { algorithm, database } = seedExamples();
+    const environment = {
+      apiVersion: 'preview.alien6.io/v1alpha1',
+      kind: 'PreviewEnvironment',
+      metadata: { name: uniqueName('pe-new') },
+      spec: {
+        repository: { owner: 'alien6', name: 'reco', cloneUrl: 'https://github.com/alien6/reco.git' },
+        pullRequest: {
+          number: 7,
+          headSha: '5f1d2c0b9a8e7d6c5b4a39281706f5e4d3c2b1a0',
+          headRef: 'feature/ranking',
+          baseRef: 'main',
+          author: 'octocat',
+          authorAssociation: 'MEMBER',
+          labels: [],
+          draft: false,
+          fork: false,
+          updatedAt: '2024-05-01T10:00:00Z',
+        },
+      },
+    };
+    const fresh = [renamed(algorithm as unknown as ManifestLike, 'fresh-algo'), renamed(database as unknown as ManifestLike, 'fresh-db')];
+    for (const object of [...fresh, environment as ManifestLike]) {
+      const applied = await serverSideApply(kc, object, { fieldManager, namespace });
+      const live = (await get(object)) as StoredObject & { metadata: { generation: number } };
+      assert.deepEqual(applied.status, { observedGeneration: 0 }, `${object.kind}: the answer to the create`);
+      assert.deepEqual(live.status, { observedGeneration: 0 }, `${object.kind}: a later read`);
+      assert.ok(live.metadata.generation >= 1, `${object.kind} generation ${live.metadata.generation} is ahead of the status`);
+    }
+  });
+
   it('every Algorithm and Database status field survives the status subresource', async () => {
     const { algorithm, database } = seedExamples();
     const algorithmStatus: Required<AlgorithmStatus> = {
