@@ -4,6 +4,7 @@
 // over, and a prune of what the Algorithm controls but no longer renders.
 import {
   Applier,
+  cachedLookup,
   NotFoundError,
   isControlledBy,
   refOf,
@@ -45,7 +46,8 @@ export class WorkloadWriter {
     private readonly client: ObjectClient,
     private readonly owned: readonly CacheReader[],
   ) {
-    this.applier = new Applier(client, { lookup: (ref) => this.cached(ref), seen: (ref) => this.informerOf(ref)?.lastResourceVersion?.() });
+    const caches = cachedLookup(owned);
+    this.applier = new Applier(client, { ...caches, lookup: (ref) => caches.lookup(ref) ?? this.fetched.get(fetchKey(ref)) });
   }
 
   /** Applies the set and prunes the rest. */
@@ -106,16 +108,6 @@ export class WorkloadWriter {
       }
     }
     return deleted;
-  }
-
-  private cached(ref: ObjectRef): KubeObject | 'absent' | undefined {
-    const informer = this.informerOf(ref);
-    if (informer) return informer.lookup(`${ref.namespace}/${ref.name}`);
-    return this.fetched.get(fetchKey(ref));
-  }
-
-  private informerOf(ref: ObjectRef): CacheReader | undefined {
-    return this.owned.find((i) => i.kind.kind === ref.kind && i.kind.apiVersion === ref.apiVersion);
   }
 
   /** Reads a live object no informer holds, for the Applier's unchanged check. */

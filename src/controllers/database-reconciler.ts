@@ -14,6 +14,7 @@ import {
 } from '../../constructs/index.js';
 import {
   Applier,
+  cachedLookup,
   EventRecorder,
   ForbiddenError,
   InvalidError,
@@ -29,7 +30,6 @@ import {
   type KubeObject,
   type Logger,
   type ObjectClient,
-  type ObjectRef,
   type ReconcileContext,
   type ReconcileResult,
   type Reconciler,
@@ -89,7 +89,7 @@ export class DatabaseReconciler implements Reconciler {
   ) {
     this.logger = options.logger ?? silentLogger;
     this.events = options.events ?? new EventRecorder(client, { component: 'preview-operator', logger: this.logger });
-    this.applier = new Applier(client, { lookup: (ref) => this.cached(ref), seen: (ref) => this.informerOf(ref)?.lastResourceVersion?.() });
+    this.applier = new Applier(client, cachedLookup([informers.statefulSets, informers.services, informers.configMaps]));
     this.now = options.now ?? (() => new Date());
   }
 
@@ -222,15 +222,6 @@ export class DatabaseReconciler implements Reconciler {
       const fields = { controller: 'database', name: database.metadata.name, err: toKubeError(err).message };
       this.logger.warn(fields, 'could not record the retry count');
     }
-  }
-
-  private cached(ref: ObjectRef): KubeObject | 'absent' | undefined {
-    return this.informerOf(ref)?.lookup(`${ref.namespace}/${ref.name}`);
-  }
-
-  private informerOf(ref: ObjectRef): CacheReader | undefined {
-    const { statefulSets, services, configMaps } = this.informers;
-    return [statefulSets, services, configMaps].find((i) => i.kind.kind === ref.kind && i.kind.apiVersion === ref.apiVersion);
   }
 }
 

@@ -3,7 +3,15 @@
 // applied), and the API server only where a cache cannot know (a namespace without our label).
 // The wiring (preview-environment.ts) hands it real informers; unit tests hand it fakes.
 import { ownershipLabelKeys } from '../../constructs/index.js';
-import { NotFoundError, type CacheReader, type KindRef, type KubeObject, type ObjectClient, type ObjectRef } from '../kube/index.js';
+import {
+  NotFoundError,
+  cacheOfKind,
+  type CacheReader,
+  type KindRef,
+  type KubeObject,
+  type ObjectClient,
+  type ObjectRef,
+} from '../kube/index.js';
 import { repositoryKey } from '../github/octokit-factory.js';
 import type { EnvironmentObject } from './preview-environment-status.js';
 import type { WildcardTlsInformers } from './preview-environment-wildcard-tls.js';
@@ -70,15 +78,11 @@ export class EnvironmentCaches {
   /** The cached copy of an object of a kind the controller watches (undefined: not cached, or not watched). */
   cached(ref: ObjectRef): KubeObject | undefined {
     const key = ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name;
-    return this.informerOf(ref)?.get(key);
+    return cacheOfKind(this.objects, ref)?.get(key);
   }
 
   /** How far the cache of `ref`'s kind has caught up (its watch's last resourceVersion), for the Applier's `seen`. */
   seen(ref: ObjectRef): string | undefined {
-    return this.informerOf(ref)?.lastResourceVersion?.();
-  }
-
-  private informerOf(ref: ObjectRef): CacheReader | undefined {
-    return this.objects.find((i) => i.kind.kind === ref.kind && i.kind.apiVersion === ref.apiVersion);
+    return cacheOfKind(this.objects, ref)?.lastResourceVersion?.();
   }
 }

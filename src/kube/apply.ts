@@ -17,6 +17,7 @@ import { needsSetWrittenFirst } from './apply-dependencies.js';
 import { applyGroups, applyRank } from './apply-order.js';
 import { NotFoundError } from './errors.js';
 import { groupOf, identityOf, refOf, type KindRef, type KubeObject, type ObjectRef } from './kube-object.js';
+import type { CacheReader } from './informer.js';
 import { appliedFieldsCover } from './managed-fields.js';
 import { OwnWrites } from './own-writes.js';
 
@@ -105,6 +106,19 @@ export interface ApplierOptions {
   seen?: (ref: ObjectRef) => string | undefined;
   /** How long to wait for an applied CRD to be Established before applying its objects (default 30 s). */
   crdEstablishTimeoutMs?: number;
+}
+
+/** The cache among `caches` that holds objects of `ref`'s kind. */
+export function cacheOfKind(caches: readonly CacheReader[], ref: KindRef): CacheReader | undefined {
+  return caches.find((c) => c.kind.kind === ref.kind && c.kind.apiVersion === ref.apiVersion);
+}
+
+/** An Applier's `lookup` and `seen` from informers' caches (undefined for kinds none of them holds). */
+export function cachedLookup(caches: readonly CacheReader[]): Required<Pick<ApplierOptions, 'lookup' | 'seen'>> {
+  return {
+    lookup: (ref) => cacheOfKind(caches, ref)?.lookup(ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name),
+    seen: (ref) => cacheOfKind(caches, ref)?.lastResourceVersion?.(),
+  };
 }
 
 export class Applier {
