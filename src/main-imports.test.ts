@@ -1,8 +1,8 @@
-// The operator loads @kubernetes/client-node only for the laptop cases of a kubeconfig:
-// importing it costs ~75 MB of resident memory (its KubeConfig pulls in the whole generated
-// API), against a 250 MB budget. Only the kubeconfig's client-node adapter may import it, with
-// a dynamic import() when such a kubeconfig is loaded; anything else under src/ only for types
-// (erased). Tests and the dev harness (test/dev/, `npm run dev`) may use it freely.
+// The operator loads two heavy packages only when it needs them: @kubernetes/client-node for the
+// laptop cases of a kubeconfig (~75 MB of resident memory: its KubeConfig pulls in the whole
+// generated API) and undici for GitHub's requests through a proxy (~15 MB). Only each one's
+// loader may import it, with a dynamic import() when that case arises; anything else under src/
+// only for types (erased). Tests and the dev harness (test/dev/, `npm run dev`) may use them freely.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -12,7 +12,11 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const src = path.join(root, 'src');
 const clientNode = '@kubernetes/client-node';
-const lazyLoader = path.join(src, 'kube', 'kube-config-client-node.ts');
+/** Each heavy package and the one file that may load it. */
+const lazyPackages = [
+  { name: clientNode, loader: path.join(src, 'kube', 'kube-config-client-node.ts') },
+  { name: 'undici', loader: path.join(src, 'github', 'github-fetch.ts') },
+];
 
 /** Static imports and re-exports (type-only ones too), side-effect imports, and dynamic imports of a literal. */
 const importPattern = /(?:\bimport|\bexport)\s+(type\s+)?(?:[\w*{}\s,$]+?\s+from\s+)?['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/g;
@@ -31,7 +35,7 @@ function importsOf(text: string): Import[] {
   );
 }
 
-const isClientNode = (i: Import) => i.specifier === clientNode || i.specifier.startsWith(`${clientNode}/`);
+const isPackage = (name: string) => (i: Import) => i.specifier === name || i.specifier.startsWith(`${name}/`);
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((entry) => {
@@ -50,7 +54,7 @@ function resolveRelative(from: string, specifier: string): string | undefined {
   return undefined;
 }
 
-describe('@kubernetes/client-node only lazily, only for the laptop cases', () => {
+describe('the import forms', () => {
   it('tells the forms of import apart (the check can fail)', () => {
     const sample = [
       `import { KubeConfig } from '${clientNode}';`,
@@ -65,32 +69,37 @@ describe('@kubernetes/client-node only lazily, only for the laptop cases', () =>
       [`static ${clientNode}`, `type ${clientNode}`, `static ${clientNode}`, `static ${clientNode}`, `dynamic ${clientNode}`],
     );
   });
-
-  it('no file under src/ (tests aside) loads it, but the kubeconfig adapter, with a dynamic import()', () => {
-    const loads = sourceFiles(src).flatMap((file) =>
-      importsOf(readFileSync(file, 'utf8'))
-        .filter((i) => isClientNode(i) && i.kind !== 'type')
-        .map((i) => `${path.relative(root, file)}: ${i.kind}`),
-    );
-    assert.deepEqual(loads, [`${path.relative(root, lazyLoader)}: dynamic`]);
-  });
-
-  it('`preview-operator run` reaches no static import of it', () => {
-    const seen = new Set<string>();
-    const offenders: string[] = [];
-    const visit = (file: string, via: string[]) => {
-      if (seen.has(file)) return;
-      seen.add(file);
-      for (const i of importsOf(readFileSync(file, 'utf8'))) {
-        if (isClientNode(i) && i.kind === 'static') offenders.push([...via, file].map((f) => path.relative(root, f)).join(' → '));
-        if (!i.specifier.startsWith('.')) continue;
-        const target = resolveRelative(file, i.specifier);
-        if (target) visit(target, [...via, file]);
-      }
-    };
-    visit(path.join(src, 'main.ts'), []);
-    assert.ok(seen.has(path.join(src, 'cli-run.ts')), 'the walk reaches the run command');
-    assert.ok(seen.has(lazyLoader), 'the walk reaches the kubeconfig loader and its client-node adapter');
-    assert.deepEqual(offenders, []);
-  });
 });
+
+for (const { name, loader } of lazyPackages) {
+  const isLazy = isPackage(name);
+  describe(`${name} only lazily, only where it is needed`, () => {
+    it('no file under src/ (tests aside) loads it, but its loader, with a dynamic import()', () => {
+      const loads = sourceFiles(src).flatMap((file) =>
+        importsOf(readFileSync(file, 'utf8'))
+          .filter((i) => isLazy(i) && i.kind !== 'type')
+          .map((i) => `${path.relative(root, file)}: ${i.kind}`),
+      );
+      assert.deepEqual(loads, [`${path.relative(root, loader)}: dynamic`]);
+    });
+
+    it('`preview-operator run` reaches no static import of it', () => {
+      const seen = new Set<string>();
+      const offenders: string[] = [];
+      const visit = (file: string, via: string[]) => {
+        if (seen.has(file)) return;
+        seen.add(file);
+        for (const i of importsOf(readFileSync(file, 'utf8'))) {
+          if (isLazy(i) && i.kind === 'static') offenders.push([...via, file].map((f) => path.relative(root, f)).join(' → '));
+          if (!i.specifier.startsWith('.')) continue;
+          const target = resolveRelative(file, i.specifier);
+          if (target) visit(target, [...via, file]);
+        }
+      };
+      visit(path.join(src, 'main.ts'), []);
+      assert.ok(seen.has(path.join(src, 'cli-run.ts')), 'the walk reaches the run command');
+      assert.ok(seen.has(loader), 'the walk reaches its loader');
+      assert.deepEqual(offenders, []);
+    });
+  });
+}
