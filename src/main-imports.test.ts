@@ -1,6 +1,6 @@
 // The operator loads two heavy packages only when it needs them: @kubernetes/client-node for the
 // laptop cases of a kubeconfig (~75 MB of resident memory: its KubeConfig pulls in the whole
-// generated API) and undici for GitHub's requests through a proxy (~15 MB). Only each one's
+// generated API) and undici for GitHub's requests through a proxy (~4 MB). Only each one's
 // loader may import it, with a dynamic import() when that case arises; anything else under src/
 // only for types (erased). Tests and the dev harness (test/dev/, `npm run dev`) may use them freely.
 import { describe, it } from 'node:test';

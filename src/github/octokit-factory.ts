@@ -121,7 +121,7 @@ function clientMaker(options: GitHubClientOptions, observer: RateLimitObserver):
   // factory, so two factories (or two installations) never share a write queue.
   const factoryId = randomBytes(4).toString('hex');
   const maxRetryAfter = options.throttle?.maxRetryAfterSeconds ?? 60;
-  // Every client of this factory, the App's token exchange included, goes through the proxy when one is set.
+  // Every client of this factory, the App's token exchange included, goes through this fetch (and the proxy when one is set).
   const fetch = githubFetch(options.proxyEnv ?? process.env);
   const octokitLog = octokitLogger(log);
   return (client, auth) =>
@@ -130,7 +130,7 @@ function clientMaker(options: GitHubClientOptions, observer: RateLimitObserver):
       baseUrl: options.baseUrl,
       userAgent: options.userAgent ?? 'preview-operator',
       log: octokitLog,
-      ...(fetch ? { request: { fetch } } : {}),
+      request: { fetch },
       rateLimitGuard: { observer, client, maxWaitSeconds: maxRetryAfter } satisfies RateLimitGuardOptions,
       conditionalRequests: { maxEntries: options.etagCacheEntries ?? 500 },
       throttle: {
