@@ -3,12 +3,12 @@
 // redirects, encodings, aborts and failed connections holds.
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { Octokit } from '@octokit/rest';
 import { RequestError } from '@octokit/request-error';
-import { httpFetch } from './http-fetch.js';
+import { createHttpFetch, httpFetch } from './http-fetch.js';
 
 type Seen = IncomingMessage & { body: string };
 type Handler = (req: Seen, res: ServerResponse) => void;
@@ -177,5 +177,109 @@ describe('GitHub requests over node:http', () => {
     assert.equal(await response.text(), 'plain');
     assert.equal(response.ok, true);
     assert.equal(response.redirected, false);
+  });
+
+  test('a bodiless 304, 204 or HEAD answer that names a content coding is read as empty', async () => {
+    server.handle((req, res) => {
+      res.writeHead(req.method === 'DELETE' ? 204 : req.url === '/cached' ? 304 : 200, { 'content-encoding': 'gzip', etag: 'W/"e"' });
+      res.end();
+    });
+    const notModified = await octokit.request('GET /cached').catch((e: unknown) => e);
+    assert.ok(notModified instanceof RequestError);
+    assert.equal(notModified.status, 304);
+    assert.equal((await octokit.request('DELETE /thing')).status, 204);
+    assert.equal((await octokit.request('HEAD /thing')).status, 200);
+  });
+
+  test('a JSON answer that starts with a byte order mark is parsed', async () => {
+    server.handle((_req, res) => (res.writeHead(200, { 'content-type': 'application/json' }), res.end('\uFEFF{"id":42}')));
+    assert.deepEqual((await octokit.request('GET /bom')).data, { id: 42 });
+  });
+
+  test('bytes are sent as a body, from an ArrayBuffer or a view alike', async () => {
+    server.handle((req, res) => json(res, 200, { body: req.body }));
+    const bytes = new TextEncoder().encode('raw');
+    for (const body of [bytes.buffer, new DataView(bytes.buffer)]) {
+      assert.deepEqual(await (await httpFetch(`${server.url}/bytes`, { method: 'POST', body })).json(), { body: 'raw' });
+    }
+  });
+
+  test('a body that decodes to more than 64 MiB is refused', async () => {
+    server.handle((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      res.end(gzipSync(Buffer.alloc(65 * 1024 * 1024)));
+    });
+    const err = await octokit.request('GET /bomb').catch((e: unknown) => e);
+    assert.ok(err instanceof RequestError);
+    assert.equal(err.status, 500);
+    assert.match(err.message, /Cannot create a Buffer larger than|buffer|length/i);
+  });
+});
+
+describe('GitHub requests that would never end', () => {
+  /** A TCP server that answers each connection with `onConnection`. */
+  async function rawServer(onConnection: (socket: net.Socket) => void): Promise<{ port: number; close: () => void }> {
+    const sockets = new Set<net.Socket>();
+    const server = net.createServer((socket) => {
+      sockets.add(socket);
+      socket.on('error', () => {});
+      onConnection(socket);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return { port: (server.address() as AddressInfo).port, close: () => (sockets.forEach((s) => s.destroy()), server.close()) };
+  }
+  const causeOf = async (pending: Promise<unknown>) =>
+    pending.then(
+      () => 'answered',
+      (err: Error) => (err.cause as Error | undefined)?.message ?? err.message,
+    );
+
+  test('a 101 nobody upgrades to rejects instead of hanging', async () => {
+    const server = await rawServer((s) =>
+      s.once('data', () => s.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: Upgrade\r\n\r\n')),
+    );
+    after(server.close);
+    assert.equal(await causeOf(httpFetch(`http://127.0.0.1:${server.port}/`)), 'connection closed before an answer');
+  });
+
+  test('a TLS handshake that never completes is given up at the connect limit', async () => {
+    const server = await rawServer(() => {}); // accepts TCP, never says a word
+    after(server.close);
+    const started = performance.now();
+    const cause = await causeOf(createHttpFetch({ connectTimeoutMs: 200 })(`https://127.0.0.1:${server.port}/`));
+    assert.equal(cause, 'no connection within 200 ms');
+    assert.ok(performance.now() - started < 2_000);
+  });
+
+  test('headers trickled a byte at a time are cut off at the headers limit', async () => {
+    const server = await rawServer((s) =>
+      s.once('data', () => {
+        s.write('HTTP/1.1 200 OK\r\nX-Pad: ');
+        const drip = setInterval(() => s.write('x'), 50);
+        s.on('close', () => clearInterval(drip));
+      }),
+    );
+    after(server.close);
+    const cause = await causeOf(createHttpFetch({ headersTimeoutMs: 300, idleTimeoutMs: 10_000 })(`http://127.0.0.1:${server.port}/`));
+    assert.equal(cause, 'no answer within 300 ms');
+  });
+
+  test("a pooled connection idle past the keep-alive limit is not reused, so a server's idle close never meets a request", async () => {
+    const lastAnswered = new WeakMap<net.Socket, number>();
+    // Closes a connection that comes back after 400 ms of silence, as a load balancer's idle timeout would, without saying so.
+    const server = createServer({ keepAliveTimeout: 0 }, (req, res) => {
+      if (performance.now() - (lastAnswered.get(req.socket) ?? performance.now()) > 400) return void req.socket.destroy();
+      req.resume();
+      req.on('end', () => (res.end(String(req.socket.remotePort)), lastAnswered.set(req.socket, performance.now())));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    after(() => (server.closeAllConnections(), server.close()));
+    const fetcher = createHttpFetch({ keepAliveMs: 200 });
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    const first = await (await fetcher(url, { method: 'POST', body: 'x' })).text();
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    const second = await fetcher(url, { method: 'POST', body: 'x' });
+    assert.equal(second.status, 200);
+    assert.notEqual(await second.text(), first, 'a new connection');
   });
 });

@@ -1,20 +1,30 @@
 // GitHub's requests without a proxy: a fetch over node:http(s) with kept-alive connections,
-// answering with the part of a Response that Octokit reads (status, url, headers, the body as
-// text or bytes). Octokit accepts any fetch (`request.fetch`); the global one (undici's) costs
-// about twice the CPU per request — its WHATWG streams, header validation and request objects —
-// which, at seven requests per preview, was a quarter of the operator's CPU in a burst of pull
-// requests (npm run bench). What it does as fetch does: follows redirects (at most 20; 303, and
-// 301/302 after a POST, become a GET without a body; the Authorization header is not sent to
-// another origin), decodes gzip, deflate and brotli bodies, gives up on a connection silent for
-// 300 s, throws an AbortError when the signal aborts and a TypeError("fetch failed") whose cause
-// says why when the network fails.
+// answering with the part of a Response that Octokit reads (status, statusText, url, headers,
+// the body as text or bytes; no `body` stream, so not `parseSuccessResponseBody: false`).
+// Octokit accepts any fetch (`request.fetch`); the global one (undici's) costs about twice the
+// CPU per request — its WHATWG streams, header validation and request objects — which, at seven
+// requests per preview, was a quarter of the operator's CPU in a burst of pull requests (npm run
+// bench). What it keeps of fetch: redirects followed (at most 20; 303, and 301/302 after a POST,
+// become a GET without a body; the Authorization header is not sent to another origin), gzip,
+// deflate and brotli bodies decoded (up to 64 MiB), a leading BOM dropped, idle pooled connections
+// closed after 4 s (a server's own idle close then never meets a request), limits on connecting
+// (10 s), on the answer's headers (300 s) and on silence (300 s), an AbortError when the signal
+// aborts and a TypeError("fetch failed") whose cause says why when the network fails.
+// It asks for no compression: GitHub's JSON answers are small, and decoding them costs CPU.
 import http, { type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 
-const maxRedirects = 20;
-const idleTimeoutMs = 300_000;
-const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
+export interface HttpFetchLimits {
+  /** A new connection (TCP and TLS) must be up within this (default 10 s, as undici's). */
+  connectTimeoutMs?: number;
+  /** The answer's status and headers must have arrived within this after the request went out (default 300 s). */
+  headersTimeoutMs?: number;
+  /** A connection silent this long is given up (default 300 s). */
+  idleTimeoutMs?: number;
+  /** A pooled connection idle this long is closed (default 4 s, as undici's). */
+  keepAliveMs?: number;
+}
 
 /** What this fetch answers: the members of a Response that Octokit's request reads. */
 export interface FetchedResponse {
@@ -29,6 +39,8 @@ export interface FetchedResponse {
   arrayBuffer(): Promise<ArrayBuffer>;
 }
 
+export type HttpFetch = (input: string | URL, init?: RequestInit) => Promise<FetchedResponse>;
+
 interface Sent {
   url: URL;
   method: string;
@@ -36,40 +48,75 @@ interface Sent {
   body?: string | Uint8Array;
 }
 
-/** A fetch for Octokit over node:http(s). */
-export async function httpFetch(input: string | URL, init: RequestInit = {}): Promise<FetchedResponse> {
-  let sent: Sent = {
-    url: new URL(input),
-    method: (init.method ?? 'GET').toUpperCase(),
-    headers: plainHeaders(init.headers),
-    body: plainBody(init.body),
+const maxRedirects = 20;
+const maxDecodedBytes = 64 * 1024 * 1024;
+
+/** A fetch for Octokit over node:http(s), with its own connection pools. */
+export function createHttpFetch(limits: HttpFetchLimits = {}): HttpFetch {
+  const keepAlive = { keepAlive: true, timeout: limits.keepAliveMs ?? 4_000 };
+  const agents = { 'http:': new http.Agent(keepAlive), 'https:': new https.Agent(keepAlive) };
+  const send = sender(agents, {
+    connectTimeoutMs: limits.connectTimeoutMs ?? 10_000,
+    headersTimeoutMs: limits.headersTimeoutMs ?? 300_000,
+    idleTimeoutMs: limits.idleTimeoutMs ?? 300_000,
+  });
+  return async (input, init = {}) => {
+    let sent: Sent = {
+      url: new URL(input),
+      method: (init.method ?? 'GET').toUpperCase(),
+      headers: plainHeaders(init.headers),
+      body: plainBody(init.body),
+    };
+    for (let redirects = 0; ; redirects++) {
+      const response = await send(sent, init.signal ?? undefined);
+      const location = response.headers.location;
+      if (!isRedirect(response.statusCode) || !location || init.redirect === 'manual') return answer(response, sent.url, redirects > 0);
+      response.resume();
+      if (init.redirect === 'error') throw new TypeError('fetch failed', { cause: new Error(`redirect to ${location} refused`) });
+      if (redirects === maxRedirects) throw new TypeError('fetch failed', { cause: new Error('redirect count exceeded') });
+      sent = redirected(sent, response.statusCode ?? 0, new URL(location, sent.url));
+    }
   };
-  for (let redirects = 0; ; redirects++) {
-    const response = await send(sent, init.signal ?? undefined);
-    const location = response.headers.location;
-    if (!isRedirect(response.statusCode) || !location || init.redirect === 'manual') return answer(response, sent.url, redirects > 0);
-    response.resume();
-    if (init.redirect === 'error') throw new TypeError('fetch failed', { cause: new Error(`redirect to ${location} refused`) });
-    if (redirects === maxRedirects) throw new TypeError('fetch failed', { cause: new Error('redirect count exceeded') });
-    sent = redirected(sent, response.statusCode ?? 0, new URL(location, sent.url));
-  }
 }
 
-function send(sent: Sent, signal: AbortSignal | undefined): Promise<IncomingMessage> {
-  const protocol = sent.url.protocol === 'https:' ? 'https:' : sent.url.protocol === 'http:' ? 'http:' : undefined;
-  if (!protocol) return Promise.reject(new TypeError('fetch failed', { cause: new Error(`unsupported protocol ${sent.url.protocol}`) }));
-  return new Promise((resolve, reject) => {
-    const request = (protocol === 'https:' ? https : http).request(sent.url, {
-      method: sent.method,
-      headers: sent.headers,
-      agent: agents[protocol],
-      signal,
+/** The process's fetch for GitHub: one pool of connections per protocol. */
+export const httpFetch: HttpFetch = createHttpFetch();
+
+type Agents = Record<'http:' | 'https:', http.Agent>;
+
+/** Sends one request and resolves with its answer's head, within the limits. */
+function sender(agents: Agents, limits: Required<Omit<HttpFetchLimits, 'keepAliveMs'>>) {
+  return (sent: Sent, signal: AbortSignal | undefined): Promise<IncomingMessage> => {
+    const protocol = sent.url.protocol === 'https:' ? 'https:' : sent.url.protocol === 'http:' ? 'http:' : undefined;
+    if (!protocol) return Promise.reject(failed(`unsupported protocol ${sent.url.protocol}`));
+    return new Promise((resolve, reject) => {
+      const request = (protocol === 'https:' ? https : http).request(sent.url, {
+        method: sent.method,
+        headers: sent.headers,
+        agent: agents[protocol],
+        signal,
+      });
+      const giveUp = (why: string) => request.destroy(new Error(why));
+      const headersTimer = setTimeout(() => giveUp(`no answer within ${limits.headersTimeoutMs} ms`), limits.headersTimeoutMs);
+      request.setTimeout(limits.idleTimeoutMs, () => giveUp('the connection went silent'));
+      request.once('socket', (socket) => {
+        // The idle limit counts from the connection: a new one must come up (TCP and TLS) first.
+        if (request.reusedSocket) return;
+        const connectTimer = setTimeout(() => giveUp(`no connection within ${limits.connectTimeoutMs} ms`), limits.connectTimeoutMs);
+        socket.once(protocol === 'https:' ? 'secureConnect' : 'connect', () => clearTimeout(connectTimer));
+        socket.once('close', () => clearTimeout(connectTimer));
+      });
+      request.once('response', (response) => (clearTimeout(headersTimer), resolve(response)));
+      request.once('error', (err) => (clearTimeout(headersTimer), reject(err.name === 'AbortError' ? err : failed(err))));
+      // Closed without an answer or an error (a 101 nobody upgrades): rejecting after a settle does nothing.
+      request.once('close', () => (clearTimeout(headersTimer), reject(failed('connection closed before an answer'))));
+      request.end(sent.body);
     });
-    request.setTimeout(idleTimeoutMs, () => request.destroy(new Error(`no answer within ${idleTimeoutMs} ms`)));
-    request.once('response', resolve);
-    request.once('error', (err) => reject(err.name === 'AbortError' ? err : new TypeError('fetch failed', { cause: err })));
-    request.end(sent.body);
-  });
+  };
+}
+
+function failed(cause: Error | string): TypeError {
+  return new TypeError('fetch failed', { cause: typeof cause === 'string' ? new Error(cause) : cause });
 }
 
 /** The request a redirect asks for, as fetch makes it. */
@@ -86,6 +133,8 @@ function redirected(sent: Sent, status: number, to: URL): Sent {
 async function answer(response: IncomingMessage, url: URL, redirected: boolean): Promise<FetchedResponse> {
   const body = decoded(await readAll(response), response.headers['content-encoding']);
   const status = response.statusCode ?? 0;
+  // fetch's text() drops a byte order mark.
+  const text = () => body.toString('utf8').replace(/^\uFEFF/, '');
   return {
     status,
     statusText: response.statusMessage ?? '',
@@ -93,8 +142,8 @@ async function answer(response: IncomingMessage, url: URL, redirected: boolean):
     redirected,
     url: url.href,
     headers: new ResponseHeaders(response.headers),
-    text: async () => body.toString('utf8'),
-    json: async () => JSON.parse(body.toString('utf8')),
+    text: async () => text(),
+    json: async () => JSON.parse(text()),
     arrayBuffer: async () => body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength) as ArrayBuffer,
   };
 }
@@ -104,28 +153,35 @@ function readAll(response: IncomingMessage): Promise<Buffer> {
     const chunks: Buffer[] = [];
     response.on('data', (chunk: Buffer) => chunks.push(chunk));
     response.once('end', () => resolve(Buffer.concat(chunks)));
-    response.once('error', (err) => reject(new TypeError('fetch failed', { cause: err })));
-    response.once('aborted', () => reject(new TypeError('fetch failed', { cause: new Error('connection closed mid-answer') })));
+    response.once('error', (err) => reject(failed(err)));
+    response.once('aborted', () => reject(failed('connection closed mid-answer')));
   });
 }
 
+/** The body as sent before its content coding (a 304, 204 or HEAD answer may name one and carry nothing). */
 function decoded(body: Buffer, encoding: string | undefined): Buffer {
-  switch (encoding?.trim().toLowerCase()) {
-    case 'gzip':
-    case 'x-gzip':
-      return gunzipSync(body);
-    case 'deflate':
-      return inflateSync(body);
-    case 'br':
-      return brotliDecompressSync(body);
-    default:
-      return body;
+  if (body.length === 0) return body;
+  const limit = { maxOutputLength: maxDecodedBytes };
+  try {
+    switch (encoding?.trim().toLowerCase()) {
+      case 'gzip':
+      case 'x-gzip':
+        return gunzipSync(body, limit);
+      case 'deflate':
+        return inflateSync(body, limit);
+      case 'br':
+        return brotliDecompressSync(body, limit);
+      default:
+        return body;
+    }
+  } catch (err) {
+    throw failed(err as Error);
   }
 }
 
 /**
  * A response's headers as fetch's Headers reads them (names in lower case, repeated ones joined
- * by ", "), without its per-header validation: node's parser has checked them already.
+ * by ", ", iterated in name order), without its per-header validation: node's parser has checked them.
  */
 export class ResponseHeaders implements Iterable<[string, string]> {
   private readonly values = new Map<string, string>();
@@ -171,6 +227,8 @@ const isRecord = (value: NonNullable<RequestInit['headers']>): value is Record<s
 function plainBody(body: RequestInit['body']): string | Uint8Array | undefined {
   if (body === undefined || body === null) return undefined;
   if (typeof body === 'string' || body instanceof Uint8Array) return body;
+  if (body instanceof ArrayBuffer) return new Uint8Array(body);
+  if (ArrayBuffer.isView(body)) return new Uint8Array(body.buffer, body.byteOffset, body.byteLength);
   throw new TypeError(`this fetch sends string and byte bodies only, not ${Object.prototype.toString.call(body)}`);
 }
 
