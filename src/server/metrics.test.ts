@@ -111,6 +111,17 @@ test('two instances do not share counters, and process metrics are on the instan
   assert.match(await b.metrics(), /^process_resident_memory_bytes /m);
 });
 
+test("the event loop's delay is measured, sampled every 100 ms", async () => {
+  const metrics = new OperatorMetrics();
+  // A loop blocked for 300 ms: the next sample is late by about that much.
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  const blockedUntil = performance.now() + 300;
+  while (performance.now() < blockedUntil);
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  const max = Number(line(await metrics.metrics(), 'nodejs_eventloop_lag_max_seconds ')?.split(' ')[1]);
+  assert.ok(max >= 0.2 && max < 1, `max delay ${max} s`);
+});
+
 test('GET /metrics serves the exposition through the server extension point', async () => {
   const metrics = new OperatorMetrics({ processMetrics: false });
   metrics.queueDepth('preview-environment', 2);
