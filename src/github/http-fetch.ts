@@ -106,10 +106,13 @@ function sender(agents: Agents, limits: Required<Omit<HttpFetchLimits, 'keepAliv
         socket.once(protocol === 'https:' ? 'secureConnect' : 'connect', () => clearTimeout(connectTimer));
         socket.once('close', () => clearTimeout(connectTimer));
       });
-      request.once('response', (response) => (clearTimeout(headersTimer), resolve(response)));
-      request.once('error', (err) => (clearTimeout(headersTimer), reject(err.name === 'AbortError' ? err : failed(err))));
-      // Closed without an answer or an error (a 101 nobody upgrades): rejecting after a settle does nothing.
-      request.once('close', () => (clearTimeout(headersTimer), reject(failed('connection closed before an answer'))));
+      let settled = false;
+      const settle = () => ((settled = true), clearTimeout(headersTimer));
+      request.once('response', (response) => (settle(), resolve(response)));
+      request.once('error', (err) => (settle(), reject(err.name === 'AbortError' ? err : failed(err))));
+      // Closed without an answer or an error (a 101 nobody upgrades). Every request closes: the error
+      // (two stack traces) is made only for one that did not settle.
+      request.once('close', () => settled || (settle(), reject(failed('connection closed before an answer'))));
       request.end(sent.body);
     });
   };
