@@ -130,6 +130,16 @@ describe('GitHub requests over node:http', () => {
     assert.equal(server.seen.at(-1)!.headers.authorization, 'token secret-token');
   });
 
+  test("redirect 'manual' answers with the redirect itself; 'error' refuses it", async () => {
+    server.handle((_req, res) => (res.writeHead(302, { location: '/elsewhere' }), res.end()));
+    const manual = await httpFetch(`${server.url}/moved`, { redirect: 'manual' });
+    assert.equal(manual.status, 302);
+    assert.equal(manual.headers.get('location'), '/elsewhere');
+    const refused = await httpFetch(`${server.url}/moved`, { redirect: 'error' }).catch((e: unknown) => e);
+    assert.ok(refused instanceof TypeError);
+    assert.match((refused.cause as Error).message, /redirect to \/elsewhere refused/);
+  });
+
   test('a redirect loop ends after 20 with a clear error', async () => {
     const before = server.seen.length;
     server.handle((_req, res) => (res.writeHead(302, { location: '/loop' }), res.end()));

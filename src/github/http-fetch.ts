@@ -72,8 +72,8 @@ export function createHttpFetch(limits: HttpFetchLimits = {}): HttpFetch {
       const location = response.headers.location;
       if (!isRedirect(response.statusCode) || !location || init.redirect === 'manual') return answer(response, sent.url, redirects > 0);
       response.resume();
-      if (init.redirect === 'error') throw new TypeError('fetch failed', { cause: new Error(`redirect to ${location} refused`) });
-      if (redirects === maxRedirects) throw new TypeError('fetch failed', { cause: new Error('redirect count exceeded') });
+      if (init.redirect === 'error') throw failed(`redirect to ${location} refused`);
+      if (redirects === maxRedirects) throw failed('redirect count exceeded');
       sent = redirected(sent, response.statusCode ?? 0, new URL(location, sent.url));
     }
   };
