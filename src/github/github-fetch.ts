@@ -1,5 +1,5 @@
 // The fetch every GitHub request goes through, the REST calls and the App's token exchange alike.
-// Without a proxy: node:http(s) (http-fetch.ts, at about half the CPU of the global fetch). With
+// Without a proxy: node:http(s) (http-fetch.ts, cheaper in CPU than the global fetch). With
 // one in the environment: undici's fetch over an EnvHttpProxyAgent — HTTPS_PROXY / HTTP_PROXY (or
 // lower case), with NO_PROXY's hosts, domains and ports going direct, as git (which honours the
 // same variables) does. Node's own env-proxy support is process-wide, switched on at start by
