@@ -3,10 +3,14 @@
 // fields) and default to the wrong patch strategies, so writes go through here with
 // explicit content types, and kinds are resolved through discovery (CRDs included).
 import { createHash } from 'node:crypto';
-import http, { type ClientRequest, type IncomingMessage } from 'node:http';
-import https from 'node:https';
+import http from 'node:http';
+import type https from 'node:https';
+import type { Readable } from 'node:stream';
+import type { ApiAnswer, ApiTransport } from './api-transport.js';
 import { Discovery, resourcePath, type ResourceInfo } from './discovery.js';
 import { errorFromResponse, toKubeError, TransientError } from './errors.js';
+import { Http1Transport } from './http1-transport.js';
+import { Http2Transport } from './http2-transport.js';
 import type { KubeAccess } from './kube-config.js';
 import { KubeConfigError } from './kube-config-error.js';
 import type { KindRef, KubeObject, ObjectRef } from './kube-object.js';
@@ -97,18 +101,18 @@ export interface KubeClientOptions {
   credentialsTtlMs?: number;
 }
 
-/** The kubeconfig applied to a request, and the keep-alive agent for its TLS identity. */
+/** The kubeconfig applied to a request, and the transport for its TLS identity. */
 interface Credentials {
   options: https.RequestOptions;
-  agent: http.Agent;
+  transport: ApiTransport;
   /** Read again from then on: `credentialsTtlMs` after reading, or when they expire if sooner. */
   freshUntil: number;
 }
 
 /** An open streaming response (a watch). */
 export interface OpenStream {
-  response: IncomingMessage;
-  /** Ends the request and its socket. */
+  body: Readable;
+  /** Ends the request (its HTTP/2 stream, or its HTTP/1.1 socket). */
   close(): void;
 }
 
@@ -122,7 +126,7 @@ export class KubeClient implements ObjectClient {
   private readonly userAgent: string;
   private readonly requestTimeoutMs: number;
   private readonly credentialsTtlMs: number;
-  private agent: { fingerprint: string; agent: http.Agent } | undefined;
+  private transport: { fingerprint: string; transport: ApiTransport } | undefined;
   private credentials: Credentials | undefined;
 
   constructor(
@@ -139,9 +143,9 @@ export class KubeClient implements ObjectClient {
   /** One request; resolves with the parsed JSON body (undefined when empty). */
   async request<T = unknown>(req: HttpRequest): Promise<T> {
     const what = `${req.method ?? 'GET'} ${req.path}`;
-    const { response } = await this.send(req, what);
-    const text = await readBody(response, what);
-    const code = response.statusCode ?? 0;
+    const answer = await this.send(req, what);
+    const text = await readBody(answer.body, what);
+    const code = answer.status;
     if (code < 200 || code >= 300) throw errorFromResponse(code, text, what);
     if (!text) return undefined as T;
     try {
@@ -158,12 +162,11 @@ export class KubeClient implements ObjectClient {
    */
   async stream(req: HttpRequest): Promise<OpenStream> {
     const what = `${req.method ?? 'GET'} ${req.path}`;
-    const { request, response } = await this.send(req, what);
-    const code = response.statusCode ?? 0;
-    if (code < 200 || code >= 300) throw errorFromResponse(code, await readBody(response, what), what);
-    request.setTimeout(0);
-    response.socket?.setKeepAlive(true, 30_000);
-    return { response, close: () => request.destroy() };
+    const answer = await this.send(req, what);
+    const code = answer.status;
+    if (code < 200 || code >= 300) throw errorFromResponse(code, await readBody(answer.body, what), what);
+    answer.untimed();
+    return { body: answer.body, close: () => answer.close() };
   }
 
   /** How the server serves `kind` (throws `NoKindMatchError` if it does not). */
@@ -258,62 +261,53 @@ export class KubeClient implements ObjectClient {
     return { fieldManager: options.fieldManager ?? this.fieldManager, dryRun: options.dryRun ? 'All' : undefined };
   }
 
-  private async send(req: HttpRequest, what: string): Promise<{ request: ClientRequest; response: IncomingMessage }> {
+  private async send(req: HttpRequest, what: string): Promise<ApiAnswer> {
     const cluster = this.kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('kubeconfig has no current cluster');
     const url = new URL(cluster.server.replace(/\/+$/, '') + req.path);
     for (const [key, value] of Object.entries(req.query ?? {})) {
       if (value !== undefined && value !== '') url.searchParams.set(key, String(value));
     }
-    const isHttps = url.protocol === 'https:';
-    const credentials = await this.credentialsFor(isHttps, cluster.proxyUrl, what);
-    const { options: opts, agent } = credentials;
+    const credentials = await this.credentialsFor(url, cluster.proxyUrl, what);
+    const { options: opts, transport } = credentials;
     const body = req.body === undefined ? undefined : typeof req.body === 'string' ? req.body : JSON.stringify(req.body);
     const headers: http.OutgoingHttpHeaders = {
       ...(opts.headers as http.OutgoingHttpHeaders),
       accept: 'application/json',
       'user-agent': this.userAgent,
     };
+    // Basic auth (client-node's `auth`), sent as node's HTTP/1.1 client would send it.
+    if (opts.auth) headers.authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
     if (body !== undefined) {
       headers['content-type'] = req.contentType ?? 'application/json';
       headers['content-length'] = Buffer.byteLength(body);
     }
     const timeoutMs = req.timeoutMs ?? this.requestTimeoutMs;
-    return new Promise((resolve, reject) => {
-      const request = (isHttps ? https : http).request(url, {
-        method: req.method ?? 'GET',
-        headers,
-        agent,
-        auth: opts.auth,
-        signal: req.signal,
-      });
-      if (timeoutMs > 0) {
-        request.setTimeout(timeoutMs, () => request.destroy(new TransientError(`${what}: no answer within ${timeoutMs} ms`, 0, 'Timeout')));
-      }
-      request.once('response', (response) => {
-        // Rotated or expired credentials: read them again for the next request (once, not
-        // once per request that was in flight with them), and make an exec plugin run again.
-        if (response.statusCode === 401 && this.credentials === credentials) {
-          this.credentials = undefined;
-          this.kubeConfig.credentialsRejected?.(credentials.options);
-        }
-        resolve({ request, response });
-      });
-      request.once('error', (err) => reject(toKubeError(err, what)));
-      request.end(body);
-    });
+    let answer: ApiAnswer;
+    try {
+      answer = await transport.send({ method: req.method ?? 'GET', url, headers, body, timeoutMs, signal: req.signal, what });
+    } catch (err) {
+      throw toKubeError(err, what);
+    }
+    // Rotated or expired credentials: read them again for the next request (once, not
+    // once per request that was in flight with them), and make an exec plugin run again.
+    if (answer.status === 401 && this.credentials === credentials) {
+      this.credentials = undefined;
+      this.kubeConfig.credentialsRejected?.(credentials.options);
+    }
+    return answer;
   }
 
   /** The kubeconfig's credentials as request options, read again after `credentialsTtlMs`. */
-  private async credentialsFor(isHttps: boolean, proxyUrl: string | undefined, what: string): Promise<Credentials> {
+  private async credentialsFor(server: URL, proxyUrl: string | undefined, what: string): Promise<Credentials> {
     const now = Date.now();
     if (this.credentials && now < this.credentials.freshUntil) return this.credentials;
     const options: https.RequestOptions = { headers: {} };
-    let agent: http.Agent;
+    let transport: ApiTransport;
     try {
       await this.kubeConfig.applyToHTTPSOptions(options);
-      // Our own agent, never one the kubeconfig made: connections are kept alive and reused across credential reads.
-      agent = this.keepAliveAgent(options, isHttps, proxyUrl);
+      // Our own transport, never an agent the kubeconfig made: connections are kept and reused across credential reads.
+      transport = this.transportFor(options, server, proxyUrl);
     } catch (err) {
       // A credential plugin that timed out or failed may succeed next time: retryable, like a network error.
       if (err instanceof KubeConfigError && err.transient)
@@ -321,12 +315,13 @@ export class KubeClient implements ObjectClient {
       throw toKubeError(err, `${what}: credentials`);
     }
     const expiresAt = this.kubeConfig.credentialsExpireAt?.(options) ?? Number.POSITIVE_INFINITY;
-    this.credentials = { options, agent, freshUntil: Math.min(now + this.credentialsTtlMs, expiresAt) };
+    this.credentials = { options, transport, freshUntil: Math.min(now + this.credentialsTtlMs, expiresAt) };
     return this.credentials;
   }
 
-  /** One keep-alive agent per TLS identity (and proxy), so requests reuse connections while the CA and client cert stay the same. */
-  private keepAliveAgent(opts: https.RequestOptions, isHttps: boolean, proxyUrl: string | undefined): http.Agent {
+  /** One transport per TLS identity (and proxy), so requests reuse connections while the CA and client cert stay the same. */
+  private transportFor(opts: https.RequestOptions, server: URL, proxyUrl: string | undefined): ApiTransport {
+    const isHttps = server.protocol === 'https:';
     const fingerprint = createHash('sha256')
       .update(String(isHttps))
       .update('\0')
@@ -341,29 +336,39 @@ export class KubeClient implements ObjectClient {
       .update(String(opts.rejectUnauthorized))
       .update(String(opts.servername ?? ''))
       .digest('hex');
-    if (this.agent?.fingerprint !== fingerprint) {
-      this.agent?.agent.destroy();
-      this.agent = { fingerprint, agent: newAgent(opts, isHttps, proxyUrl, this.kubeConfig) };
+    if (this.transport?.fingerprint !== fingerprint) {
+      this.transport?.transport.close();
+      // A connection that cannot answer a ping within a request's timeout (at most client-go's 15 s) is gone.
+      const pingTimeoutMs = Math.min(15_000, this.requestTimeoutMs || 15_000);
+      this.transport = { fingerprint, transport: newTransport(opts, server, proxyUrl, this.kubeConfig, pingTimeoutMs) };
     }
-    return this.agent.agent;
+    return this.transport.transport;
   }
 
   /** Closes idle connections (call when the process is done with the client). */
   close(): void {
-    this.agent?.agent.destroy();
-    this.agent = undefined;
+    this.transport?.transport.close();
+    this.transport = undefined;
     this.credentials = undefined;
   }
 }
 
-/** A keep-alive agent with the kubeconfig's TLS options, through the kubeconfig's proxy agent when the cluster sets proxy-url. */
-function newAgent(opts: https.RequestOptions, isHttps: boolean, proxyUrl: string | undefined, kubeConfig: KubeAccess): http.Agent {
-  if (!isHttps) {
+/**
+ * HTTP/2 to a TLS server (HTTP/1.1 if it does not offer h2); HTTP/1.1 to a plain http:// server and through
+ * the kubeconfig's proxy-url (the proxy agent tunnels HTTP/1.1).
+ */
+function newTransport(
+  opts: https.RequestOptions,
+  server: URL,
+  proxyUrl: string | undefined,
+  kubeConfig: KubeAccess,
+  pingTimeoutMs: number,
+): ApiTransport {
+  if (server.protocol !== 'https:') {
     if (proxyUrl) throw new Error('proxy-url is supported for https:// servers only');
-    return new http.Agent({ keepAlive: true });
+    return new Http1Transport(new http.Agent({ keepAlive: true }), false);
   }
   const tlsOptions: https.AgentOptions = {
-    keepAlive: true,
     ca: opts.ca,
     cert: opts.cert,
     key: opts.key,
@@ -372,18 +377,27 @@ function newAgent(opts: https.RequestOptions, isHttps: boolean, proxyUrl: string
     servername: opts.servername,
     ...(opts.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: opts.rejectUnauthorized }),
   };
-  if (!proxyUrl) return new TlsIdentityAgent(tlsOptions);
-  const agent = kubeConfig.proxyAgent?.(tlsOptions);
-  if (!agent) throw new Error(`proxy-url ${proxyUrl}: this kubeconfig object has no proxy agent (load it with loadKubeConfig)`);
-  return agent;
+  if (proxyUrl) {
+    const agent = kubeConfig.proxyAgent?.({ ...tlsOptions, keepAlive: true });
+    if (!agent) throw new Error(`proxy-url ${proxyUrl}: this kubeconfig object has no proxy agent (load it with loadKubeConfig)`);
+    return new Http1Transport(agent, true);
+  }
+  const http1 = () => new Http1Transport(new TlsIdentityAgent({ ...tlsOptions, keepAlive: true }), true);
+  return new Http2Transport(server, tlsOptions, http1, { pingTimeoutMs });
 }
 
-function readBody(response: IncomingMessage, what: string): Promise<string> {
+/** The whole body as text; a body cut short (a reset stream, a closed connection) is a transient error. */
+function readBody(body: Readable, what: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    response.on('data', (chunk: Buffer) => chunks.push(chunk));
-    response.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    response.once('error', (err) => reject(toKubeError(err, what)));
-    response.once('aborted', () => reject(new TransientError(`${what}: connection closed mid-answer`, 0, 'Aborted')));
+    let ended = false;
+    body.on('data', (chunk: Buffer) => chunks.push(chunk));
+    body.once('end', () => {
+      ended = true;
+      resolve(Buffer.concat(chunks).toString('utf8'));
+    });
+    body.once('error', (err) => reject(toKubeError(err, what)));
+    // Every body closes; an error (and its stack trace) is built only for one that closed unfinished.
+    body.once('close', () => ended || reject(new TransientError(`${what}: connection closed mid-answer`, 0, 'Aborted')));
   });
 }

@@ -305,8 +305,8 @@ export class Informer<T extends KubeObject = KubeObject> implements CacheReader<
         return;
       }
       feed();
-      stream.response.setEncoding('utf8');
-      stream.response.on('data', (chunk: string) => {
+      stream.body.setEncoding('utf8');
+      stream.body.on('data', (chunk: string) => {
         if (finished) return;
         feed();
         buffer += chunk;
@@ -322,9 +322,9 @@ export class Informer<T extends KubeObject = KubeObject> implements CacheReader<
           }
         }
       });
-      stream.response.once('end', () => finish(watchEnded));
-      stream.response.once('close', () => finish(watchEnded));
-      stream.response.once('error', (err) => finish(toKubeError(err, 'watch')));
+      stream.body.once('end', () => finish(watchEnded));
+      stream.body.once('close', () => finish(watchEnded));
+      stream.body.once('error', (err) => finish(toKubeError(err, 'watch')));
     });
   }
 

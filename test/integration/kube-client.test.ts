@@ -17,6 +17,7 @@ import {
 } from '../../src/kube/index.js';
 import { kubeconfigYaml } from '../cluster/start-cluster.js';
 import { createNamespace, newIdentity, testCluster, uniqueName, type TestCluster } from '../support/test-cluster.js';
+import { tcpRelay } from '../support/tcp-relay.js';
 
 let cluster: TestCluster;
 let client: KubeClient;
@@ -121,6 +122,27 @@ describe('lists', () => {
     assert.equal(plain.kind, 'ConfigMap');
     assert.deepEqual(plain.binaryData, { b: 'AA==' });
     assert.ok(list.items.length >= 2, 'paginated with limit 1, all pages read');
+  });
+});
+
+describe('transport', () => {
+  it('speaks HTTP/2 to the API server: a watch and thirty requests at once over one connection', async () => {
+    const relay = await tcpRelay(cluster.server);
+    const kc = new KubeConfig();
+    kc.loadFromString(kubeconfigYaml(relay.url, cluster.kubeConfig.getCurrentCluster()!.caFile!, cluster.token));
+    const relayed = new KubeClient(kc);
+    try {
+      const watch = await relayed.stream({ path: `/api/v1/namespaces/${ns}/configmaps`, query: { watch: 1 } });
+      const lists = await Promise.all(
+        Array.from({ length: 30 }, () => relayed.list({ apiVersion: 'v1', kind: 'ConfigMap' }, { namespace: ns })),
+      );
+      watch.close();
+      assert.ok(lists.every((l) => l.resourceVersion));
+      assert.equal(relay.connections, 1);
+    } finally {
+      relayed.close();
+      relay.close();
+    }
   });
 });
 

@@ -2,11 +2,11 @@
 // label selector and keeps its indexes in step.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Applier, Informer, KubeClient, silentLogger, type KubeObject, type Logger } from '../../src/kube/index.js';
 import { kubeconfigYaml } from '../cluster/start-cluster.js';
 import { createNamespace, testCluster, uniqueName, type TestCluster } from '../support/test-cluster.js';
+import { tcpRelay } from '../support/tcp-relay.js';
 import { waitFor } from '../support/wait.js';
 
 let cluster: TestCluster;
@@ -172,51 +172,11 @@ describe('informer', () => {
   });
 });
 
-/**
- * A TCP relay to the API server whose open connections can be frozen: they stay open but
- * carry nothing more — a connection dead without a FIN or RST, as a partition leaves it.
- * New connections pass normally.
- */
-async function freezableRelay(target: string) {
-  const { hostname, port } = new URL(target);
-  const live = new Set<[Socket, Socket]>();
-  const all = new Set<Socket>();
-  const server = createServer((downstream) => {
-    const upstream = connect(Number(port), hostname);
-    const pair: [Socket, Socket] = [downstream, upstream];
-    live.add(pair);
-    for (const s of pair) {
-      all.add(s);
-      s.on('error', () => {});
-      s.on('close', () => all.delete(s));
-    }
-    downstream.pipe(upstream);
-    upstream.pipe(downstream);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `https://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    freeze() {
-      for (const [down, up] of live) {
-        down.unpipe(up);
-        up.unpipe(down);
-        down.pause();
-        up.pause();
-      }
-      live.clear();
-    },
-    close() {
-      for (const s of all) s.destroy();
-      server.close();
-    },
-  };
-}
-
 describe('informer watchdog', () => {
   it('restarts a watch whose connection went silent, and sees what changed meanwhile', async () => {
     const ns = uniqueName('inf-dog');
     await createNamespace(cluster.kubeConfig, ns);
-    const relay = await freezableRelay(cluster.server);
+    const relay = await tcpRelay(cluster.server);
     const kc = new KubeConfig();
     kc.loadFromString(kubeconfigYaml(relay.url, cluster.kubeConfig.getCurrentCluster()!.caFile!, cluster.token));
     const relayed = new KubeClient(kc, { requestTimeoutMs: 3000 });
