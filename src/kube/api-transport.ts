@@ -20,6 +20,9 @@ export interface ApiCall {
 /** An answer whose status and headers have arrived; its body is still to be read. */
 export interface ApiAnswer {
   status: number;
+  contentType?: string;
+  /** The content-length header: a body that ends with fewer bytes was cut short. */
+  contentLength?: number;
   body: Readable;
   /** Lifts the idle timeout: the body may stay quiet for as long as it likes (a watch). */
   untimed(): void;

@@ -144,13 +144,16 @@ export class KubeClient implements ObjectClient {
   async request<T = unknown>(req: HttpRequest): Promise<T> {
     const what = `${req.method ?? 'GET'} ${req.path}`;
     const answer = await this.send(req, what);
-    const text = await readBody(answer.body, what);
+    const text = await readBody(answer, what);
     const code = answer.status;
     if (code < 200 || code >= 300) throw errorFromResponse(code, text, what);
     if (!text) return undefined as T;
     try {
       return JSON.parse(text) as T;
-    } catch {
+    } catch (err) {
+      // Text (a health check's `ok`) is returned as such; JSON that does not parse is never an answer.
+      if (answer.contentType?.includes('json'))
+        throw new TransientError(`${what}: the answer is not whole JSON`, 0, 'Malformed', undefined, { cause: err });
       return text as T;
     }
   }
@@ -164,7 +167,7 @@ export class KubeClient implements ObjectClient {
     const what = `${req.method ?? 'GET'} ${req.path}`;
     const answer = await this.send(req, what);
     const code = answer.status;
-    if (code < 200 || code >= 300) throw errorFromResponse(code, await readBody(answer.body, what), what);
+    if (code < 200 || code >= 300) throw errorFromResponse(code, await readBody(answer, what), what);
     answer.untimed();
     return { body: answer.body, close: () => answer.close() };
   }
@@ -386,18 +389,29 @@ function newTransport(
   return new Http2Transport(server, tlsOptions, http1, { pingTimeoutMs });
 }
 
-/** The whole body as text; a body cut short (a reset stream, a closed connection) is a transient error. */
-function readBody(body: Readable, what: string): Promise<string> {
+/**
+ * The whole body as text. A body cut short is a transient error, never a shorter answer: over HTTP/2 a
+ * connection closed, or a stream reset (CANCEL, NO_ERROR), mid-body ends the stream without an error, but
+ * destroyed before its end; a content-length names what must arrive.
+ */
+function readBody(answer: ApiAnswer, what: string): Promise<string> {
+  const { body, contentLength } = answer;
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
+    let received = 0;
     let ended = false;
-    body.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const cutShort = () => new TransientError(`${what}: connection closed mid-answer`, 0, 'Aborted');
+    body.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      received += chunk.length;
+    });
     body.once('end', () => {
       ended = true;
-      resolve(Buffer.concat(chunks).toString('utf8'));
+      if (body.destroyed || (contentLength !== undefined && received !== contentLength)) reject(cutShort());
+      else resolve(Buffer.concat(chunks, received).toString('utf8'));
     });
     body.once('error', (err) => reject(toKubeError(err, what)));
     // Every body closes; an error (and its stack trace) is built only for one that closed unfinished.
-    body.once('close', () => ended || reject(new TransientError(`${what}: connection closed mid-answer`, 0, 'Aborted')));
+    body.once('close', () => ended || reject(cutShort()));
   });
 }

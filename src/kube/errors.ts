@@ -97,7 +97,7 @@ const networkCodes = new Set([
   'UND_ERR_SOCKET',
   'ERR_STREAM_PREMATURE_CLOSE',
   'ABORT_ERR',
-  // An HTTP/2 stream reset or a connection that failed, went away or ran out of stream ids.
+  // An HTTP/2 stream reset, a connection that failed, went away or ran out of stream ids, a protocol error.
   'ERR_HTTP2_STREAM_ERROR',
   'ERR_HTTP2_SESSION_ERROR',
   'ERR_HTTP2_GOAWAY_SESSION',
@@ -105,6 +105,7 @@ const networkCodes = new Set([
   'ERR_HTTP2_STREAM_CANCEL',
   'ERR_HTTP2_OUT_OF_STREAMS',
   'ERR_HTTP2_PING_CANCEL',
+  'ERR_HTTP2_ERROR',
 ]);
 
 /** The typed error for an HTTP answer with status `code` and body `body` (a JSON `Status`, or any text). */

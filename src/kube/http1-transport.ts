@@ -22,6 +22,8 @@ export class Http1Transport implements ApiTransport {
       request.once('response', (response) =>
         resolve({
           status: response.statusCode ?? 0,
+          contentType: response.headers['content-type'],
+          contentLength: response.headers['content-length'] === undefined ? undefined : Number(response.headers['content-length']),
           body: response,
           untimed: () => {
             request.setTimeout(0);

@@ -20,9 +20,13 @@ export interface Http2ConnectionOptions {
 /** The server refused the stream before acting on it (GOAWAY, or its stream limit): safe to send again. */
 export class RefusedStreamError extends TransientError {}
 
+/** Streams one connection carries before it is retired for a new one, as Go's client does (ids run out at 2^30). */
+const maxStreamsPerConnection = 1 << 29;
+
 export class Http2Connection {
   private readonly session: ClientHttp2Session;
   private openStreams = 0;
+  private streamsSent = 0;
   private usable = true;
   private readonly pinger: ReturnType<typeof setInterval>;
   private pinging = false;
@@ -34,6 +38,8 @@ export class Http2Connection {
       // Windows as client-go's: a large list is not throttled by window updates; every stream is read at once.
       settings: { enablePush: false, initialWindowSize: 4 << 20 },
       maxSessionMemory: 64,
+      // As many header fields as node's HTTP/1.1 parser takes (HTTP/2's default is 128).
+      maxHeaderListPairs: 2000,
     });
     this.session.once('connect', () => this.session.setLocalWindowSize(64 << 20));
     // A connection that failed or was told GOAWAY takes no new streams; those open run to their end.
@@ -45,9 +51,17 @@ export class Http2Connection {
     this.pinger = setInterval(() => this.openStreams > 0 && this.ping(), options.pingIntervalMs ?? 30_000).unref();
   }
 
-  /** False once the server said GOAWAY or the connection failed: new calls need a new connection. */
+  /** False once the server said GOAWAY, the connection failed or it was retired: new calls need a new connection. */
   get isUsable(): boolean {
     return this.usable && !this.session.closed && !this.session.destroyed;
+  }
+
+  /**
+   * Room for another stream under the server's SETTINGS_MAX_CONCURRENT_STREAMS. Watches hold their
+   * streams for minutes: on a full connection a request would wait behind them, so it goes to another.
+   */
+  get hasRoom(): boolean {
+    return this.openStreams < (this.session.remoteSettings?.maxConcurrentStreams ?? 100);
   }
 
   /** Resolves when the answer's headers arrive. A refused stream rejects with `RefusedStreamError`. */
@@ -55,6 +69,7 @@ export class Http2Connection {
     const headers: OutgoingHttpHeaders = { ...call.headers, ':method': call.method, ':path': call.url.pathname + call.url.search };
     const stream = this.session.request(headers, { endStream: call.body === undefined, signal: call.signal });
     this.track(stream);
+    if (++this.streamsSent >= maxStreamsPerConnection) this.retire();
     return new Promise((resolve, reject) => {
       if (call.timeoutMs > 0) {
         stream.setTimeout(call.timeoutMs, () => {
@@ -66,8 +81,11 @@ export class Http2Connection {
       let answered = false;
       stream.once('response', (answer) => {
         answered = true;
+        const length = answer['content-length'];
         resolve({
           status: Number(answer[':status']),
+          contentType: answer['content-type'],
+          contentLength: length === undefined ? undefined : Number(length),
           body: stream,
           untimed: () => stream.setTimeout(0),
           close: () => stream.close(NGHTTP2_CANCEL),
@@ -76,7 +94,11 @@ export class Http2Connection {
       // These settle a call still waiting for its headers (an error built only then: it costs a stack
       // trace); once answered, the body's reader sees them.
       const refused = () => new RefusedStreamError(`${call.what}: stream refused by the server`, 0, 'RefusedStream');
-      stream.once('error', (err) => answered || reject(stream.rstCode === NGHTTP2_REFUSED_STREAM ? refused() : err));
+      stream.once('error', (err: Error & { code?: string }) => {
+        // Node fails the stream, not the session, when stream ids run out: no new stream can succeed here.
+        if (err.code === 'ERR_HTTP2_OUT_OF_STREAMS') this.retire();
+        if (!answered) reject(stream.rstCode === NGHTTP2_REFUSED_STREAM ? refused() : err);
+      });
       stream.once('close', () => {
         if (answered) return;
         if (stream.rstCode === NGHTTP2_REFUSED_STREAM) reject(refused());
@@ -86,9 +108,16 @@ export class Http2Connection {
     });
   }
 
+  /** Ends every stream and the connection. */
   close(): void {
     this.usable = false;
     this.session.destroy();
+  }
+
+  /** Takes no new streams; the connection closes once those open have ended. */
+  private retire(): void {
+    this.usable = false;
+    if (!this.session.closed) this.session.close();
   }
 
   /** Keeps the process alive while a stream is open, like a socket in use. */

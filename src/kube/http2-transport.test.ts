@@ -1,7 +1,8 @@
 // The API client's transport against local TLS servers (a throwaway certificate made with the
-// openssl command): HTTP/2 where the server offers it, one connection for every request; HTTP/1.1
-// where it does not; and what a connection's end, a refused stream or a silent peer do to the
-// requests and watches on it. The real API server speaks HTTP/2 to the client in
+// openssl command): HTTP/2 where the server offers it, one connection for every request (another
+// when the server's stream limit is full); HTTP/1.1 where it does not; and what a connection's end,
+// a GOAWAY, a refused or reset stream, a handshake that hangs or a silent peer do to the requests
+// and watches on it. The real API server speaks HTTP/2 to the client in
 // test/integration/kube-client.test.ts.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,7 +10,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http2, { type Http2SecureServer, type ServerHttp2Stream } from 'node:http2';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { KubeClient } from './client.js';
@@ -203,6 +204,70 @@ describe('API client transport: HTTP/2', () => {
     assert.ok(Date.now() - started < 3000, `the watch ended ${Date.now() - started} ms after the freeze`);
     assert.equal(await client.request({ path: '/ok' }), 'ok');
     assert.equal(relay.connections, 2);
+  });
+
+  it('a server stream limit filled by watches: a request goes over a second connection', async () => {
+    const server = http2.createSecureServer({ cert, key, settings: { maxConcurrentStreams: 2 } });
+    let connections = 0;
+    server.on('secureConnection', () => connections++);
+    server.on('stream', (stream, headers) => {
+      stream.on('error', () => {});
+      if (String(headers[':path']).startsWith('/watch')) stream.respond({ ':status': 200 });
+      else answer(stream, 'ok');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    closers.push(() => server.close());
+    const client = await clientFor(`https://127.0.0.1:${(server.address() as AddressInfo).port}`, 2000);
+    const watches = [await client.stream({ path: '/watch/1' }), await client.stream({ path: '/watch/2' })];
+    assert.equal(await client.request({ path: '/ok' }), 'ok');
+    assert.equal(connections, 2);
+    for (const w of watches) w.close();
+  });
+
+  for (const [cut, how] of [
+    ['the connection closes', (stream: ServerHttp2Stream) => stream.session?.socket.destroy()],
+    ['the stream is reset with CANCEL', (stream: ServerHttp2Stream) => stream.close(http2.constants.NGHTTP2_CANCEL)],
+  ] as const) {
+    it(`a list whose answer is cut short (${cut}) fails: never fewer items`, async () => {
+      const list = JSON.stringify({ kind: 'ConfigMapList', metadata: { resourceVersion: '7' }, items: [{ metadata: { name: 'a' } }] });
+      const server = await h2Server((stream) => {
+        stream.respond({ ':status': 200, 'content-type': 'application/json' });
+        stream.write(list.slice(0, 40));
+        setTimeout(() => how(stream), 20);
+      });
+      const client = await clientFor(server.url);
+      // Cut short, or (node's server ends the stream before its reset) not whole JSON: retryable either way.
+      await assert.rejects(client.request({ path: '/api/v1/configmaps' }), (err) => err instanceof TransientError);
+    });
+  }
+
+  it('an aborted request, or one past its timeout, does not wait for a TLS handshake that hangs', async () => {
+    const sockets: Socket[] = [];
+    const blackHole = net.createServer((socket) => sockets.push(socket)).listen(0, '127.0.0.1');
+    await new Promise((resolve) => blackHole.once('listening', resolve));
+    closers.push(() => {
+      for (const socket of sockets) socket.destroy();
+      blackHole.close();
+    });
+    const client = await clientFor(`https://127.0.0.1:${(blackHole.address() as AddressInfo).port}`);
+    const started = Date.now();
+    await assert.rejects(client.request({ path: '/x', signal: AbortSignal.timeout(100) }), (err) => err instanceof TransientError);
+    await assert.rejects(
+      client.request({ path: '/x', timeoutMs: 200 }),
+      (err) => err instanceof TransientError && err.reason === 'Timeout',
+    );
+    assert.ok(Date.now() - started < 2000, `settled after ${Date.now() - started} ms (the connect timeout is 10 s)`);
+  });
+
+  it('an answer with 200 header fields gets through, as over HTTP/1.1', async () => {
+    const server = await h2Server((stream) => {
+      const many: http2.OutgoingHttpHeaders = { ':status': 200, 'content-type': 'application/json' };
+      for (let i = 0; i < 200; i++) many[`x-field-${i}`] = String(i);
+      stream.respond(many);
+      stream.end('"ok"');
+    });
+    const client = await clientFor(server.url);
+    assert.equal(await client.request({ path: '/many' }), 'ok');
   });
 
   it('an 8 MiB answer arrives whole', async () => {
