@@ -130,6 +130,8 @@ export class Http2Connection {
 
   /** Closes the connection, failing its streams, unless the server answers a ping in time. */
   private ping(): void {
+    // Node cancels a ping on a connection closing (retired, or told GOAWAY): its remaining watches have
+    // the informer's watchdog and TCP keep-alive, as over HTTP/1.1.
     if (this.pinging || !this.isUsable) return;
     this.pinging = true;
     const timeoutMs = this.pingTimeoutMs;
@@ -140,7 +142,7 @@ export class Http2Connection {
     const sent = this.session.ping((err) => {
       this.pinging = false;
       clearTimeout(unanswered);
-      if (err && !this.session.destroyed) this.session.destroy(err);
+      if (err && this.isUsable) this.session.destroy(err);
     });
     if (!sent) {
       this.pinging = false;

@@ -135,6 +135,7 @@ function connectTls(server: URL, options: ConnectionOptions, timeoutMs: number):
     socket.once('secureConnect', () => {
       clearTimeout(timer);
       socket.removeListener('error', fail);
+      socket.setKeepAlive(true, 30_000);
       resolve(socket);
     });
   });
