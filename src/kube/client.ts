@@ -1,4 +1,5 @@
-// One client for every kind: plain JSON over HTTPS with the kubeconfig's credentials.
+// One client for every kind: plain JSON over HTTPS (HTTP/2 where the server offers it) with the
+// kubeconfig's credentials.
 // client-node's typed APIs re-serialise built-in kinds through models (dropping unknown
 // fields) and default to the wrong patch strategies, so writes go through here with
 // explicit content types, and kinds are resolved through discovery (CRDs included).
@@ -348,7 +349,7 @@ export class KubeClient implements ObjectClient {
     return this.transport.transport;
   }
 
-  /** Closes idle connections (call when the process is done with the client). */
+  /** Closes its connections, ending requests and watches still open (call when the process is done with the client). */
   close(): void {
     this.transport?.transport.close();
     this.transport = undefined;
