@@ -20,7 +20,7 @@ export interface Http2ConnectionOptions {
 /** The server refused the stream before acting on it (GOAWAY, or its stream limit): safe to send again. */
 export class RefusedStreamError extends TransientError {}
 
-/** Streams one connection carries before it is retired for a new one, as Go's client does (ids run out at 2^30). */
+/** Streams one connection carries before it is retired for a new one, well before its ids run out (2^30 client streams). */
 const maxStreamsPerConnection = 1 << 29;
 
 export class Http2Connection {
