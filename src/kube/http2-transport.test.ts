@@ -6,8 +6,8 @@
 // test/integration/kube-client.test.ts.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http2, { type Http2SecureServer, type ServerHttp2Stream } from 'node:http2';
 import https from 'node:https';
 import net, { type AddressInfo, type Socket } from 'node:net';
@@ -17,6 +17,7 @@ import { KubeClient } from './client.js';
 import { TransientError } from './errors.js';
 import { loadKubeConfig } from './kube-config.js';
 import { kubeconfigText } from '../../test/support/kubeconfig-text.js';
+import { selfSigned } from '../../test/support/test-pki.js';
 import { tcpRelay, type TcpRelay } from '../../test/support/tcp-relay.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'http2-transport-'));
@@ -29,25 +30,7 @@ after(() => {
 });
 
 before(() => {
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      'key.pem',
-      '-out',
-      'cert.pem',
-    ].concat(['-subj', '/CN=localhost', '-days', '2', '-addext', 'subjectAltName=IP:127.0.0.1']),
-    { cwd: dir, stdio: 'pipe' },
-  );
-  cert = readFileSync(path.join(dir, 'cert.pem'), 'utf8');
-  key = readFileSync(path.join(dir, 'key.pem'), 'utf8');
+  ({ cert, key } = selfSigned(dir, 'localhost', 'localhost', ['subjectAltName=IP:127.0.0.1']));
 });
 
 type Handler = (stream: ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => void;

@@ -5,8 +5,7 @@
 // CONNECT proxy.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import net, { type AddressInfo } from 'node:net';
@@ -16,6 +15,7 @@ import type { TLSSocket } from 'node:tls';
 import { KubeClient } from './client.js';
 import { loadKubeConfig } from './kube-config.js';
 import { kubeconfigText } from '../../test/support/kubeconfig-text.js';
+import { issuedBy, selfSigned, type TestCertificate } from '../../test/support/test-pki.js';
 
 const pki = mkdtempSync(path.join(tmpdir(), 'kube-config-tls-'));
 const servers: { close(): void; closeAllConnections?(): void }[] = [];
@@ -26,49 +26,6 @@ after(() => {
   }
   rmSync(pki, { recursive: true, force: true });
 });
-
-function openssl(...args: string[]): void {
-  execFileSync('openssl', args, { cwd: pki, stdio: 'pipe' });
-}
-
-/** A key and a certificate signed by the test CA, with the given X.509v3 extensions. */
-function issue(name: string, cn: string, extensions: string): { cert: string; key: string; certFile: string; keyFile: string } {
-  writeFileSync(path.join(pki, `${name}.ext`), extensions);
-  openssl(
-    'req',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:prime256v1',
-    '-nodes',
-    '-keyout',
-    `${name}.key`,
-    '-out',
-    `${name}.csr`,
-    '-subj',
-    `/CN=${cn}`,
-  );
-  openssl(
-    'x509',
-    '-req',
-    '-in',
-    `${name}.csr`,
-    '-CA',
-    'ca.crt',
-    '-CAkey',
-    'ca.key',
-    '-CAcreateserial',
-    '-out',
-    `${name}.crt`,
-    '-days',
-    '2',
-    '-extfile',
-    `${name}.ext`,
-  );
-  const certFile = path.join(pki, `${name}.crt`);
-  const keyFile = path.join(pki, `${name}.key`);
-  return { cert: readFileSync(certFile, 'utf8'), key: readFileSync(keyFile, 'utf8'), certFile, keyFile };
-}
 
 interface Answer {
   /** The CN of the verified client certificate, if one was presented. */
@@ -100,39 +57,22 @@ function kubeconfig(cluster: string, user: string): string {
 }
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
+let testCa: TestCertificate;
 let caFile: string;
 let ca: string;
-let jane: ReturnType<typeof issue>;
+let jane: TestCertificate;
 let byIp: { port: number; connections: () => number };
 let byName: { port: number; connections: () => number };
 
 before(async () => {
-  openssl(
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:prime256v1',
-    '-nodes',
-    '-keyout',
-    'ca.key',
-    '-out',
-    'ca.crt',
-    '-subj',
-    '/CN=kube-config-test-ca',
-    '-days',
-    '2',
-    '-addext',
-    'basicConstraints=critical,CA:TRUE',
-    '-addext',
-    'keyUsage=critical,keyCertSign',
-  );
-  caFile = path.join(pki, 'ca.crt');
-  ca = readFileSync(caFile, 'utf8');
-  const ipServer = issue('server-ip', 'kube-apiserver', 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
-  const nameServer = issue('server-name', 'kube-apiserver', 'subjectAltName=DNS:kube.example.test\nextendedKeyUsage=serverAuth\n');
-  jane = issue('jane', 'jane', 'extendedKeyUsage=clientAuth\n');
+  testCa = selfSigned(pki, 'ca', 'kube-config-test-ca', ['basicConstraints=critical,CA:TRUE', 'keyUsage=critical,keyCertSign']);
+  ({ certFile: caFile, cert: ca } = testCa);
+  const ipServer = issuedBy(testCa, pki, 'server-ip', 'kube-apiserver', ['subjectAltName=IP:127.0.0.1', 'extendedKeyUsage=serverAuth']);
+  const nameServer = issuedBy(testCa, pki, 'server-name', 'kube-apiserver', [
+    'subjectAltName=DNS:kube.example.test',
+    'extendedKeyUsage=serverAuth',
+  ]);
+  jane = issuedBy(testCa, pki, 'jane', 'jane', ['extendedKeyUsage=clientAuth']);
   byIp = await whoamiServer(ipServer.cert, ipServer.key, ca);
   byName = await whoamiServer(nameServer.cert, nameServer.key, ca);
 });
@@ -181,7 +121,7 @@ describe('TLS from the kubeconfig, end to end', () => {
   });
 
   it('a rotated client certificate file is presented once credentials are read again', async () => {
-    const rotating = issue('rotating', 'jane-v1', 'extendedKeyUsage=clientAuth\n');
+    const rotating = issuedBy(testCa, pki, 'rotating', 'jane-v1', ['extendedKeyUsage=clientAuth']);
     const file = kubeconfig(
       `server: https://127.0.0.1:${byIp.port}\ncertificate-authority: ${caFile}`,
       `client-certificate: ${rotating.certFile}\nclient-key: ${rotating.keyFile}`,
@@ -189,7 +129,7 @@ describe('TLS from the kubeconfig, end to end', () => {
     const client = new KubeClient(await loadKubeConfig({ env: {}, path: file }), { credentialsTtlMs: 0 });
     try {
       assert.equal((await client.request<Answer>({ path: '/whoami' })).clientCN, 'jane-v1');
-      const v2 = issue('rotating-v2', 'jane-v2', 'extendedKeyUsage=clientAuth\n');
+      const v2 = issuedBy(testCa, pki, 'rotating-v2', 'jane-v2', ['extendedKeyUsage=clientAuth']);
       writeFileSync(rotating.keyFile, v2.key);
       writeFileSync(rotating.certFile, v2.cert);
       assert.equal((await client.request<Answer>({ path: '/whoami' })).clientCN, 'jane-v2');
@@ -199,7 +139,7 @@ describe('TLS from the kubeconfig, end to end', () => {
   });
 
   it('a client certificate and key that do not belong together fail at load', async () => {
-    const other = issue('other', 'other', 'extendedKeyUsage=clientAuth\n');
+    const other = issuedBy(testCa, pki, 'other', 'other', ['extendedKeyUsage=clientAuth']);
     const file = kubeconfig(`server: https://127.0.0.1:${byIp.port}`, `client-certificate: ${jane.certFile}\nclient-key: ${other.keyFile}`);
     await assert.rejects(loadKubeConfig({ env: {}, path: file }), /user "jane": the client certificate and key are not a usable pair/);
   });
