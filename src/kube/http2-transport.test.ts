@@ -91,6 +91,21 @@ describe('API client transport: HTTP/2', () => {
     assert.deepEqual(new Set(seen), new Set(['Bearer t0ken']));
   });
 
+  it('a server whose certificate the kubeconfig does not trust never sees a request, nor the token', async () => {
+    const impostor = selfSigned(dir, 'impostor', 'localhost', ['subjectAltName=IP:127.0.0.1']);
+    const server = http2.createSecureServer({ cert: impostor.cert, key: impostor.key });
+    const streams: string[] = [];
+    server.on('stream', (stream, headers) => {
+      streams.push(String(headers.authorization));
+      answer(stream, 'served');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    closers.push(() => server.close());
+    const client = await clientFor(`https://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    await assert.rejects(client.request({ path: '/api' }), /self.signed|unable to verify/i);
+    assert.deepEqual(streams, []);
+  });
+
   it('a server without HTTP/2 is spoken to over HTTP/1.1, and not asked again', async () => {
     let connections = 0;
     const versions = new Set<string>();
