@@ -20,7 +20,7 @@ test("the bench runs the operator with the final stage's ENV and the ENTRYPOINT'
 test("the repository's Dockerfile gives the production runtime", () => {
   const runtime = imageRuntime(fileURLToPath(new URL('..', import.meta.url)));
   assert.equal(runtime.env.NODE_ENV, 'production');
-  assert.ok(runtime.nodeFlags.includes('--enable-source-maps'));
+  assert.ok(!runtime.nodeFlags.includes('--enable-source-maps'), "node_modules' source maps stay unread (own-source-maps.ts)");
   assert.ok(runtime.nodeFlags.includes('--disable-sigusr1'), "no signal opens the operator's inspector");
   const dockerfile = readFileSync(new URL('../Dockerfile', import.meta.url), 'utf8');
   assert.match(dockerfile, /^ENTRYPOINT \["\/usr\/bin\/tini", "--", "node",/m, 'tini is PID 1: it reaps orphans');

@@ -1,11 +1,11 @@
-// The operator as the bench runs it (operator-process.ts): `preview-operator run`'s flags and
-// startOperator, plus what the CLI has no flag for — clone URLs of the bench's local repositories
-// (BENCH_OPERATOR: {"cloneUrls": {"owner/name": "file:///…"}}, as `dev` passes them). stdout:
-// {"benchOperator": {webhookUrl, pid}} once serving, then its JSON log. SIGTERM stops it.
-import { loadConfig } from '../src/config.js';
-import { createLogger } from '../src/logger.js';
+// The operator as the bench runs it (operator-process.ts): `run`'s flags and startOperator, plus the bench's
+// local clone URLs (BENCH_OPERATOR: {"cloneUrls": {"owner/name": "file:///…"}}, as `dev` passes them).
+// stdout: {"benchOperator": {webhookUrl, pid}} once serving, then its JSON log. SIGTERM stops it.
+import '../src/own-source-maps.js'; // first, as in main.ts: the operator loads after it
 import type { RepositoryFacts } from '../src/policy/pull-request-facts.js';
-import { startOperator } from '../src/cli-run.js';
+const { loadConfig } = await import('../src/config.js');
+const { createLogger } = await import('../src/logger.js');
+const { startOperator } = await import('../src/cli-run.js');
 
 const input = JSON.parse(process.env.BENCH_OPERATOR ?? '{"cloneUrls":{}}') as { cloneUrls: Record<string, string> };
 // Repositories the bench did not list keep the clone URL their payload names (scenario 1 lists none).
