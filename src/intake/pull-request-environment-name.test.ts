@@ -7,6 +7,7 @@ const dns1123Label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 test('pr-<number>-<repository>-<hash>, the same every time', () => {
   const name = environmentName({ owner: 'acme', name: 'shop' }, 42);
   assert.match(name, /^pr-42-shop-[0-9a-f]{8}$/);
+  assert.equal(name, 'pr-42-shop-d21b2cdf', 'the name of an environment that exists never changes with a new operator version');
   assert.equal(environmentName({ owner: 'acme', name: 'shop' }, 42), name);
   assert.equal(environmentName({ owner: 'ACME', name: 'Shop' }, 42), name, 'GitHub names are case-insensitive');
 });

@@ -1,7 +1,7 @@
 // The name of a pull request's PreviewEnvironment: deterministic (the webhook, the resync
 // and a human reach the same object), a DNS-1123 label (it names the namespace too), and
 // collision-free across repositories whose names shorten alike.
-import { createHash } from 'node:crypto';
+import { hash as digest } from 'node:crypto';
 
 const maxLength = 63;
 const hashLength = 8;
@@ -14,7 +14,7 @@ const hashLength = 8;
  */
 export function environmentName(repository: { owner: string; name: string }, pullRequest: number): string {
   if (!Number.isSafeInteger(pullRequest) || pullRequest < 1) throw new RangeError(`invalid pull request number ${pullRequest}`);
-  const hash = createHash('sha256').update(`${repository.owner}/${repository.name}`.toLowerCase()).digest('hex').slice(0, hashLength);
+  const hash = digest('sha256', `${repository.owner}/${repository.name}`.toLowerCase(), 'hex').slice(0, hashLength);
   const prefix = `pr-${pullRequest}-`;
   const room = maxLength - prefix.length - 1 - hashLength;
   const slug = repository.name

@@ -1,7 +1,7 @@
 // The check on the PR's head SHA: a check run "preview-operator" when the operator is a
 // GitHub App, a commit status with that context otherwise (check runs need an App). A pure
 // function of the report and of what was written before.
-import { createHash } from 'node:crypto';
+import { hash as digest } from 'node:crypto';
 import { renderReport } from './comment-body.js';
 import { statusDescription } from './deployment-plan.js';
 import type { EnvironmentReport, EnvironmentState, ReportedGitHubIds } from './reporter.js';
@@ -46,7 +46,7 @@ const titles: Record<EnvironmentState, string> = {
   destroyed: 'Destroyed',
 };
 
-const hash = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 16);
+const hash = (text: string) => digest('sha256', text, 'hex').slice(0, 16);
 const completed = (key: string | undefined) => key?.startsWith('completed/') || /^(success|failure|error)\//.test(key ?? '');
 
 function runState(state: EnvironmentState): { status: CheckRunStatus; conclusion?: CheckRunConclusion } {
