@@ -17,7 +17,7 @@ function errorsOf(text: string): PreviewConfigError[] {
 }
 
 describe('validatePreviewConfig', () => {
-  it('parses a text once while it is recent, and shares the result frozen, so no caller can change it for another', () => {
+  it('parses a valid text once while it is recent, and shares the configuration frozen, so no caller can change it for another', () => {
     const text = `${example}\n# this test's own text\n`;
     const first = validatePreviewConfig(text);
     assert.ok(first.ok);
@@ -25,14 +25,15 @@ describe('validatePreviewConfig', () => {
     assert.throws(() => (first.config.algorithms as unknown[]).push({}), TypeError);
     assert.throws(() => Object.assign(first.config, { hostPrefix: 'another' }), TypeError);
     assert.equal(first.config.hostPrefix, 'reco');
-    const invalid = validatePreviewConfig('version: 1\nunknownField: 2\n# shared too\n');
-    assert.ok(!invalid.ok && Object.isFrozen(invalid.errors[0]));
+    const refused = 'version: 1\nunknownField: 2\n';
+    assert.notEqual(validatePreviewConfig(refused), validatePreviewConfig(refused), 'a refusal is not kept (its errors can be many)');
     for (let i = 0; i < 40; i++) validatePreviewConfig(`version: 1\n# other text ${i}\n`);
     const again = validatePreviewConfig(text);
     assert.notEqual(again, first, 'forgotten after 32 other texts: the memory stays bounded');
     assert.deepEqual(again, first);
     const large = `${example}${'#'.repeat(20 * 1024)}\n`;
     assert.notEqual(validatePreviewConfig(large), validatePreviewConfig(large), 'a text over 16 KiB is not held');
+    assert.ok(Object.isFrozen(validatePreviewConfig(large)), 'but frozen like every valid configuration');
   });
 
   it('accepts the documented example and returns it typed', () => {

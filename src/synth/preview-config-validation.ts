@@ -21,24 +21,30 @@ const ajv = new Ajv({ allErrors: true, strict: true, verbose: true });
 const validateSchema = ajv.compile(previewConfigSchema);
 
 /**
- * The results kept: of the last 32 texts, each of at most 16 KiB (a preview.yaml is about 1 KiB;
- * a repository may push up to 1 MiB, which is parsed every time rather than held).
+ * The configurations kept: of the last 32 valid texts, each of at most 16 KiB (a preview.yaml is
+ * about 1 KiB; a repository may push up to 1 MiB, which is parsed every time rather than held).
+ * Refusals are not kept: a short text with YAML aliases can make tens of thousands of errors.
  */
 const recentLimit = 32;
 const recentMaxLength = 16 * 1024;
 const recent = new Map<string, PreviewConfigValidation>();
 
 /**
- * Parses and validates the text of `.preview/preview.yaml`. A text seen lately is not parsed again
- * (in a burst of pull requests, parsing was 1.6 % of the operator's CPU): the result is frozen, as it
- * may be shared with every other caller of the same text.
+ * Parses and validates the text of `.preview/preview.yaml`. A valid text seen lately is not parsed
+ * again (in a burst of pull requests, parsing was 1.6 % of the operator's CPU): a valid
+ * configuration is frozen, as it may be shared with every other caller of the same text.
  */
 export function validatePreviewConfig(yamlText: string): PreviewConfigValidation {
-  if (yamlText.length > recentMaxLength) return parseAndValidate(yamlText);
   const known = recent.get(yamlText);
-  recent.delete(yamlText); // re-inserted last: the least recently used goes first
-  const result = known ?? deepFreeze(parseAndValidate(yamlText));
-  recent.set(yamlText, result);
+  if (known) {
+    recent.delete(yamlText); // re-inserted last: the least recently used goes first
+    recent.set(yamlText, known);
+    return known;
+  }
+  const result = parseAndValidate(yamlText);
+  if (!result.ok) return result;
+  deepFreeze(result);
+  if (yamlText.length <= recentMaxLength) recent.set(yamlText, result);
   if (recent.size > recentLimit) recent.delete(recent.keys().next().value!);
   return result;
 }
