@@ -2,7 +2,7 @@
 // marker (so a restarted operator that lost the id edits the same comment), created only
 // when neither exists — and a create whose answer was lost is looked up by the marker before
 // it is sent again (createOnce).
-import { hash } from 'node:crypto';
+import { hash as digest } from 'node:crypto';
 import { commentMarker } from './comment-body.js';
 import { createOnce } from '../octokit-create-once.js';
 import type { GitHubClient, RepositoryName } from '../octokit-factory.js';
@@ -14,7 +14,7 @@ export interface StickyComment {
 }
 
 export function commentHash(body: string): string {
-  return hash('sha256', body, 'hex');
+  return digest('sha256', body, 'hex');
 }
 
 const status = (err: unknown) => (err as { status?: number }).status;
