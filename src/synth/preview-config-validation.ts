@@ -49,10 +49,11 @@ export function validatePreviewConfig(yamlText: string): PreviewConfigValidation
   return result;
 }
 
-function deepFreeze<T>(value: T): T {
-  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value;
+/** Frozen before its children, so that an object met again (a YAML alias) ends the walk. */
+function deepFreeze(value: unknown): void {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
+  Object.freeze(value);
   for (const child of Object.values(value)) deepFreeze(child);
-  return Object.freeze(value);
 }
 
 function parseAndValidate(yamlText: string): PreviewConfigValidation {
