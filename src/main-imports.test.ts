@@ -71,6 +71,14 @@ describe('the import forms', () => {
   });
 });
 
+describe('main.ts', () => {
+  it('loads the operator only after the source maps are on: one static import, own-source-maps.js; the CLI dynamically', () => {
+    // A static import would load its modules before the maps are on (own-source-maps.ts).
+    const imports = importsOf(readFileSync(path.join(src, 'main.ts'), 'utf8')).map((i) => `${i.kind} ${i.specifier}`);
+    assert.deepEqual(imports, ['static ./own-source-maps.js', 'dynamic ./cli.js']);
+  });
+});
+
 for (const { name, loader } of lazyPackages) {
   const isLazy = isPackage(name);
   describe(`${name} only lazily, only where it is needed`, () => {

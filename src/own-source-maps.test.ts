@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -35,11 +35,4 @@ test("stack traces name the operator's own sources, and node_modules' source map
   assert.equal(seen.ownMap, true);
   assert.match(seen.heavy, /heavy[/\\]index\.js:1:/, "a dependency's frame stays as compiled");
   assert.equal(seen.heavyMap, false, "a dependency's source map is not held");
-});
-
-test('main.ts turns them on before the operator loads: its one static import, the operator imported after it', async () => {
-  const main = (await readFile(new URL('./main.ts', import.meta.url), 'utf8')).replace(/^\s*\/\/.*$/gm, '');
-  const staticImports = [...main.matchAll(/^import\s+(?:[^'"]*\bfrom\s+)?['"]([^'"]+)['"]/gm)].map((m) => m[1]);
-  assert.deepEqual(staticImports, ['./own-source-maps.js'], 'a static import would load its modules before the maps are on');
-  assert.match(main, /await import\('\.\/cli\.js'\)/);
 });
