@@ -107,7 +107,10 @@ export interface PreviewEnvironmentControllerOptions {
   resyncPeriodMs?: number;
   /** How often an environment waiting for a Certificate looks again; cert-manager's objects are not watched (default 5 s). */
   certificatePollMs?: number;
-  /** How long a namespace deletion is polled for, besides its watch event (default 2 s). */
+  /**
+   * The first poll of a namespace being deleted, besides its watch event (default 2 s); later polls
+   * wait as long as it has been terminating, up to 30 s.
+   */
   namespacePollMs?: number;
   /** Attempts at telling GitHub an environment is gone before the teardown goes on without it (default 5). */
   maxTeardownReportAttempts?: number;

@@ -318,6 +318,26 @@ describe('the PreviewEnvironment reconciler', () => {
     assert.deepEqual(t.environment(name).metadata.finalizers ?? [], []);
   });
 
+  it('teardown: a namespace slow to go is looked at less often the longer it terminates, at least every 30 s', async () => {
+    const t = setup();
+    const name = await readyEnvironment(t);
+    const namespace = { apiVersion: 'v1', kind: 'Namespace', name };
+    await t.admin.patch(namespace, 'merge', { metadata: { finalizers: ['example.com/slow'] } });
+    await t.admin.delete({ ...previewEnvironmentKind, name });
+    assert.deepEqual(await t.reconcile(name), { requeueAfter: 2000 }, 'looks again soon after the delete');
+    t.clock.advance(2000);
+    assert.deepEqual(await t.reconcile(name), { requeueAfter: 2000 });
+    t.clock.advance(18_000);
+    assert.deepEqual(await t.reconcile(name), { requeueAfter: 20_000 }, 'terminating for 20 s: looks again in 20 s');
+    t.clock.advance(100_000);
+    assert.deepEqual(await t.reconcile(name), { requeueAfter: 30_000 }, 'never waits longer than 30 s');
+    assert.deepEqual(t.environment(name).metadata.finalizers, [previewEnvironmentFinalizer], 'held until the namespace is gone');
+    await t.admin.patch(namespace, 'merge', { metadata: { finalizers: null } });
+    await t.admin.delete(namespace);
+    await t.reconcile(name);
+    assert.deepEqual(t.environment(name).metadata.finalizers ?? [], []);
+  });
+
   it('all or nothing: a new rendering the API server refuses in its dry run applies nothing; the deployed SHA keeps serving', async () => {
     const t = setup();
     const name = await readyEnvironment(t);

@@ -79,7 +79,7 @@ import {
   type EnvironmentStatus,
   type Failure,
 } from './preview-environment-status.js';
-import { EnvironmentTeardown, isExpiredAtHead, previewEnvironmentFinalizer } from './preview-environment-teardown.js';
+import { EnvironmentTeardown, isExpiredAtHead, namespacePollWait, previewEnvironmentFinalizer } from './preview-environment-teardown.js';
 import { WildcardTls } from './preview-environment-wildcard-tls.js';
 import { progressWait } from './progress-pacer.js';
 
@@ -143,7 +143,7 @@ export class PreviewEnvironmentReconciler implements Reconciler {
     this.applier = new RenderingApplier({ client, caches: this.caches, memory, allowedKinds: this.allowedKinds, clock, logger });
     const events = new EventRecorder(client, { component: 'preview-operator', logger });
     this.status = new StatusWriter({ client, reporter: settings.reporter, events, memory, clock, logger });
-    this.teardown = new EnvironmentTeardown({ client, caches: this.caches, memory, status: this.status, settings, logger });
+    this.teardown = new EnvironmentTeardown({ client, caches: this.caches, memory, status: this.status, settings, clock, logger });
     const { tlsMode: mode, tlsWildcardSecret: secret } = settings;
     this.wildcardTls = new WildcardTls({ client, informers: informers.wildcardTls, mode, ...(secret ? { secret } : {}), logger });
   }
@@ -286,7 +286,7 @@ export class PreviewEnvironmentReconciler implements Reconciler {
     if (!namespace?.metadata.deletionTimestamp) return undefined;
     // Deleted by hand (or by a previous life of this environment): recreated once gone.
     await this.status.settle(run.current, run.ctx, namespaceTerminatingOutcome(run.name));
-    return { requeueAfter: this.settings.namespacePollMs };
+    return { requeueAfter: namespacePollWait(namespace, this.clock.now(), this.settings.namespacePollMs) };
   }
 
   /**

@@ -1,6 +1,7 @@
 // How an environment goes: deleted (the PR closed) or expired (its time to live ran out while the
 // PR is open). Either way GitHub is told, and the namespace — only one this environment controls —
-// is deleted and polled until gone.
+// is deleted and looked at until gone: its DELETED event wakes the environment, and a poll that
+// backs off with the deletion's age covers an event missed.
 //
 // Deleted: report destroyed (or expired) → delete the namespace → wait until gone → drop the
 // finalizer. A report GitHub keeps refusing does not hold the teardown up for ever.
@@ -16,6 +17,8 @@ import {
   isControlledBy,
   refOf,
   removeFinalizer,
+  type Clock,
+  type KubeObject,
   type Logger,
   type ObjectClient,
   type ReconcileContext,
@@ -37,6 +40,21 @@ import {
 /** Held until the environment's namespace is gone and GitHub was told. */
 export const previewEnvironmentFinalizer = 'preview.alien6.io/teardown';
 
+/** The longest a namespace being deleted goes without a look of its own (its DELETED event usually comes first). */
+export const maxNamespacePollMs = 30_000;
+
+/**
+ * Milliseconds until a namespace being deleted is looked at again: `pollMs` at first, then as long
+ * as it has been terminating, at most 30 s. Its DELETED event wakes the environment anyway; the poll
+ * only covers an event missed, and a fixed 2 s poll would reconcile each environment of a large
+ * teardown some twenty times for nothing while the namespace controller empties the namespaces.
+ */
+export function namespacePollWait(namespace: KubeObject, now: number, pollMs: number): number {
+  const since = Date.parse(namespace.metadata.deletionTimestamp ?? '');
+  const age = Number.isNaN(since) ? 0 : now - since;
+  return Math.max(pollMs, Math.min(maxNamespacePollMs, age));
+}
+
 /** Phase Expired at the head SHA that expired: nothing to do until a new head SHA, or the deletion. */
 export function isExpiredAtHead(env: EnvironmentObject): boolean {
   return env.status?.phase === 'Expired' && env.status.expiredSha === env.spec.pullRequest.headSha;
@@ -48,6 +66,7 @@ export interface TeardownDependencies {
   memory: EnvironmentMemory;
   status: StatusWriter;
   settings: Pick<Settings, 'namespacePollMs' | 'maxTeardownReportAttempts'>;
+  clock: Clock;
   logger: Logger;
 }
 
@@ -59,7 +78,8 @@ export class EnvironmentTeardown {
     const name = current.env.metadata.name;
     if (!hasFinalizer(current.env, previewEnvironmentFinalizer)) return {};
     await this.reportGone(current, ctx);
-    if (await this.deleteNamespace(current.env)) return { requeueAfter: this.deps.settings.namespacePollMs };
+    const poll = await this.deleteNamespace(current.env);
+    if (poll !== undefined) return { requeueAfter: poll };
     // Free the slot before the object goes: until then its deletionTimestamp holds it.
     this.deps.memory.forget(name);
     await removeFinalizer(this.deps.client, current.env, previewEnvironmentFinalizer);
@@ -88,7 +108,8 @@ export class EnvironmentTeardown {
   async stayExpired(current: Current, ctx: ReconcileContext): Promise<ReconcileResult> {
     const env = current.env;
     if ((env.status?.retryCount ?? 0) > 0) await this.deps.status.settle(current, ctx, expiredOutcome(readyMessage(env)));
-    if (await this.deleteNamespace(current.env)) return { requeueAfter: this.deps.settings.namespacePollMs };
+    const poll = await this.deleteNamespace(current.env);
+    if (poll !== undefined) return { requeueAfter: poll };
     // Torn down: it holds no slot any more (a Queued sibling may start).
     this.deps.memory.forget(env.metadata.name);
     return {};
@@ -108,17 +129,17 @@ export class EnvironmentTeardown {
     }
   }
 
-  /** Deletes the environment's namespace (only if it controls it); true while it still exists. */
-  private async deleteNamespace(env: EnvironmentObject): Promise<boolean> {
+  /** Deletes the environment's namespace (only if it controls it); while it still exists, the wait until the next look. */
+  private async deleteNamespace(env: EnvironmentObject): Promise<number | undefined> {
     const name = env.metadata.name;
     const namespace = await this.deps.caches.namespace(name);
-    if (!namespace || !isControlledBy(namespace, env)) return false;
+    if (!namespace || !isControlledBy(namespace, env)) return undefined;
     if (!namespace.metadata.deletionTimestamp) {
       await this.deps.client.delete(refOf(namespace), { preconditions: { uid: namespace.metadata.uid } }).catch((err) => {
         if (!(err instanceof NotFoundError)) throw err;
       });
       this.deps.logger.info({ environment: name }, 'teardown: namespace deleted');
     }
-    return true;
+    return namespacePollWait(namespace, this.deps.clock.now(), this.deps.settings.namespacePollMs);
   }
 }
