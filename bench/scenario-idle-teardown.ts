@@ -1,7 +1,7 @@
 // Scenario 5, idle: after a burst, every environment Ready and left alone — the operator writes
 // nothing and asks GitHub for nothing new (the resync's conditional requests answer 304).
 // Scenario 8, teardown: a burst's PRs closed at once until every namespace is gone; no write of
-// the operator may be refused by a namespace being terminated.
+// the operator may be refused by a namespace being terminated. Its CPU counts to 3 s after.
 import { verbResource } from './environment-cost.js';
 import { atMost, figure, type Measured } from './figures.js';
 import { post, type Timeline } from './observer.js';
@@ -44,7 +44,7 @@ export async function idle(e: EndToEnd, ms: number, standing: number): Promise<M
 
 export async function teardown(e: EndToEnd, label: string, timelines: readonly Timeline[]): Promise<Measured> {
   const closes = await Promise.all(timelines.map(async (t) => (await t.repo.close(t.number)).delivery));
-  const [mark, started] = [e.env.cluster.audit.mark(), performance.now()];
+  const [mark, started, u0] = [e.env.cluster.audit.mark(), performance.now(), await processUsage(e.operator.pid)];
   await timed(closes, 20, async (delivery) => {
     const answer = await post(e.operator.webhookUrl, delivery);
     if (answer.status >= 300) throw new Error(`a close answered ${answer.status}: ${answer.body}`);
@@ -52,7 +52,7 @@ export async function teardown(e: EndToEnd, label: string, timelines: readonly T
   const gone = await e.observer.waitFor(`${label} gone`, 300_000 + timelines.length * 1000, () => timelines.every((t) => t.namespaceGone));
   const goneMs = gone ? Math.max(...timelines.map((t) => t.namespaceGone!)) - started : NaN;
   await new Promise((r) => setTimeout(r, 3000)); // late writes into the namespaces just gone count too
-  await e.env.cluster.audit.settle();
+  const [u1] = await Promise.all([processUsage(e.operator.pid), e.env.cluster.audit.settle()]);
   const writes = e.env.cluster.audit.writes(mark, { userAgent: 'preview-operator' });
   const refused = writes.filter((w) => w.responseStatus?.code === 403 || w.responseStatus?.code === 409);
   const byCode = countBy(refused, (w) => `${w.responseStatus?.code} ${verbResource(w)}`);
@@ -61,6 +61,7 @@ export async function teardown(e: EndToEnd, label: string, timelines: readonly T
       figure(8, `teardown of ${label}: all namespaces gone (from the first close)`, goneMs / 1000, 's'),
       figure(8, `teardown of ${label}: operator writes refused (403/409)`, refused.length, 'count', atMost(0)),
       figure(8, `teardown of ${label}: operator API writes per environment`, writes.length / timelines.length, 'count'),
+      figure(8, `teardown of ${label}: operator CPU per environment`, (1000 * (u1.cpuSeconds - u0.cpuSeconds)) / timelines.length, 'ms'),
     ],
     notes: [
       `Teardown of ${label}: ${timelines.length} pull_request.closed deliveries, 20 at a time; gone = the Namespace's DELETED event.`,

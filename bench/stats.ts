@@ -4,8 +4,7 @@
 /** The nearest-rank percentile `p` (0..100) of `sorted` (ascending); NaN for no samples. */
 export function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
-  if (p <= 0) return sorted[0]!;
-  return sorted[Math.min(sorted.length, Math.ceil((p / 100) * sorted.length)) - 1]!;
+  return sorted[Math.max(1, Math.min(sorted.length, Math.ceil((p / 100) * sorted.length))) - 1]!;
 }
 
 /** The median, p95, p99 and maximum of `samples` (NaN for none). */
