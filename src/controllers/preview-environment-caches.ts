@@ -1,6 +1,6 @@
 // What the PreviewEnvironment reconciler reads of the cluster: its informers' caches (the
-// environments, indexed by repository; the namespaces, workloads, ingresses and guards it
-// applied), and the API server only where a cache cannot know (a namespace without our label).
+// environments, indexed by repository; every namespace; the workloads, ingresses and guards it
+// applied), and the API server only where a cache cannot know (a namespace not seen yet).
 // The wiring (preview-environment.ts) hands it real informers; unit tests hand it fakes.
 import { ownershipLabelKeys } from '../../constructs/index.js';
 import {
@@ -15,14 +15,15 @@ import {
 import { repositoryKey } from '../github/octokit-factory.js';
 import type { EnvironmentObject } from './preview-environment-status.js';
 import type { WildcardTlsInformers } from './preview-environment-wildcard-tls.js';
+import { namespaceKind } from './namespace-terminating.js';
 
 /** The environments' cache indexed by repository: every environment event asks for its siblings. */
 export const repositoryIndex = 'repository';
 
-/** What an environment's objects are cached by: its ownership label (Namespaces, Ingresses, guards). */
+/** What an environment's objects are cached by: its ownership label (Ingresses, guards). */
 export const byEnvironment = { labelSelector: ownershipLabelKeys.environment };
 
-export const namespaceKind: KindRef = { apiVersion: 'v1', kind: 'Namespace' };
+export { namespaceKind };
 export const ingressKind: KindRef = { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress' };
 
 /**
@@ -71,7 +72,7 @@ export class EnvironmentCaches {
   async namespace(name: string): Promise<KubeObject | undefined> {
     const cached = this.informers.namespaces.get(name);
     if (cached) return cached;
-    // A namespace without our label is not in the informer; it must still be seen before we touch it.
+    // Not cached yet (the watch lags behind its creation): it must still be seen before we touch it.
     return this.client.get({ ...namespaceKind, name }).catch((err) => (err instanceof NotFoundError ? undefined : Promise.reject(err)));
   }
 

@@ -48,8 +48,9 @@ export function registerPreviewEnvironmentController(
   const selector = options.environmentSelector ? { labelSelector: options.environmentSelector } : {};
   const environments = manager.informer<EnvironmentObject>(previewEnvironmentKind, selector);
   environments.addIndex(repositoryIndex, (e) => (e.spec?.repository ? [repositoryKey(e.spec.repository)] : []));
-  const namespaces = manager.informer(namespaceKind, byEnvironment);
-  // Unfiltered: the same caches as the Algorithm and Database controllers' in one process.
+  // Unfiltered: the same caches as the Algorithm and Database controllers' in one process, so
+  // each namespace is parsed and kept once (the environment's is found by name and ownership).
+  const namespaces = manager.informer(namespaceKind);
   const algorithms = manager.informer(algorithmKind);
   const databases = manager.informer(databaseKind);
   const ingresses = manager.informer(ingressKind, byEnvironment);

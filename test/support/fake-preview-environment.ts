@@ -90,7 +90,7 @@ export function fakeEnvironmentInformers(cluster: FakeCluster): EnvironmentInfor
       list: () => all(),
       byIndex: (index, value) => (index === repositoryIndex ? all().filter((e) => repositoryKey(e.spec.repository) === value) : []),
     },
-    namespaces: cluster.informer(namespaceKind, byEnvironment),
+    namespaces: cluster.informer(namespaceKind),
     algorithms: cluster.informer({ apiVersion: 'ai.alien6.io/v1', kind: 'Algorithm' }),
     databases: cluster.informer({ apiVersion: 'mycompany.com/v1', kind: 'Database' }),
     ingresses: cluster.informer(ingressKind, byEnvironment),
