@@ -2,8 +2,8 @@
 // one `forget` drops all of it: the last rendering (so an unchanged environment is not rendered
 // again), what was last pruned and applied in full (so neither is repeated, and guards can be
 // put back as applied), a refusal by the API server (not dry-run again at once), the object as
-// last written (until the informer shows the write), since when a SHA deploys unreported and
-// the slot it was admitted to. None of it
+// last written (until the informer shows the write), since when a SHA deploys unreported, since
+// when its namespace has been seen going, and the slot it was admitted to. None of it
 // is needed for correctness after a restart: each entry is a cache of something the next
 // reconcile would otherwise redo.
 import type { KubeObject } from '../kube/index.js';
@@ -32,6 +32,8 @@ export interface Remembered {
   written?: EnvironmentObject;
   /** A SHA applied but neither Ready nor written as Deploying yet, and since when (its report waits a little). */
   deploying?: { sha: string; since: number };
+  /** The namespace (by uid) this process has seen being deleted, and since when by its own clock (its polls back off). */
+  namespaceGoing?: { uid: string; since: number };
 }
 
 export class EnvironmentMemory {

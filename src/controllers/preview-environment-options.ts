@@ -109,7 +109,7 @@ export interface PreviewEnvironmentControllerOptions {
   certificatePollMs?: number;
   /**
    * The first poll of a namespace being deleted, besides its watch event (default 2 s); later polls
-   * wait as long as it has been terminating, up to 30 s.
+   * wait as long as it has been seen terminating, up to 30 s (or this, if longer).
    */
   namespacePollMs?: number;
   /** Attempts at telling GitHub an environment is gone before the teardown goes on without it (default 5). */

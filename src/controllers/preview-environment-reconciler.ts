@@ -284,9 +284,9 @@ export class PreviewEnvironmentReconciler implements Reconciler {
       );
     }
     if (!namespace?.metadata.deletionTimestamp) return undefined;
-    // Deleted by hand (or by a previous life of this environment): recreated once gone.
+    // Deleted by hand: recreated once gone.
     await this.status.settle(run.current, run.ctx, namespaceTerminatingOutcome(run.name));
-    return { requeueAfter: namespacePollWait(namespace, this.clock.now(), this.settings.namespacePollMs) };
+    return { requeueAfter: namespacePollWait(this.memory, run.name, namespace, this.clock.now(), this.settings.namespacePollMs) };
   }
 
   /**

@@ -45,14 +45,17 @@ export const maxNamespacePollMs = 30_000;
 
 /**
  * Milliseconds until a namespace being deleted is looked at again: `pollMs` at first, then as long
- * as it has been terminating, at most 30 s. Its DELETED event wakes the environment anyway; the poll
- * only covers an event missed, and a fixed 2 s poll would reconcile each environment of a large
- * teardown some twenty times for nothing while the namespace controller empties the namespaces.
+ * as this process has seen it terminating, at most 30 s (or `pollMs`, if longer). Its DELETED event
+ * wakes the environment anyway; the poll only covers an event missed, so it need not come every
+ * 2 s while the namespace controller empties a namespace. The age is counted by our own clock
+ * from our first sight, not from the API server's deletionTimestamp: clocks apart must not
+ * stretch the first polls.
  */
-export function namespacePollWait(namespace: KubeObject, now: number, pollMs: number): number {
-  const since = Date.parse(namespace.metadata.deletionTimestamp ?? '');
-  const age = Number.isNaN(since) ? 0 : now - since;
-  return Math.max(pollMs, Math.min(maxNamespacePollMs, age));
+export function namespacePollWait(memory: EnvironmentMemory, name: string, namespace: KubeObject, now: number, pollMs: number): number {
+  const remembered = memory.of(name);
+  const uid = namespace.metadata.uid ?? '';
+  if (remembered.namespaceGoing?.uid !== uid) remembered.namespaceGoing = { uid, since: now };
+  return Math.max(pollMs, Math.min(maxNamespacePollMs, now - remembered.namespaceGoing.since));
 }
 
 /** Phase Expired at the head SHA that expired: nothing to do until a new head SHA, or the deletion. */
@@ -140,6 +143,6 @@ export class EnvironmentTeardown {
       });
       this.deps.logger.info({ environment: name }, 'teardown: namespace deleted');
     }
-    return namespacePollWait(namespace, this.deps.clock.now(), this.deps.settings.namespacePollMs);
+    return namespacePollWait(this.deps.memory, name, namespace, this.deps.clock.now(), this.deps.settings.namespacePollMs);
   }
 }
