@@ -9,7 +9,7 @@ import { algorithmKind, databaseKind, previewEnvironmentKind } from '../../const
 import type { ChecksVerdict } from '../github/checks-gate.js';
 import { FakeClock, silentLogger, type KubeObject, type ObjectRef } from '../kube/index.js';
 import { defaultPolicySettings } from '../policy/policy-config.js';
-import { FakeCluster, fail } from '../../test/support/fake-cluster.js';
+import { FakeCluster, fail, type FakeInformer } from '../../test/support/fake-cluster.js';
 import { FakePreviewFiles, fakeEnvironmentInformers } from '../../test/support/fake-preview-environment.js';
 import { previewYaml } from '../../test/support/preview-yaml.js';
 import { RecordingReporter } from '../../test/support/recording-reporter.js';
@@ -332,10 +332,18 @@ describe('the PreviewEnvironment reconciler', () => {
     t.clock.advance(100_000);
     assert.deepEqual(await t.reconcile(name), { requeueAfter: 30_000 }, 'never waits longer than 30 s');
     assert.deepEqual(t.environment(name).metadata.finalizers, [previewEnvironmentFinalizer], 'held until the namespace is gone');
-    await t.admin.patch(namespace, 'merge', { metadata: { finalizers: null } });
-    await t.admin.delete(namespace);
+  });
+
+  it('expired: a cache behind its own delete does not make the namespace deletion fail (409 while it is emptied)', async () => {
+    const t = setup();
+    const name = await t.create(1, { ttl: '1h' });
     await t.reconcile(name);
-    assert.deepEqual(t.environment(name).metadata.finalizers ?? [], []);
+    await t.admin.patch({ apiVersion: 'v1', kind: 'Namespace', name }, 'merge', { metadata: { finalizers: ['example.com/slow'] } });
+    (t.informers.namespaces as FakeInformer).hold();
+    t.clock.advance(hour + 1000);
+    assert.deepEqual(await t.reconcile(name), { requeueAfter: 2000 }, 'looks again while the namespace goes');
+    assert.equal(t.environment(name).status?.phase, 'Expired');
+    assert.ok(namespaceOf(t, name)?.metadata.deletionTimestamp);
   });
 
   it('all or nothing: a new rendering the API server refuses in its dry run applies nothing; the deployed SHA keeps serving', async () => {

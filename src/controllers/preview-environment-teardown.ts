@@ -11,6 +11,7 @@
 // drops the finalizer once the namespace is gone; GitHub was already told it expired (the
 // teardown report repeats 'expired', which the reporter's hashes make a no-op), never 'destroyed'.
 import {
+  ConflictError,
   NotFoundError,
   formatTime,
   hasFinalizer,
@@ -139,7 +140,9 @@ export class EnvironmentTeardown {
     if (!namespace || !isControlledBy(namespace, env)) return undefined;
     if (!namespace.metadata.deletionTimestamp) {
       await this.deps.client.delete(refOf(namespace), { preconditions: { uid: namespace.metadata.uid } }).catch((err) => {
-        if (!(err instanceof NotFoundError)) throw err;
+        // Gone, or already going (a cache behind our own delete: the API server answers 409 while
+        // the namespace controller empties it), or replaced by another (409, its uid): looked at again.
+        if (!(err instanceof NotFoundError) && !(err instanceof ConflictError)) throw err;
       });
       this.deps.logger.info({ environment: name }, 'teardown: namespace deleted');
     }

@@ -178,6 +178,10 @@ export class FakeCluster {
       throw fail(409, 'Conflict', `precondition failed: uid ${options.preconditions.uid}, object has ${live.metadata.uid}`);
     }
     if (options.dryRun) return;
+    if (ref.kind === 'Namespace' && live.metadata.deletionTimestamp) {
+      // As the API server's namespace storage answers a second delete while the namespace is emptied.
+      throw fail(409, 'Conflict', `namespaces "${ref.name}": The system is ensuring all content is removed from this namespace.`);
+    }
     if (live.metadata.finalizers?.length) {
       this.store({ ...live, metadata: { ...live.metadata, deletionTimestamp: this.now().toISOString() } });
       return;
