@@ -7,6 +7,7 @@ import { createChecksGate } from './github/checks-gate.js';
 import { checksRequirement, effectivePolicy } from './policy/policy-config.js';
 import type { OperatorParts } from './cli-run-parts.js';
 
+/** The PreviewEnvironment controller last: it shares the namespace cache of the others, when they watch every namespace. */
 export function registerControllers(parts: OperatorParts): void {
   const enabled = new Set(parts.config.controllers);
   if (enabled.has('algorithm')) registerAlgorithm(parts);

@@ -191,7 +191,7 @@ export class RenderingApplier {
   /**
    * Puts the Namespace (its labels and annotations: Pod Security, ownership) and its guards back
    * as last applied where they drifted (the cache tells, so this reads nothing while they are
-   * intact; a Namespace that lost its label is read). Only in a namespace this environment
+   * intact; a Namespace that lost its label is read, unless the process caches every namespace). Only in a namespace this environment
    * controls, and only once this process applied a rendering to it (after a restart: from its first apply).
    */
   async repairGuards(env: EnvironmentObject): Promise<void> {

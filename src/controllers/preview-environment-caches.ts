@@ -1,6 +1,7 @@
 // What the PreviewEnvironment reconciler reads of the cluster: its informers' caches (the
-// environments, indexed by repository; every namespace; the workloads, ingresses and guards it
-// applied), and the API server only where a cache cannot know (a namespace not seen yet).
+// environments, indexed by repository; the namespaces, all of them or the labelled ones; the
+// workloads, ingresses and guards it applied), and the API server only where a cache cannot know
+// (a namespace without our label, or not seen yet).
 // The wiring (preview-environment.ts) hands it real informers; unit tests hand it fakes.
 import { ownershipLabelKeys } from '../../constructs/index.js';
 import {
@@ -20,7 +21,7 @@ import { namespaceKind } from './namespace-terminating.js';
 /** The environments' cache indexed by repository: every environment event asks for its siblings. */
 export const repositoryIndex = 'repository';
 
-/** What an environment's objects are cached by: its ownership label (Ingresses, guards). */
+/** What an environment's objects are cached by: its ownership label (Ingresses, guards; Namespaces, unless all are). */
 export const byEnvironment = { labelSelector: ownershipLabelKeys.environment };
 
 export { namespaceKind };
@@ -72,7 +73,7 @@ export class EnvironmentCaches {
   async namespace(name: string): Promise<KubeObject | undefined> {
     const cached = this.informers.namespaces.get(name);
     if (cached) return cached;
-    // Not cached yet (the watch lags behind its creation): it must still be seen before we touch it.
+    // Not cached (without our label, or the watch lags): it must still be seen before we touch it.
     return this.client.get({ ...namespaceKind, name }).catch((err) => (err instanceof NotFoundError ? undefined : Promise.reject(err)));
   }
 

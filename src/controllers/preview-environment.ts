@@ -48,9 +48,10 @@ export function registerPreviewEnvironmentController(
   const selector = options.environmentSelector ? { labelSelector: options.environmentSelector } : {};
   const environments = manager.informer<EnvironmentObject>(previewEnvironmentKind, selector);
   environments.addIndex(repositoryIndex, (e) => (e.spec?.repository ? [repositoryKey(e.spec.repository)] : []));
-  // Unfiltered: the same caches as the Algorithm and Database controllers' in one process, so
-  // each namespace is parsed and kept once (the environment's is found by name and ownership).
-  const namespaces = manager.informer(namespaceKind);
+  // Every namespace when the process already watches them all (the Algorithm and Database
+  // controllers, registered first): one watch and one cache, the environment's own found by name
+  // and controlling owner. Otherwise only ours, by the ownership label.
+  const namespaces = manager.hasInformer(namespaceKind) ? manager.informer(namespaceKind) : manager.informer(namespaceKind, byEnvironment);
   const algorithms = manager.informer(algorithmKind);
   const databases = manager.informer(databaseKind);
   const ingresses = manager.informer(ingressKind, byEnvironment);

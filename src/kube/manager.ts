@@ -39,6 +39,11 @@ type InformerLifecycle = Pick<Informer, 'start' | 'stop' | 'hasSynced' | 'waitFo
 /** What the manager does with a controller, whatever its primary kind. */
 type ControllerLifecycle = Pick<Controller, 'name' | 'start' | 'stop'>;
 
+/** One informer per kind, namespace and selectors. */
+function informerKey(kind: KindRef, options: Omit<InformerOptions, 'logger'>): string {
+  return JSON.stringify([kind.apiVersion, kind.kind, options.namespace ?? '', options.labelSelector ?? '', options.fieldSelector ?? '']);
+}
+
 /**
  * The shared informer found under a kind's key is the `Informer` made for that kind. Its objects
  * are the `T` its callers name for the kind, as `client.get<T>` returns them.
@@ -91,19 +96,18 @@ export class Manager {
    * controller watching the same objects shares one watch and one cache.
    */
   informer<T extends KubeObject = KubeObject>(kind: KindRef, options: Omit<InformerOptions, 'logger'> = {}): Informer<T> {
-    const key = JSON.stringify([
-      kind.apiVersion,
-      kind.kind,
-      options.namespace ?? '',
-      options.labelSelector ?? '',
-      options.fieldSelector ?? '',
-    ]);
+    const key = informerKey(kind, options);
     const shared = this.informers.get(key);
     if (isInformerOf<T>(shared, kind)) return shared;
     const informer = new Informer<T>(this.options.client, kind, { ...options, logger: this.logger });
     this.informers.set(key, informer);
     if (this.state === 'running') informer.start();
     return informer;
+  }
+
+  /** Whether a controller registered before asked for `informer(kind, options)` (a later one may share that wider cache). */
+  hasInformer(kind: KindRef, options: Omit<InformerOptions, 'logger'> = {}): boolean {
+    return this.informers.has(informerKey(kind, options));
   }
 
   /** Adds a controller, started when this replica leads. Add controllers before `start`. */
