@@ -3,7 +3,7 @@
 import { algorithmKind, algorithmLabel, envChecksumAnnotation } from '../../constructs/index.js';
 import type { EventFilter, KubeObject, Manager } from '../kube/index.js';
 import { AlgorithmReconciler, type AlgorithmControllerOptions } from './algorithm-reconciler.js';
-import { namespaceInformerOptions, namespaceKind } from './namespace-terminating.js';
+import { inTerminatingNamespace, namespaceInformerOptions, namespaceKind } from './namespace-terminating.js';
 
 export { AlgorithmReconciler, type AlgorithmControllerOptions, type AlgorithmInformers } from './algorithm-reconciler.js';
 export { initialReplicasFieldManager } from './algorithm-apply.js';
@@ -38,6 +38,7 @@ export function registerAlgorithmController(manager: Manager, options: Algorithm
     for: algorithms,
     filter: algorithmChanged,
     owns: [deployments, services, autoscalers, budgets, configMaps],
+    ignore: inTerminatingNamespace(namespaces),
     reconciler,
     workers: options.workers ?? 4,
     resyncPeriodMs: options.resyncPeriodMs,

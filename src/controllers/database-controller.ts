@@ -3,7 +3,7 @@
 import { databaseKind, databaseLabel } from '../../constructs/index.js';
 import { generationChanged, type Manager } from '../kube/index.js';
 import { DatabaseReconciler, type DatabaseControllerOptions } from './database-reconciler.js';
-import { namespaceInformerOptions, namespaceKind } from './namespace-terminating.js';
+import { inTerminatingNamespace, namespaceInformerOptions, namespaceKind } from './namespace-terminating.js';
 
 export { DatabaseReconciler, type DatabaseControllerOptions, type DatabaseInformers } from './database-reconciler.js';
 
@@ -26,6 +26,7 @@ export function registerDatabaseController(manager: Manager, options: DatabaseCo
     // Status-only updates (our own writes) need no reconcile; spec changes and deletions do.
     filter: generationChanged,
     owns: [statefulSets, services, secrets, configMaps],
+    ignore: inTerminatingNamespace(namespaces),
     reconciler: new DatabaseReconciler(manager.client, { databases, statefulSets, services, secrets, configMaps, namespaces }, options),
     workers: options.workers ?? 4,
     resyncPeriodMs: options.resyncPeriodMs,

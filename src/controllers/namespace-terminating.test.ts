@@ -4,6 +4,7 @@ import { NotFoundError, type CacheReader, type KubeObject, type ObjectClient } f
 import {
   createsAny,
   ensureNamespaceActive,
+  inTerminatingNamespace,
   NamespaceTerminatingError,
   namespaceInformerOptions,
   namespaceKind,
@@ -41,6 +42,15 @@ test('a namespace with a deletionTimestamp, or phase Terminating, is going; an a
   assert.equal(namespaceTerminating(namespaces, 'terminating'), true);
   assert.equal(namespaceTerminating(namespaces, 'unknown'), false, 'not in the cache: the apply finds out');
   assert.equal(namespaceTerminating(undefined, 'deleted'), false, 'no cache: as before');
+});
+
+test("an object in a namespace being deleted is one a controller's watches ignore; the namespace itself is not", () => {
+  const going = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'pr-1', deletionTimestamp: '2026-03-01T10:00:00Z' } };
+  const ignore = inTerminatingNamespace(cache(going, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'pr-2' } }));
+  const deployment = (namespace: string) => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'api', namespace } });
+  assert.equal(ignore(deployment('pr-1')), true);
+  assert.equal(ignore(deployment('pr-2')), false);
+  assert.equal(ignore(going), false, 'a cluster-scoped object (the namespace: its deletion must wake)');
 });
 
 test("the namespace informer follows the controller's scope", () => {

@@ -16,6 +16,11 @@ export function namespaceTerminating(namespaces: CacheReader | undefined, name: 
   return !!namespace && (!!namespace.metadata.deletionTimestamp || namespace.status?.phase === 'Terminating');
 }
 
+/** Whether `obj` is in a namespace the cache shows being deleted (a controller's `ignore`: its events wake nothing). */
+export function inTerminatingNamespace(namespaces: CacheReader): (obj: KubeObject) => boolean {
+  return (obj) => namespaceTerminating(namespaces, obj.metadata.namespace);
+}
+
 /** The namespace informer's options for a controller watching `namespace` (one), or every namespace. */
 export function namespaceInformerOptions(namespace: string | undefined): { fieldSelector?: string } {
   return namespace ? { fieldSelector: `metadata.name=${namespace}` } : {};

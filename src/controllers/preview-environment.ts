@@ -8,12 +8,14 @@
 //   - a change to another environment of its repository (above all a deletion), which may free a slot;
 //   - the wildcard certificate's Secret (every environment: a renewal is copied into each namespace),
 //     and its copy in the environment's namespace (deleted or edited: put back).
+// Nothing in a namespace being deleted wakes it but the namespace itself, which it waits for.
 import { algorithmKind, databaseKind, ownershipLabelKeys, previewEnvironmentKind } from '../../constructs/index.js';
 import type { CacheReader, Controller, EventFilter, Informer, KubeObject, Manager, Watch } from '../kube/index.js';
 import { repositoryKey } from '../github/octokit-factory.js';
 import { byEnvironment, guardCacheKinds, ingressKind, namespaceKind, repositoryIndex } from './preview-environment-caches.js';
 import { withDefaults, type PreviewEnvironmentControllerOptions } from './preview-environment-options.js';
 import { PreviewEnvironmentReconciler } from './preview-environment-reconciler.js';
+import { inTerminatingNamespace } from './namespace-terminating.js';
 import { secretKind, wildcardCopyLabel, type WildcardTlsInformers } from './preview-environment-wildcard-tls.js';
 import type { EnvironmentObject } from './preview-environment-status.js';
 
@@ -73,6 +75,7 @@ export function registerPreviewEnvironmentController(
       { informer: environments, map: (obj) => reconciler.queuedSiblings(obj as EnvironmentObject) },
       ...wildcardTlsWatches(wildcardTls, environments),
     ],
+    ignore: inTerminatingNamespace(namespaces),
     reconciler,
     workers: settings.workers,
     resyncPeriodMs: settings.resyncPeriodMs,

@@ -73,6 +73,12 @@ export interface ControllerOptions<T extends KubeObject> {
   owns?: WatchSource[];
   /** Other kinds, with a mapping to primary keys. */
   watches?: Watch[];
+  /**
+   * Owned and watched objects whose events wake nothing (the primary kind's own events still
+   * do): e.g. those of a namespace being deleted, which the namespace controller deletes one by
+   * one while a reconcile can do nothing there.
+   */
+  ignore?: (obj: KubeObject) => boolean;
   reconciler: Reconciler;
   /** Parallel workers (default 2). A key is never processed by two at once. */
   workers?: number;
@@ -185,7 +191,9 @@ export class Controller<T extends KubeObject = KubeObject> {
   }
 
   private watchMapped(informer: WatchSource, map: (obj: KubeObject) => string[]): void {
+    const ignore = this.options.ignore ?? (() => false);
     const enqueueAll = (obj: KubeObject) => {
+      if (ignore(obj)) return;
       for (const key of map(obj)) this.enqueue(key);
     };
     this.unsubscribe.push(
