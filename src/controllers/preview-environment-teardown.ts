@@ -1,7 +1,7 @@
 // How an environment goes: deleted (the PR closed) or expired (its time to live ran out while the
 // PR is open). Either way GitHub is told, and the namespace — only one this environment controls —
 // is deleted and looked at until gone: its DELETED event wakes the environment, and a poll that
-// backs off with the deletion's age covers an event missed.
+// backs off the longer the namespace takes covers an event missed.
 //
 // Deleted: report destroyed (or expired) → delete the namespace → wait until gone → drop the
 // finalizer. A report GitHub keeps refusing does not hold the teardown up for ever.
