@@ -286,6 +286,22 @@ describe('the PreviewEnvironment reconciler', () => {
     assert.deepEqual(t.reporter.lastFor(github, 1)?.input.reasons, ['namespace pr-1-shop already exists and belongs to something else']);
   });
 
+  it('namespace conflict: one dressed in our ownership label is still someone else’s, neither adopted nor deleted', async () => {
+    const t = setup();
+    const labels = { 'preview.alien6.io/environment': 'pr-1-shop' };
+    await t.admin.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'pr-1-shop', labels } });
+    const name = await t.create(1);
+    const mark = t.cluster.writes.length;
+    await t.reconcile(name);
+    assert.equal(condition(t.environment(name), 'PolicyCompliant')?.reason, 'NamespaceConflict');
+    await t.admin.delete({ ...previewEnvironmentKind, name });
+    await t.reconcile(name);
+    assert.deepEqual(t.environment(name).metadata.finalizers ?? [], [], 'the environment goes');
+    assert.deepEqual(namespaceOf(t, name)?.metadata.labels, labels, 'the namespace stays as its owner made it');
+    const touched = t.cluster.writes.slice(mark).filter((w) => w.kind !== 'PreviewEnvironment' && w.kind !== 'Event');
+    assert.deepEqual(touched, []);
+  });
+
   it('render failure: an invalid .preview/preview.yaml fails the environment with every error; nothing is applied', async () => {
     const t = setup();
     t.files.commit(repository, second, { '.preview/preview.yaml': 'version: 1\nalgorithms:\n  - name: api\n    replicas: many\n' });
