@@ -5,6 +5,7 @@
 import { Ajv, type ErrorObject } from 'ajv';
 import { LineCounter, isNode, parseDocument, type Document } from 'yaml';
 import { algorithmObjectNames, databaseObjectNames, previewConfigSchema, type PreviewConfig } from '../../constructs/index.js';
+import { deepFreeze } from './deep-freeze.js';
 
 export interface PreviewConfigError {
   /** JSON Pointer to the offending value, e.g. `/algorithms/0/image`; `''` for the whole file. */
@@ -47,13 +48,6 @@ export function validatePreviewConfig(yamlText: string): PreviewConfigValidation
   if (yamlText.length <= recentMaxLength) recent.set(yamlText, result);
   if (recent.size > recentLimit) recent.delete(recent.keys().next().value!);
   return result;
-}
-
-/** Frozen before its children, so that an object met again (a YAML alias) ends the walk. */
-function deepFreeze(value: unknown): void {
-  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
-  Object.freeze(value);
-  for (const child of Object.values(value)) deepFreeze(child);
 }
 
 function parseAndValidate(yamlText: string): PreviewConfigValidation {

@@ -29,6 +29,7 @@ import {
   type CacheReader,
 } from '../../src/kube/index.js';
 import { customMetricsApiPath } from '../../src/controllers/algorithm-autoscaling.js';
+import { deepFreeze } from '../../src/synth/deep-freeze.js';
 import { applyFields, fieldSetOf, isPlainObject, mergeInto, updateFields } from './fake-field-managers.js';
 
 /** One write the fake API server accepted. */
@@ -359,12 +360,4 @@ function withSecretData(obj: KubeObject): KubeObject {
   const data: Record<string, string> = { ...(isPlainObject(obj.data) ? (obj.data as Record<string, string>) : {}) };
   for (const [k, v] of Object.entries(stringData)) data[k] = Buffer.from(String(v), 'utf8').toString('base64');
   return { ...rest, data };
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null) {
-    for (const child of Object.values(value)) deepFreeze(child);
-    Object.freeze(value);
-  }
-  return value;
 }
