@@ -22,6 +22,17 @@ describe('work queue', () => {
     assert.equal(await peek(q.get()), 'pending');
   });
 
+  it('collapses the adds of one synchronous run into one hand-out, though a worker is waiting', async () => {
+    const q = new WorkQueue({ clock: new FakeClock() });
+    const waiting = q.get();
+    // One watch event of an update: the old object's key, then the new one's — the same key.
+    q.add('a');
+    q.add('a');
+    assert.equal(await waiting, 'a');
+    q.done('a');
+    assert.equal(await peek(q.get()), 'pending', 'handed out once: not processed a second time after done');
+  });
+
   it('never hands a key to two workers: a key added while processing waits for done, then runs once more', async () => {
     const q = new WorkQueue({ clock: new FakeClock() });
     q.add('a');

@@ -25,6 +25,7 @@ export class WorkQueue {
   private readonly getters: ((key: string | undefined) => void)[] = [];
   private readonly drainWaiters: (() => void)[] = [];
   private shuttingDown = false;
+  private dispatchScheduled = false;
   private lastDepth = 0;
   private readonly rateLimiter: RateLimiter;
   private readonly clock: Clock;
@@ -162,9 +163,20 @@ export class WorkQueue {
     return key;
   }
 
+  /**
+   * Hands queued keys to waiting workers once the code that added them has run to its end (a
+   * microtask later): the adds of one watch chunk's events — an update adds for its old object and
+   * its new one — collapse into one reconcile instead of one now and one after it.
+   */
   private dispatch(): void {
-    while (this.getters.length > 0 && this.len() > 0) this.getters.shift()!(this.take());
     this.reportDepth();
+    if (this.dispatchScheduled) return;
+    this.dispatchScheduled = true;
+    queueMicrotask(() => {
+      this.dispatchScheduled = false;
+      while (this.getters.length > 0 && this.len() > 0) this.getters.shift()!(this.take());
+      this.reportDepth();
+    });
   }
 
   private reportDepth(): void {
