@@ -22,6 +22,7 @@ import {
   type KubeObject,
   type LiveObjects,
   type Logger,
+  type ObjectRef,
   type ObjectClient,
   type Ownership,
 } from '../kube/index.js';
@@ -92,7 +93,7 @@ export class RenderingApplier {
   private readonly preferredVersions = new Map<string, string>();
 
   constructor(private readonly deps: RenderingApplierDependencies) {
-    this.applier = new Applier(deps.client, { lookup: (ref) => deps.caches.cached(ref), seen: (ref) => deps.caches.seen(ref) });
+    this.applier = new Applier(deps.client, { lookup: (ref) => deps.caches.lookup(ref), seen: (ref) => deps.caches.seen(ref) });
   }
 
   /**
@@ -220,6 +221,16 @@ export class RenderingApplier {
     if (!desired || !isGuard(desired)) return [];
     const live = informer.get(`${ref.namespace}/${ref.name}`);
     return live && this.applier.isApplied({ ...live, ...informer.kind }, desired, ownershipOf(name)) ? [] : [name];
+  }
+
+  /**
+   * An object of the rendering as the cluster last showed it: the cache's copy, or the API server's
+   * answer to our apply while the cache has not caught up (readiness right after an apply: an
+   * Ingress just created exists, though its watch event has not come yet).
+   */
+  live(ref: ObjectRef): KubeObject | undefined {
+    const known = this.applier.known(ref);
+    return known === 'absent' ? undefined : known;
   }
 
   /** The kinds prune looks at: every allowed kind and the guards, those the cluster serves. */

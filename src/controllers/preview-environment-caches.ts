@@ -83,6 +83,12 @@ export class EnvironmentCaches {
     return cacheOfKind(this.objects, ref)?.get(key);
   }
 
+  /** `cached`, but `'absent'` where the synced cache of a watched kind has none (an Applier's `lookup`). */
+  lookup(ref: ObjectRef): KubeObject | 'absent' | undefined {
+    const key = ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name;
+    return cacheOfKind(this.objects, ref)?.lookup(key);
+  }
+
   /** How far the cache of `ref`'s kind has caught up (its watch's last resourceVersion), for the Applier's `seen`. */
   seen(ref: ObjectRef): string | undefined {
     return cacheOfKind(this.objects, ref)?.lastResourceVersion?.();

@@ -350,6 +350,22 @@ describe('the PreviewEnvironment reconciler', () => {
     assert.deepEqual(t.environment(name).metadata.finalizers, [previewEnvironmentFinalizer], 'held until the namespace is gone');
   });
 
+  it('readiness right after the apply: an Ingress created now exists though its watch event has not come yet', async () => {
+    const t = setup();
+    const name = await t.create(1);
+    // The Ingress cache behind: its creation comes back by the watch, which wakes no reconcile.
+    (t.informers.ingresses as FakeInformer).hold();
+    await t.reconcile(name);
+    const resources = t.environment(name).status?.resources ?? [];
+    const ingress = resources.find((r) => r.kind === 'Ingress');
+    assert.equal(ingress?.ready, true, `the Ingress as the API server answered its apply: ${JSON.stringify(ingress)}`);
+    assert.deepEqual(
+      resources.filter((r) => !r.ready).map((r) => r.kind),
+      ['Algorithm', 'Database'],
+      'only the workloads are waited for',
+    );
+  });
+
   it('expired: a cache behind its own delete does not make the namespace deletion fail (409 while it is emptied)', async () => {
     const t = setup();
     const name = await t.create(1, { ttl: '1h' });

@@ -357,7 +357,7 @@ export class PreviewEnvironmentReconciler implements Reconciler {
     const issuers = await issuerProblems(this.client, certificates);
     const readiness = environmentReadiness(
       applied,
-      (ref) => (ref.kind === 'Certificate' ? certificates.get(identityOf(ref)) : this.caches.cached(ref)),
+      (ref) => (ref.kind === 'Certificate' ? certificates.get(identityOf(ref)) : this.applier.live(ref)),
       rendered.identity.host,
       (ref) => issuers.get(identityOf(ref)),
     );

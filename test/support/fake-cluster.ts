@@ -64,6 +64,11 @@ export class FakeCluster {
   private readonly objects = new Map<string, KubeObject>();
   private readonly refusals = new Set<WriteRefusal>();
   private version = 0;
+
+  /** The last resourceVersion written (what a watch that has seen everything stands at). */
+  currentVersion(): string {
+    return String(this.version);
+  }
   private uids = 0;
 
   constructor(private readonly now: () => Date = () => new Date()) {}
@@ -297,6 +302,7 @@ export class FakeClient implements ObjectClient {
  */
 export class FakeInformer implements CacheReader {
   private held: Map<string, KubeObject> | undefined;
+  private heldAt = '0';
 
   constructor(
     private readonly cluster: FakeCluster,
@@ -306,6 +312,12 @@ export class FakeInformer implements CacheReader {
 
   hold(): void {
     this.held = new Map(this.current().map((o) => [key(o), o]));
+    this.heldAt = this.cluster.currentVersion();
+  }
+
+  /** Where its watch stands: the cluster's last write, or the moment it was held. */
+  lastResourceVersion(): string {
+    return this.held ? this.heldAt : this.cluster.currentVersion();
   }
 
   release(): void {
