@@ -1,7 +1,7 @@
 // The Algorithm controller's wiring: which informers it reads, which events wake it, how many
 // workers run it. The reconcile itself is algorithm-reconciler.ts; its status, algorithm-status.ts.
 import { algorithmKind, algorithmLabel, envChecksumAnnotation } from '../../constructs/index.js';
-import type { EventFilter, KubeObject, Manager } from '../kube/index.js';
+import { createdBy, type EventFilter, type KubeObject, type Manager } from '../kube/index.js';
 import { AlgorithmReconciler, type AlgorithmControllerOptions } from './algorithm-reconciler.js';
 import { inTerminatingNamespace, namespaceInformerOptions, namespaceKind } from './namespace-terminating.js';
 
@@ -19,7 +19,9 @@ export const algorithmChanged: EventFilter<KubeObject> = (e) =>
 /**
  * Registers the Algorithm controller with `manager` (call before `manager.start()`). It
  * watches Algorithms and the Deployments, Services, HPAs, PDBs and ConfigMaps labelled
- * `ai.alien6.io/algorithm`, mapping each back to its controlling Algorithm.
+ * `ai.alien6.io/algorithm`, mapping each back to its controlling Algorithm — but not their creation
+ * by this controller coming back (the reconcile that created one has acted on it), nor anything in
+ * a namespace being deleted.
  */
 export function registerAlgorithmController(manager: Manager, options: AlgorithmControllerOptions = {}): void {
   const informerOptions = { namespace: options.namespace };
@@ -33,12 +35,13 @@ export function registerAlgorithmController(manager: Manager, options: Algorithm
   const namespaces = manager.informer(namespaceKind, namespaceInformerOptions(options.namespace));
   const informers = { algorithms, deployments, services, autoscalers, budgets, configMaps, namespaces };
   const reconciler = new AlgorithmReconciler(manager.client, informers, options);
+  const [terminating, ownCreation] = [inTerminatingNamespace(namespaces), createdBy(manager.client.fieldManager)];
   manager.addController({
     name: 'algorithm',
     for: algorithms,
     filter: algorithmChanged,
     owns: [deployments, services, autoscalers, budgets, configMaps],
-    ignore: inTerminatingNamespace(namespaces),
+    ignore: (obj, event) => terminating(obj) || ownCreation(obj, event),
     reconciler,
     workers: options.workers ?? 4,
     resyncPeriodMs: options.resyncPeriodMs,

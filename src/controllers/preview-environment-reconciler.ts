@@ -292,11 +292,11 @@ export class PreviewEnvironmentReconciler implements Reconciler {
   /**
    * The wildcard certificate's copy in the namespace, in step with its source whatever this
    * reconcile goes on to do (a rendering that fails leaves the last one serving, with the
-   * certificate renewed); a namespace created by this reconcile gets it from the next one, which
-   * its creation wakes. In the other TLS modes, a copy left from a wildcard run is deleted.
+   * certificate renewed); a namespace created by this reconcile gets it once the rendering is
+   * applied (`created`). In the other TLS modes, a copy left from a wildcard run is deleted.
    */
-  private async keepWildcardCopy(run: Run): Promise<void> {
-    if (run.namespace) run.wildcardCopy = await this.wildcardTls.keepCopy(run.name);
+  private async keepWildcardCopy(run: Run, created = false): Promise<void> {
+    if (run.namespace || created) run.wildcardCopy = await this.wildcardTls.keepCopy(run.name);
   }
 
   /**
@@ -335,12 +335,17 @@ export class PreviewEnvironmentReconciler implements Reconciler {
     );
   }
 
-  /** The namespace and the rendering (RenderingApplier.apply); a refusal by the API server fails the environment. */
+  /**
+   * The namespace and the rendering (RenderingApplier.apply); a refusal by the API server fails the
+   * environment. A namespace created now gets its wildcard certificate here: its creation coming
+   * back by the watch wakes nothing.
+   */
   private async apply(run: Run, rendered: RenderedEnvironment): Promise<ReconcileResult | undefined> {
     run.laps.lap('render');
     const refused = await this.applier.apply(run.current.env, rendered, run.namespace);
-    if (!refused) return undefined;
-    return this.fail(run, refused, this.expiry(run.current.env, rendered.config.ttl, run.policy, true));
+    if (refused) return this.fail(run, refused, this.expiry(run.current.env, rendered.config.ttl, run.policy, true));
+    if (!run.namespace) await this.keepWildcardCopy(run, true);
+    return undefined;
   }
 
   /** What left the rendering goes (once per rendering). */

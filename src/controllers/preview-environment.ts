@@ -8,9 +8,20 @@
 //   - a change to another environment of its repository (above all a deletion), which may free a slot;
 //   - the wildcard certificate's Secret (every environment: a renewal is copied into each namespace),
 //     and its copy in the environment's namespace (deleted or edited: put back).
-// Nothing in a namespace being deleted wakes it but the namespace itself, which it waits for.
+// Nothing in a namespace being deleted wakes it but the namespace itself, which it waits for; nor
+// does the creation of an object it applied, coming back by a watch while no one else has written
+// it (the reconcile that created it has acted on it).
 import { algorithmKind, databaseKind, ownershipLabelKeys, previewEnvironmentKind } from '../../constructs/index.js';
-import type { CacheReader, Controller, EventFilter, Informer, KubeObject, Manager, Watch } from '../kube/index.js';
+import {
+  createdBy,
+  type CacheReader,
+  type Controller,
+  type EventFilter,
+  type Informer,
+  type KubeObject,
+  type Manager,
+  type Watch,
+} from '../kube/index.js';
 import { repositoryKey } from '../github/octokit-factory.js';
 import { byEnvironment, guardCacheKinds, ingressKind, namespaceKind, repositoryIndex } from './preview-environment-caches.js';
 import { withDefaults, type PreviewEnvironmentControllerOptions } from './preview-environment-options.js';
@@ -62,6 +73,7 @@ export function registerPreviewEnvironmentController(
   const informers = { environments, namespaces, algorithms, databases, ingresses, guards, wildcardTls };
   const settings = withDefaults(options);
   const reconciler = new PreviewEnvironmentReconciler(manager.client, informers, settings);
+  const [terminating, ownCreation] = [inTerminatingNamespace(namespaces), createdBy(manager.client.fieldManager)];
   const controller = manager.addController<EnvironmentObject>({
     name: 'preview-environment',
     for: environments,
@@ -75,7 +87,7 @@ export function registerPreviewEnvironmentController(
       { informer: environments, map: (obj) => reconciler.queuedSiblings(obj as EnvironmentObject) },
       ...wildcardTlsWatches(wildcardTls, environments),
     ],
-    ignore: inTerminatingNamespace(namespaces),
+    ignore: (obj, event) => terminating(obj) || ownCreation(obj, event),
     reconciler,
     workers: settings.workers,
     resyncPeriodMs: settings.resyncPeriodMs,

@@ -7,6 +7,7 @@ import type { WatchSource } from './informer.js';
 import { waitForAllSynced } from './informer-sync.js';
 import { groupOf, objectKey, type KubeObject } from './kube-object.js';
 import { stderrLogger, type Logger } from './logger.js';
+import { onlyManagedBy } from './managed-fields.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { WorkQueue } from './work-queue.js';
 
@@ -56,6 +57,18 @@ export type EventFilter<T extends KubeObject> = (event: { type: 'add' | 'update'
 export const generationChanged: EventFilter<KubeObject> = (e) =>
   e.type !== 'update' || e.old?.metadata.generation !== e.object.metadata.generation;
 
+/** Which event of an owned or watched object `ControllerOptions.ignore` is asked about. */
+export type WatchEventType = 'add' | 'update' | 'delete';
+
+/**
+ * An `ignore` for the objects the controller's own client created (`fieldManager`), as their
+ * creation comes back by the watch while no one else has written them: the reconcile that
+ * created one has acted on it, so its ADDED event brings nothing new.
+ */
+export function createdBy(fieldManager: string): (obj: KubeObject, event: WatchEventType) => boolean {
+  return (obj, event) => event === 'add' && onlyManagedBy(obj, fieldManager);
+}
+
 /** Maps an object of a watched kind to the keys of primary objects to reconcile. */
 export interface Watch {
   informer: WatchSource;
@@ -76,9 +89,10 @@ export interface ControllerOptions<T extends KubeObject> {
   /**
    * Owned and watched objects whose events wake nothing (the primary kind's own events still
    * do): e.g. those of a namespace being deleted, which the namespace controller deletes one by
-   * one while a reconcile can do nothing there.
+   * one while a reconcile can do nothing there, or the creations the reconciler made itself.
+   * An update asks for the old object and the new one; either not ignored wakes.
    */
-  ignore?: (obj: KubeObject) => boolean;
+  ignore?: (obj: KubeObject, event: WatchEventType) => boolean;
   reconciler: Reconciler;
   /** Parallel workers (default 2). A key is never processed by two at once. */
   workers?: number;
@@ -192,19 +206,19 @@ export class Controller<T extends KubeObject = KubeObject> {
 
   private watchMapped(informer: WatchSource, map: (obj: KubeObject) => string[]): void {
     const ignore = this.options.ignore ?? (() => false);
-    const enqueueAll = (obj: KubeObject) => {
-      if (ignore(obj)) return;
+    const enqueueAll = (obj: KubeObject, event: WatchEventType) => {
+      if (ignore(obj, event)) return;
       for (const key of map(obj)) this.enqueue(key);
     };
     this.unsubscribe.push(
       informer.addHandler({
-        onAdd: enqueueAll,
+        onAdd: (obj) => enqueueAll(obj, 'add'),
         // Both: an object that changed owner must wake the old owner and the new one.
         onUpdate: (old, obj) => {
-          enqueueAll(old);
-          enqueueAll(obj);
+          enqueueAll(old, 'update');
+          enqueueAll(obj, 'update');
         },
-        onDelete: enqueueAll,
+        onDelete: (obj) => enqueueAll(obj, 'delete'),
       }),
     );
   }

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KubeObject, ManagedFieldsEntry } from './kube-object.js';
 import { FieldSetInterner } from './field-set-interner.js';
-import { appliedFieldsCover, compactManagedFields } from './managed-fields.js';
+import { appliedFieldsCover, compactManagedFields, onlyManagedBy } from './managed-fields.js';
 
 // The field set the API server recorded for the apply of `desired` (copied from a real answer).
 const appliedFields = {
@@ -190,5 +190,27 @@ describe('compactManagedFields', () => {
       'f:spec': { 'f:replicas': {}, 'f:selector': {}, 'f:template': {} },
     });
     assert.equal(compactManagedFields({ ...desired }, 'preview-operator').metadata.managedFields, undefined);
+  });
+});
+
+describe('onlyManagedBy', () => {
+  const entry = (manager: string, subresource?: string): ManagedFieldsEntry => ({
+    manager,
+    operation: subresource ? 'Update' : 'Apply',
+    ...(subresource ? { subresource } : {}),
+    fieldsType: 'FieldsV1',
+    fieldsV1: {},
+  });
+  const object = (...entries: ManagedFieldsEntry[]): KubeObject => ({
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: 'pr-1', managedFields: entries },
+  });
+
+  it('is true for an object only the manager has written, false once anyone else has, or when none is named', () => {
+    assert.equal(onlyManagedBy(object(entry('preview-operator')), 'preview-operator'), true);
+    assert.equal(onlyManagedBy(object(entry('preview-operator'), entry('kube-controller-manager', 'status')), 'preview-operator'), false);
+    assert.equal(onlyManagedBy(object(entry('kubectl-client-side-apply')), 'preview-operator'), false);
+    assert.equal(onlyManagedBy(object(), 'preview-operator'), false, 'no managedFields: the writer is unknown');
   });
 });

@@ -40,6 +40,16 @@ export function appliedFieldSet(live: KubeObject, manager: string): FieldsNode |
 }
 
 /**
+ * Whether `manager` is the only writer `obj` has had: its managedFields name no one else. An
+ * object that was just created by `manager` and that nobody has changed since, in a watch's
+ * ADDED event, is that manager's own creation coming back.
+ */
+export function onlyManagedBy(obj: KubeObject, manager: string): boolean {
+  const entries = obj.metadata.managedFields ?? [];
+  return entries.length > 0 && entries.every((e) => e.manager === manager);
+}
+
+/**
  * True when `manager`'s applied field set on `live` contains every field set in `desired`.
  * False means a field of ours was changed or removed by someone else (or never applied).
  */

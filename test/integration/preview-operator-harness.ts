@@ -17,7 +17,15 @@ import {
 } from '../../src/controllers/preview-environment.js';
 import { previewEnvironmentFinalizer } from '../../src/controllers/preview-environment-teardown.js';
 import { RepositoryCache } from '../../src/git/repository-cache.js';
-import { KubeClient, Manager, NotFoundError, silentLogger, type KubeObject, type Controller } from '../../src/kube/index.js';
+import {
+  KubeClient,
+  Manager,
+  NotFoundError,
+  silentLogger,
+  type Controller,
+  type Reconciler,
+  type KubeObject,
+} from '../../src/kube/index.js';
 import { Sandbox } from '../../src/synth/sandbox.js';
 import { installCrds } from '../fixtures/crds/install-crds.js';
 import { createGitRepository, type FileChanges, type GitRepository } from '../support/git-repository.js';
@@ -41,6 +49,8 @@ export interface PreviewOperator {
   controller: Controller<EnvironmentObject>;
   /** The label every environment of this operator carries (its environmentSelector). */
   selector: { key: string; value: string };
+  /** How many reconciles of the environment `name` the PreviewEnvironment controller has begun. */
+  reconciles(name: string): number;
   stop(): Promise<void>;
 }
 
@@ -61,6 +71,16 @@ export async function startPreviewOperator(options: OperatorOptions = {}): Promi
   const { reporter = recording, ...controllerOptions } = options;
   const selector = { key: 'preview.alien6.io/test-operator', value: randomBytes(4).toString('hex') };
   const manager = new Manager({ client, leaderElection: false, logger: silentLogger, drainDeadlineMs: 10_000 });
+  // Counted per key: the cluster's other test files wake this controller for names it does not hold.
+  const reconciles = new Map<string, number>();
+  const addController = manager.addController.bind(manager);
+  manager.addController = ((controllerOptions: Parameters<Manager['addController']>[0]) => {
+    const { reconciler } = controllerOptions;
+    const counted: Reconciler = {
+      reconcile: (key, context) => (reconciles.set(key, (reconciles.get(key) ?? 0) + 1), reconciler.reconcile(key, context)),
+    };
+    return addController({ ...controllerOptions, reconciler: counted });
+  }) as Manager['addController'];
   const { controller } = registerPreviewEnvironmentController(manager, {
     reporter,
     repositories,
@@ -85,6 +105,7 @@ export async function startPreviewOperator(options: OperatorOptions = {}): Promi
     reporter: recording,
     controller,
     selector,
+    reconciles: (name) => reconciles.get(name) ?? 0,
     async stop() {
       await manager.stop();
       client.close();

@@ -1,0 +1,76 @@
+// The watch events of the operator's own applies wake nothing: the reconcile that applied the
+// Namespace, the Algorithm and the Ingress has acted on them, so their creation coming back by the
+// watches is not another reconcile of the environment (in a burst, one or two of every four). What
+// someone else changes — here the Algorithm's status, as its controller writes it — still wakes it.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { KubeObject } from '../../src/kube/index.js';
+import type { GitRepository } from '../support/git-repository.js';
+import { waitFor } from '../support/wait.js';
+import {
+  applyEnvironment,
+  previewRepository,
+  previewYaml,
+  startPreviewOperator,
+  waitForEnvironment,
+  type PreviewOperator,
+} from './preview-operator-harness.js';
+
+let operator: PreviewOperator;
+let repository: GitRepository;
+
+before(async () => {
+  // No Algorithm controller: nothing but this test changes what the operator applied. The Deploying
+  // status waits a minute, so no requeue falls within the test.
+  operator = await startPreviewOperator({ tlsIssuer: false, deployingReportDelayMs: 60_000 });
+  repository = await previewRepository({ '.preview/preview.yaml': previewYaml({ database: false }), 'README.md': 'app\n' });
+});
+after(async () => {
+  await operator?.stop();
+  await repository?.cleanup();
+});
+
+/** Until the reconcile count of `name` has not moved for `quietMs`. */
+async function reconcilesSettled(name: string, quietMs = 3000): Promise<number> {
+  let [count, since] = [operator.reconciles(name), Date.now()];
+  await waitFor(
+    `${name}'s reconciles to go quiet`,
+    () => {
+      if (operator.reconciles(name) !== count) [count, since] = [operator.reconciles(name), Date.now()];
+      return Date.now() - since >= quietMs;
+    },
+    { timeoutMs: 30_000, intervalMs: 100 },
+  );
+  return count;
+}
+
+describe('the watch events of its own applies', () => {
+  it('wake no reconcile of the environment; the Algorithm status its controller writes does', async () => {
+    const pr = 4;
+    const headSha = await repository.openPullRequest(pr, { headBranch: `feature-${pr}`, files: { 'src/app.txt': 'v1\n' } });
+    const name = await applyEnvironment(operator, { repository, pullRequest: pr, headSha, withFinalizer: true });
+    const algorithm = { apiVersion: 'ai.alien6.io/v1', kind: 'Algorithm', namespace: name, name: 'api' };
+    const ingress = { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', namespace: name, name: 'preview' };
+    await waitFor('the rendering to be applied', async () => {
+      const found = await Promise.all([algorithm, ingress].map((ref) => operator.admin.get(ref).catch(() => undefined)));
+      return found.every(Boolean);
+    });
+    const applied = await reconcilesSettled(name);
+    assert.equal(applied, 1, `one reconcile applied the environment; its own Namespace, Algorithm and Ingress woke ${applied - 1} more`);
+
+    // What the Algorithm controller reports once its Deployment is available.
+    const live = await operator.admin.get<KubeObject>(algorithm);
+    const ready = {
+      type: 'Ready',
+      status: 'True',
+      reason: 'Available',
+      message: 'ready',
+      observedGeneration: live.metadata.generation,
+      lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+    };
+    await operator.admin.patch(algorithm, 'merge', { status: { conditions: [ready] } }, { subresource: 'status' });
+    await waitForEnvironment(operator, name, 'Ready', (e) => e.status?.phase === 'Ready', 30_000);
+    const total = await reconcilesSettled(name);
+    assert.equal(total, 2, `the Algorithm's status woke one reconcile, which wrote Ready (${total} in all)`);
+  });
+});
