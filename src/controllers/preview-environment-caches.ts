@@ -79,8 +79,8 @@ export class EnvironmentCaches {
 
   /** The cached copy of an object of a kind the controller watches (undefined: not cached, or not watched). */
   cached(ref: ObjectRef): KubeObject | undefined {
-    const key = ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name;
-    return cacheOfKind(this.objects, ref)?.get(key);
+    const found = this.lookup(ref);
+    return found === 'absent' ? undefined : found;
   }
 
   /** `cached`, but `'absent'` where the synced cache of a watched kind has none (an Applier's `lookup`). */

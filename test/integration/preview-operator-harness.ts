@@ -77,7 +77,10 @@ export async function startPreviewOperator(options: OperatorOptions = {}): Promi
   manager.addController = ((controllerOptions: Parameters<Manager['addController']>[0]) => {
     const { reconciler } = controllerOptions;
     const counted: Reconciler = {
-      reconcile: (key, context) => (reconciles.set(key, (reconciles.get(key) ?? 0) + 1), reconciler.reconcile(key, context)),
+      reconcile: (key, context) => {
+        reconciles.set(key, (reconciles.get(key) ?? 0) + 1);
+        return reconciler.reconcile(key, context);
+      },
     };
     return addController({ ...controllerOptions, reconciler: counted });
   }) as Manager['addController'];

@@ -64,14 +64,14 @@ export class FakeCluster {
   private readonly objects = new Map<string, KubeObject>();
   private readonly refusals = new Set<WriteRefusal>();
   private version = 0;
+  private uids = 0;
+
+  constructor(private readonly now: () => Date = () => new Date()) {}
 
   /** The last resourceVersion written (what a watch that has seen everything stands at). */
   currentVersion(): string {
     return String(this.version);
   }
-  private uids = 0;
-
-  constructor(private readonly now: () => Date = () => new Date()) {}
 
   /** A client writing as `fieldManager`. */
   client(fieldManager = 'preview-operator'): FakeClient {
