@@ -207,6 +207,11 @@ describe('the PreviewEnvironment reconciler', () => {
     await t.reconcile(two);
     assert.equal(t.environment(two).status?.phase, undefined, 'admitted and applied, its first status still waiting');
     assert.deepEqual(t.reconciler.queuedSiblings(t.environment(one)), [three], '#3 has not been admitted; #2 has');
+
+    const namespace = namespaceOf(t, two)!;
+    assert.deepEqual(t.reconciler.queuedBehindNamespace(namespace), [], 'a namespace standing frees no slot');
+    const going = { ...namespace, metadata: { ...namespace.metadata, deletionTimestamp: new Date().toISOString() } };
+    assert.deepEqual(t.reconciler.queuedBehindNamespace(going), [one, three], 'its namespace going wakes those not admitted');
   });
 
   it('expired: past its TTL the namespace goes and the environment stays Expired at that SHA, writing nothing more', async () => {

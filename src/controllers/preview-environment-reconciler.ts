@@ -188,6 +188,17 @@ export class PreviewEnvironmentReconciler implements Reconciler {
       .map((e) => e.metadata.name);
   }
 
+  /**
+   * Keys waiting for the slot of the environment whose namespace `namespace` is, while it goes:
+   * an Expired environment holds its slot until its namespace is gone, and nothing else of it
+   * changes then (its status was written when it expired).
+   */
+  queuedBehindNamespace(namespace: KubeObject): string[] {
+    if (!namespace.metadata.deletionTimestamp) return [];
+    const env = this.caches.environment(namespace.metadata.name);
+    return env && isControlledBy(namespace, env) ? this.queuedSiblings(env) : [];
+  }
+
   /** The environment whose guard `obj` no longer is as applied (see RenderingApplier.drifted). */
   driftedGuard(informer: CacheReader, obj: KubeObject): string[] {
     return this.applier.drifted(informer, obj);
@@ -524,15 +535,19 @@ function newer(written: EnvironmentObject | undefined, cached: EnvironmentObject
   return Number.isSafeInteger(a) && Number.isSafeInteger(b) && a > b ? written : cached;
 }
 
-/** `namespace`: the cached namespace of the environment's name, if any (its own one standing holds the slot). */
+/**
+ * `namespace`: the cached namespace of the environment's name, if any. Its own one standing holds
+ * the slot; an Expired environment's holds it until it is gone, as a deleted environment's does.
+ */
 function slotFacts(env: EnvironmentObject, namespace: KubeObject | undefined): SlotEnvironment {
   const phase = env.status?.phase;
+  const own = !!namespace && isControlledBy(namespace, env);
   return {
     name: env.metadata.name,
     pullRequest: env.spec.pullRequest.number,
     phase,
     deleting: Boolean(env.metadata.deletionTimestamp),
-    applied: !!namespace && !namespace.metadata.deletionTimestamp && isControlledBy(namespace, env) && phase !== 'Expired',
+    applied: own && (phase === 'Expired' || !namespace.metadata.deletionTimestamp),
   };
 }
 

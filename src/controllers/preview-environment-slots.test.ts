@@ -36,4 +36,13 @@ describe('per-repository slots', () => {
     assert.deepEqual(ledger.decide('pr-3', all, 1), { admitted: false, position: 1, cap: 1 });
     assert.deepEqual(ledger.decide('pr-3', all, null), { admitted: true });
   });
+
+  it('an Expired environment holds its slot while its namespace stands, then leaves it to those Queued', () => {
+    const ledger = new SlotLedger();
+    const expiring = { ...env(1, 'Expired'), applied: true };
+    assert.deepEqual(ledger.decide('pr-2', [expiring, env(2, 'Queued')], 1), { admitted: false, position: 1, cap: 1 });
+    // Gone: it waits for no slot (a push would ask again for itself), so its lower number takes none.
+    assert.deepEqual(ledger.decide('pr-2', [env(1, 'Expired'), env(2, 'Queued')], 1), { admitted: true });
+    assert.deepEqual(ledger.decide('pr-1', [env(1, 'Expired'), env(2, 'Queued')], 1), { admitted: false, position: 1, cap: 1 });
+  });
 });

@@ -13,12 +13,12 @@ export interface SlotEnvironment {
   deleting: boolean;
   /**
    * Its own namespace stands: it holds a slot whatever its status says yet (one applied whose first
-   * status was held back when this process restarted).
+   * status was held back when this process restarted, or an Expired one's namespace being deleted).
    */
   applied?: boolean;
 }
 
-// Expired is torn down (its object stays so the expiry sticks): it holds no slot.
+// Expired is torn down (its object stays so the expiry sticks): it holds no slot once its namespace is gone.
 const holdingPhases = new Set(['Pending', 'Deploying', 'Ready', 'Failed', 'Terminating']);
 
 export type SlotDecision = { admitted: true } | { admitted: false; position: number; cap: number };
@@ -42,9 +42,12 @@ export class SlotLedger {
       this.admitted.add(name);
       return { admitted: true };
     }
+    // An Expired environment waits for no slot (only a push deploys it again, and then it asks for
+    // itself): as a candidate, its lower number would take the free slot from those Queued.
+    const candidates = environments.filter((e) => e === self || e.phase !== 'Expired' || holds(e));
     // Numbers identify environments here; a repository has one environment per pull request.
     const allocation = allocateSlots(
-      environments.map((e) => ({ number: e.pullRequest, holdsSlot: holds(e) })),
+      candidates.map((e) => ({ number: e.pullRequest, holdsSlot: holds(e) })),
       cap,
     );
     if (allocation.deploy.includes(self.pullRequest)) {

@@ -96,6 +96,9 @@ export class EnvironmentTeardown {
     const since = env.status?.lastDeployedAt ?? env.metadata.creationTimestamp;
     const message =
       `expired at ${formatTime(expiry)}: no new commit was deployed within its time to live of ${ttl} ` + `(last deployment ${since})`;
+    // From now on its namespace holds the slot, not this process's admission: the namespace's
+    // going is what wakes the environments Queued behind it.
+    this.deps.memory.slots.release(env.metadata.name);
     try {
       await this.deps.status.settle(current, ctx, expiredOutcome(message, env.spec.pullRequest.headSha));
     } finally {

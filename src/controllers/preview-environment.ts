@@ -85,6 +85,7 @@ export function registerPreviewEnvironmentController(
       { informer: ingresses, map: labelledEnvironment },
       ...guards.map((informer) => ({ informer, map: (obj: KubeObject) => reconciler.driftedGuard(informer, obj) })),
       { informer: environments, map: (obj) => reconciler.queuedSiblings(obj as EnvironmentObject) },
+      { informer: namespaces, map: (obj) => reconciler.queuedBehindNamespace(obj) },
       ...wildcardTlsWatches(wildcardTls, environments),
     ],
     ignore: (obj, event) => terminating(obj) || ownCreation(obj, event),

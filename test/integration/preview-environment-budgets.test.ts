@@ -23,21 +23,27 @@ import {
 let operator: PreviewOperator;
 let expiring: GitRepository;
 let capped: GitRepository;
+let cappedExpiring: GitRepository;
 let offsetMs = 0;
 const clock: Clock = { ...systemClock, now: () => Date.now() + offsetMs };
 
 before(async () => {
   expiring = await previewRepository({ '.preview/preview.yaml': previewYaml({ database: false }) });
   capped = await previewRepository({ '.preview/preview.yaml': previewYaml({ database: false }) });
+  cappedExpiring = await previewRepository({ '.preview/preview.yaml': previewYaml({ database: false }) });
+  const capOfOne = { budgets: { maxEnvironmentsPerRepository: 1 } };
   operator = await startPreviewOperator({
     clock,
-    policy: resolvePolicyConfig({ repositories: { [`${capped.owner}/${capped.repo}`]: { budgets: { maxEnvironmentsPerRepository: 1 } } } }),
+    policy: resolvePolicyConfig({
+      repositories: { [`${capped.owner}/${capped.repo}`]: capOfOne, [`${cappedExpiring.owner}/${cappedExpiring.repo}`]: capOfOne },
+    }),
   });
 });
 after(async () => {
   await operator?.stop();
   await expiring?.cleanup();
   await capped?.cleanup();
+  await cappedExpiring?.cleanup();
 });
 
 describe('budgets', () => {
@@ -142,6 +148,42 @@ describe('budgets', () => {
       async () => (await getEnvironment(operator, second)) === undefined && (await getEnvironment(operator, third)) === undefined,
       { timeoutMs: 60_000 },
     );
+  });
+
+  it('a Queued environment starts once the one holding the slot has expired and its namespace is gone', async () => {
+    const open = async (pr: number, ttl: string) => {
+      const headSha = await cappedExpiring.openPullRequest(pr, { headBranch: `feature-${pr}`, files: { 'a.txt': `${pr}\n` } });
+      return applyEnvironment(operator, { repository: cappedExpiring, pullRequest: pr, headSha, ttl });
+    };
+    const first = await open(1, '1h');
+    await waitForEnvironment(operator, first, 'deploying', (e) => e.status?.deployedSha !== undefined);
+    // Its TTL counts from its creation while it waits: long enough to outlive the clock's jump.
+    const second = await open(2, '48h');
+    await waitForEnvironment(operator, second, 'Queued', (e) => e.status?.phase === 'Queued');
+
+    offsetMs = 3600_000 + 60_000;
+    operator.controller.enqueue(first);
+    await waitForEnvironment(operator, first, 'Expired', (e) => e.status?.phase === 'Expired');
+    // Nothing but the expiry may wake it: the controller's resync is 10 minutes away.
+    const started = await waitForEnvironment(
+      operator,
+      second,
+      'started after the first expired',
+      (e) => e.status?.deployedSha !== undefined,
+      60_000,
+    );
+    assert.equal(started.status?.namespace, second);
+    assert.equal(await namespaceExists(operator, first), false, 'the expired environment held its slot until its namespace was gone');
+    assert.equal((await getEnvironment(operator, first))?.status?.phase, 'Expired', 'the expired environment stays');
+
+    await deleteEnvironment(operator, first);
+    await deleteEnvironment(operator, second);
+    await waitFor(
+      'cleanup',
+      async () => (await getEnvironment(operator, first)) === undefined && (await getEnvironment(operator, second)) === undefined,
+      { timeoutMs: 60_000 },
+    );
+    offsetMs = 0;
   });
 });
 
