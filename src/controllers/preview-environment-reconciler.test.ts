@@ -280,7 +280,7 @@ describe('the PreviewEnvironment reconciler', () => {
     await t.admin.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'pr-1-shop', labels: { team: 'other' } } });
     const name = await t.create(1);
     const mark = t.cluster.writes.length;
-    await t.reconcile(name);
+    const result = await t.reconcile(name);
     const failed = t.environment(name);
     assert.equal(failed.status?.phase, 'Failed');
     assert.equal(condition(failed, 'PolicyCompliant')?.reason, 'NamespaceConflict');
@@ -289,6 +289,14 @@ describe('the PreviewEnvironment reconciler', () => {
     const touched = t.cluster.writes.slice(mark).filter((w) => w.kind !== 'PreviewEnvironment' && w.kind !== 'Event');
     assert.deepEqual(touched, []);
     assert.deepEqual(t.reporter.lastFor(github, 1)?.input.reasons, ['namespace pr-1-shop already exists and belongs to something else']);
+
+    assert.ok(result && result.requeueAfter! <= 30_000, `it looks again within 30 s: ${JSON.stringify(result)}`);
+    const still = t.cluster.writes.length;
+    await t.reconcile(name);
+    assert.deepEqual(t.cluster.writesSince(still), [], 'looking again while the namespace stands writes nothing');
+    await t.admin.delete({ apiVersion: 'v1', kind: 'Namespace', name: 'pr-1-shop' });
+    await t.reconcile(name);
+    assert.equal(t.environment(name).status?.phase, 'Deploying', 'its removal lets the environment deploy');
   });
 
   it('namespace conflict: one dressed in our ownership label is still someone else’s, neither adopted nor deleted', async () => {

@@ -79,7 +79,13 @@ import {
   type EnvironmentStatus,
   type Failure,
 } from './preview-environment-status.js';
-import { EnvironmentTeardown, isExpiredAtHead, namespacePollWait, previewEnvironmentFinalizer } from './preview-environment-teardown.js';
+import {
+  EnvironmentTeardown,
+  isExpiredAtHead,
+  maxNamespacePollMs,
+  namespacePollWait,
+  previewEnvironmentFinalizer,
+} from './preview-environment-teardown.js';
 import { WildcardTls } from './preview-environment-wildcard-tls.js';
 import { progressWait } from './progress-pacer.js';
 
@@ -284,7 +290,7 @@ export class PreviewEnvironmentReconciler implements Reconciler {
   private async checkNamespace(run: Run): Promise<ReconcileResult | undefined> {
     const namespace = (run.namespace = await this.caches.namespace(run.name));
     if (namespace && !isControlledBy(namespace, run.env)) {
-      return this.fail(
+      const failed = await this.fail(
         run,
         {
           kind: 'NamespaceConflict',
@@ -293,6 +299,9 @@ export class PreviewEnvironmentReconciler implements Reconciler {
         },
         run.expiry,
       );
+      // No event of someone else's namespace wakes this environment: it looks again, so that the
+      // namespace's removal lets it deploy.
+      return { requeueAfter: Math.min(failed.requeueAfter ?? maxNamespacePollMs, maxNamespacePollMs) };
     }
     if (!namespace?.metadata.deletionTimestamp) return undefined;
     // Deleted by hand: recreated once gone.
