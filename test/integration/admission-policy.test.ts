@@ -260,13 +260,19 @@ test('in a preview namespace: a Role that would lift the guards or reach RBAC is
     { apiGroups: [''], resources: ['resourcequotas'], verbs: ['patch'] },
     { apiGroups: [''], resources: ['limitranges'], verbs: ['delete'] },
     { apiGroups: ['rbac.authorization.k8s.io'], resources: ['rolebindings'], verbs: ['create'] },
+    // The namespace's default ServiceAccount is a guard (no token mounted): a holder could turn that back on.
+    { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['patch'] },
+    { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['delete'] },
   ];
   for (const rule of rules) {
     await refusedByPolicy(
       post(operator, `${rbacApi}/namespaces/${preview}/roles`, role('lift', preview, [rule])),
-      /may not write Role .*\/lift: its rules touch namespaces, networkpolicies, resourcequotas, limitranges or rbac\.authorization\.k8s\.io/,
+      /may not write Role .*\/lift: its rules touch namespaces, networkpolicies, resourcequotas, limitranges or rbac\.authorization\.k8s\.io, write serviceaccounts/,
     );
   }
+  // Reading them lifts nothing.
+  const reader = role(uniqueName('sa-reader'), preview, [{ apiGroups: [''], resources: ['serviceaccounts'], verbs: ['get', 'list'] }]);
+  await post(operator, `${rbacApi}/namespaces/${preview}/roles`, reader);
 });
 
 test('RoleBindings: a ClusterRole outside the allow-list or a subject elsewhere is refused; cluster-admin by RBAC too', async () => {
