@@ -5,7 +5,7 @@
 // go with it. The cache may lag (its watch is not the one that saw the children go, and an API
 // server restart re-lists them in any order), so before a create — a child missing from the cache
 // — the API server itself is asked. The 403 stays handled for a deletion that starts in between.
-import { NotFoundError, type CacheReader, type KindRef, type KubeObject, type ObjectClient } from '../kube/index.js';
+import { NotFoundError, type CacheReader, type KindRef, type KubeObject, type ObjectClient, type WatchEventType } from '../kube/index.js';
 
 export const namespaceKind: KindRef = { apiVersion: 'v1', kind: 'Namespace' };
 
@@ -19,6 +19,16 @@ export function namespaceTerminating(namespaces: CacheReader | undefined, name: 
 /** Whether `obj` is in a namespace the cache shows being deleted (a controller's `ignore`: its events wake nothing). */
 export function inTerminatingNamespace(namespaces: CacheReader): (obj: KubeObject) => boolean {
   return (obj) => namespaceTerminating(namespaces, obj.metadata.namespace);
+}
+
+/**
+ * An update of a namespace that was already being deleted (a controller's `ignore`): the namespace
+ * controller updates its conditions as it empties it, and none of that is news to the owner, which
+ * polls a namespace going and is woken by its DELETED event. The update that starts the deletion
+ * still wakes (its old object is not going), as does the deletion itself.
+ */
+export function namespaceUpdateWhileGoing(obj: KubeObject, event: WatchEventType): boolean {
+  return event === 'update' && obj.apiVersion === 'v1' && obj.kind === 'Namespace' && !!obj.metadata.deletionTimestamp;
 }
 
 /** The namespace informer's options for a controller watching `namespace` (one), or every namespace. */

@@ -26,7 +26,7 @@ import { repositoryKey } from '../github/octokit-factory.js';
 import { byEnvironment, guardCacheKinds, ingressKind, namespaceKind, repositoryIndex } from './preview-environment-caches.js';
 import { withDefaults, type PreviewEnvironmentControllerOptions } from './preview-environment-options.js';
 import { PreviewEnvironmentReconciler } from './preview-environment-reconciler.js';
-import { inTerminatingNamespace } from './namespace-terminating.js';
+import { inTerminatingNamespace, namespaceUpdateWhileGoing } from './namespace-terminating.js';
 import { secretKind, wildcardCopyLabel, type WildcardTlsInformers } from './preview-environment-wildcard-tls.js';
 import type { EnvironmentObject } from './preview-environment-status.js';
 
@@ -88,7 +88,7 @@ export function registerPreviewEnvironmentController(
       { informer: namespaces, map: (obj) => reconciler.queuedBehindNamespace(obj) },
       ...wildcardTlsWatches(wildcardTls, environments),
     ],
-    ignore: (obj, event) => terminating(obj) || ownCreation(obj, event),
+    ignore: (obj, event) => terminating(obj) || ownCreation(obj, event) || namespaceUpdateWhileGoing(obj, event),
     reconciler,
     workers: settings.workers,
     resyncPeriodMs: settings.resyncPeriodMs,
