@@ -212,6 +212,9 @@ describe('the PreviewEnvironment reconciler', () => {
     assert.deepEqual(t.reconciler.queuedBehindNamespace(namespace), [], 'a namespace standing frees no slot');
     const going = { ...namespace, metadata: { ...namespace.metadata, deletionTimestamp: new Date().toISOString() } };
     assert.deepEqual(t.reconciler.queuedBehindNamespace(going), [one, three], 'its namespace going wakes those not admitted');
+    // After a relist, the DELETED event may carry an older copy, without its deletionTimestamp.
+    await t.admin.patch({ ...previewEnvironmentKind, name: two }, 'merge', { status: { phase: 'Expired' } }, { subresource: 'status' });
+    assert.deepEqual(t.reconciler.queuedBehindNamespace(namespace), [one, three], 'an Expired environment’s namespace wakes them');
   });
 
   it('expired: past its TTL the namespace goes and the environment stays Expired at that SHA, writing nothing more', async () => {

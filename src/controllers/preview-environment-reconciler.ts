@@ -195,14 +195,16 @@ export class PreviewEnvironmentReconciler implements Reconciler {
   }
 
   /**
-   * Keys waiting for the slot of the environment whose namespace `namespace` is, while it goes:
-   * an Expired environment holds its slot until its namespace is gone, and nothing else of it
-   * changes then (its status was written when it expired).
+   * Keys waiting for the slot of the environment whose namespace `namespace` is, when it is going
+   * or its environment Expired: a namespace holds its environment's slot until it is gone, and
+   * nothing else of an Expired environment changes then (its status was written when it expired).
+   * Not by the namespace's deletionTimestamp alone: after a relist, its DELETED event may carry
+   * an older copy without one.
    */
   queuedBehindNamespace(namespace: KubeObject): string[] {
-    if (!namespace.metadata.deletionTimestamp) return [];
     const env = this.caches.environment(namespace.metadata.name);
-    return env && isControlledBy(namespace, env) ? this.queuedSiblings(env) : [];
+    if (!env || !isControlledBy(namespace, env)) return [];
+    return namespace.metadata.deletionTimestamp || env.status?.phase === 'Expired' ? this.queuedSiblings(env) : [];
   }
 
   /** The environment whose guard `obj` no longer is as applied (see RenderingApplier.drifted). */
@@ -544,19 +546,15 @@ function newer(written: EnvironmentObject | undefined, cached: EnvironmentObject
   return Number.isSafeInteger(a) && Number.isSafeInteger(b) && a > b ? written : cached;
 }
 
-/**
- * `namespace`: the cached namespace of the environment's name, if any. Its own one standing holds
- * the slot; an Expired environment's holds it until it is gone, as a deleted environment's does.
- */
+/** `namespace`: the cached namespace of the environment's name, if any (its own one holds the slot: SlotEnvironment). */
 function slotFacts(env: EnvironmentObject, namespace: KubeObject | undefined): SlotEnvironment {
-  const phase = env.status?.phase;
   const own = !!namespace && isControlledBy(namespace, env);
   return {
     name: env.metadata.name,
     pullRequest: env.spec.pullRequest.number,
-    phase,
+    phase: env.status?.phase,
     deleting: Boolean(env.metadata.deletionTimestamp),
-    applied: own && (phase === 'Expired' || !namespace.metadata.deletionTimestamp),
+    namespace: own ? (namespace.metadata.deletionTimestamp ? 'going' : 'standing') : undefined,
   };
 }
 

@@ -39,10 +39,22 @@ describe('per-repository slots', () => {
 
   it('an Expired environment holds its slot while its namespace stands, then leaves it to those Queued', () => {
     const ledger = new SlotLedger();
-    const expiring = { ...env(1, 'Expired'), applied: true };
-    assert.deepEqual(ledger.decide('pr-2', [expiring, env(2, 'Queued')], 1), { admitted: false, position: 1, cap: 1 });
+    for (const namespace of ['standing', 'going'] as const) {
+      const expiring = { ...env(1, 'Expired'), namespace };
+      assert.deepEqual(ledger.decide('pr-2', [expiring, env(2, 'Queued')], 1), { admitted: false, position: 1, cap: 1 });
+    }
     // Gone: it waits for no slot (a push would ask again for itself), so its lower number takes none.
     assert.deepEqual(ledger.decide('pr-2', [env(1, 'Expired'), env(2, 'Queued')], 1), { admitted: true });
     assert.deepEqual(ledger.decide('pr-1', [env(1, 'Expired'), env(2, 'Queued')], 1), { admitted: false, position: 1, cap: 1 });
+  });
+
+  it('asking again after a push, an Expired environment whose namespace is still going waits in PR-number order', () => {
+    const ledger = new SlotLedger();
+    const pushed = { ...env(5, 'Expired'), namespace: 'going' as const };
+    // Behind #2, which gets the slot once the namespace is gone; until then the namespace holds it for the others.
+    assert.deepEqual(ledger.decide('pr-5', [env(2, 'Queued'), pushed], 1), { admitted: false, position: 1, cap: 1 });
+    assert.deepEqual(ledger.decide('pr-2', [env(2, 'Queued'), pushed], 1), { admitted: false, position: 1, cap: 1 });
+    const lower = { ...env(1, 'Expired'), namespace: 'going' as const };
+    assert.deepEqual(ledger.decide('pr-1', [lower, env(2, 'Queued')], 1), { admitted: true });
   });
 });

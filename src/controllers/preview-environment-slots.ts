@@ -12,13 +12,15 @@ export interface SlotEnvironment {
   phase?: string;
   deleting: boolean;
   /**
-   * Its own namespace stands: it holds a slot whatever its status says yet (one applied whose first
-   * status was held back when this process restarted, or an Expired one's namespace being deleted).
+   * Its own namespace, if the cache shows one. Standing, it holds a slot whatever the status says
+   * yet (one applied whose first status was held back when this process restarted). Going, it
+   * holds the slot for the others until it is gone (an Expired environment's, say), but gives its
+   * own environment, asking again after a push, no place ahead of those waiting.
    */
-  applied?: boolean;
+  namespace?: 'standing' | 'going';
 }
 
-// Expired is torn down (its object stays so the expiry sticks): it holds no slot once its namespace is gone.
+// Expired is torn down (its object stays so the expiry sticks): only its namespace, until gone, holds a slot.
 const holdingPhases = new Set(['Pending', 'Deploying', 'Ready', 'Failed', 'Terminating']);
 
 export type SlotDecision = { admitted: true } | { admitted: false; position: number; cap: number };
@@ -37,7 +39,8 @@ export class SlotLedger {
     }
     const self = environments.find((e) => e.name === name);
     if (!self) throw new Error(`environment ${name} is not among the repository's environments`);
-    const holds = (e: SlotEnvironment) => this.admitted.has(e.name) || e.deleting || !!e.applied || holdingPhases.has(e.phase ?? '');
+    const held = (e: SlotEnvironment) => this.admitted.has(e.name) || e.deleting || holdingPhases.has(e.phase ?? '');
+    const holds = (e: SlotEnvironment) => held(e) || e.namespace === 'standing' || (e !== self && e.namespace === 'going');
     if (holds(self)) {
       this.admitted.add(name);
       return { admitted: true };

@@ -4,7 +4,7 @@
 // frees. Time is moved by an injected clock, not waited for.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { systemClock, type Clock } from '../../src/kube/index.js';
+import { systemClock, type Clock, type KubeObject } from '../../src/kube/index.js';
 import { resolvePolicyConfig } from '../../src/policy/policy-validation.js';
 import type { GitRepository } from '../support/git-repository.js';
 import { waitFor } from '../support/wait.js';
@@ -15,6 +15,7 @@ import {
   namespaceExists,
   previewRepository,
   previewYaml,
+  reconcilesSettled,
   startPreviewOperator,
   waitForEnvironment,
   type PreviewOperator,
@@ -157,24 +158,47 @@ describe('budgets', () => {
     };
     const first = await open(1, '1h');
     await waitForEnvironment(operator, first, 'deploying', (e) => e.status?.deployedSha !== undefined);
+    // Something of someone else's with a finalizer holds the namespace in Terminating until the test lets go.
+    const held = { apiVersion: 'v1', kind: 'ConfigMap', namespace: first, name: 'held' };
+    await operator.admin.create({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'held', namespace: first, finalizers: ['test.preview/hold'] },
+    });
     // Its TTL counts from its creation while it waits: long enough to outlive the clock's jump.
     const second = await open(2, '48h');
     await waitForEnvironment(operator, second, 'Queued', (e) => e.status?.phase === 'Queued');
 
-    offsetMs = 3600_000 + 60_000;
-    operator.controller.enqueue(first);
-    await waitForEnvironment(operator, first, 'Expired', (e) => e.status?.phase === 'Expired');
-    // Nothing but the expiry may wake it: the controller's resync is 10 minutes away.
-    const started = await waitForEnvironment(
-      operator,
-      second,
-      'started after the first expired',
-      (e) => e.status?.deployedSha !== undefined,
-      60_000,
-    );
-    assert.equal(started.status?.namespace, second);
-    assert.equal(await namespaceExists(operator, first), false, 'the expired environment held its slot until its namespace was gone');
-    assert.equal((await getEnvironment(operator, first))?.status?.phase, 'Expired', 'the expired environment stays');
+    try {
+      offsetMs = 3600_000 + 60_000;
+      operator.controller.enqueue(first);
+      await waitForEnvironment(operator, first, 'Expired', (e) => e.status?.phase === 'Expired');
+      await waitFor(
+        'the namespace to be going',
+        async () => (await operator.admin.get<KubeObject>(namespaceRef(first))).metadata.deletionTimestamp,
+      );
+      await reconcilesSettled(operator, second);
+      assert.equal(
+        (await getEnvironment(operator, second))?.status?.phase,
+        'Queued',
+        'the expired environment’s namespace still holds the slot',
+      );
+
+      await operator.admin.patch(held, 'merge', { metadata: { finalizers: null } });
+      // Nothing but the namespace's going may wake it: the controller's resync is 10 minutes away.
+      const started = await waitForEnvironment(
+        operator,
+        second,
+        'started once the first one’s namespace was gone',
+        (e) => e.status?.deployedSha !== undefined,
+        90_000,
+      );
+      assert.equal(started.status?.namespace, second);
+      assert.equal(await namespaceExists(operator, first), false);
+      assert.equal((await getEnvironment(operator, first))?.status?.phase, 'Expired', 'the expired environment stays');
+    } finally {
+      offsetMs = 0;
+    }
 
     await deleteEnvironment(operator, first);
     await deleteEnvironment(operator, second);
@@ -183,9 +207,12 @@ describe('budgets', () => {
       async () => (await getEnvironment(operator, first)) === undefined && (await getEnvironment(operator, second)) === undefined,
       { timeoutMs: 60_000 },
     );
-    offsetMs = 0;
   });
 });
+
+function namespaceRef(name: string) {
+  return { apiVersion: 'v1', kind: 'Namespace', name };
+}
 
 function readyMessage(env: { status?: { conditions?: { type: string; message: string }[] } }): string {
   return env.status?.conditions?.find((c) => c.type === 'Ready')?.message ?? '';

@@ -14,6 +14,7 @@ import {
   getEnvironment,
   previewRepository,
   previewYaml,
+  reconcilesSettled,
   startPreviewOperator,
   waitForEnvironment,
   type PreviewOperator,
@@ -34,20 +35,6 @@ after(async () => {
   await repository?.cleanup();
 });
 
-/** Until the reconcile count of `name` has not moved for `quietMs`. */
-async function reconcilesSettled(name: string, quietMs = 3000): Promise<number> {
-  let [count, since] = [operator.reconciles(name), Date.now()];
-  await waitFor(
-    `${name}'s reconciles to go quiet`,
-    () => {
-      if (operator.reconciles(name) !== count) [count, since] = [operator.reconciles(name), Date.now()];
-      return Date.now() - since >= quietMs;
-    },
-    { timeoutMs: 30_000, intervalMs: 100 },
-  );
-  return count;
-}
-
 describe('the watch events of its own applies', () => {
   it('wake no reconcile of the environment; the Algorithm status its controller writes does', async () => {
     const pr = 4;
@@ -59,7 +46,7 @@ describe('the watch events of its own applies', () => {
       const found = await Promise.all([algorithm, ingress].map((ref) => operator.admin.get(ref).catch(() => undefined)));
       return found.every(Boolean);
     });
-    const applied = await reconcilesSettled(name);
+    const applied = await reconcilesSettled(operator, name);
     assert.equal(applied, 1, `one reconcile applied the environment; its own Namespace, Algorithm and Ingress woke ${applied - 1} more`);
 
     // What the Algorithm controller reports once its Deployment is available.
@@ -74,7 +61,7 @@ describe('the watch events of its own applies', () => {
     };
     await operator.admin.patch(algorithm, 'merge', { status: { conditions: [ready] } }, { subresource: 'status' });
     await waitForEnvironment(operator, name, 'Ready', (e) => e.status?.phase === 'Ready', 30_000);
-    const total = await reconcilesSettled(name);
+    const total = await reconcilesSettled(operator, name);
     assert.equal(total, 2, `the Algorithm's status woke one reconcile, which wrote Ready (${total} in all)`);
   });
 
@@ -92,13 +79,13 @@ describe('the watch events of its own applies', () => {
     await deleteEnvironment(operator, name);
     const namespace = { apiVersion: 'v1', kind: 'Namespace', name };
     await waitFor('the namespace to be going', async () => (await operator.admin.get<KubeObject>(namespace)).metadata.deletionTimestamp);
-    const going = await reconcilesSettled(name);
+    const going = await reconcilesSettled(operator, name);
     // What the namespace controller does while it empties a namespace: update it, again and again.
     for (let i = 0; i < 3; i++) {
       await operator.admin.patch(namespace, 'merge', { metadata: { annotations: { 'test.preview/progress': String(i) } } });
       await new Promise((resolve) => setTimeout(resolve, 300));
     }
-    assert.equal(await reconcilesSettled(name), going, 'the namespace’s updates while it goes woke no reconcile');
+    assert.equal(await reconcilesSettled(operator, name), going, 'the namespace’s updates while it goes woke no reconcile');
 
     await operator.admin.patch(heldRef, 'merge', { metadata: { finalizers: null } });
     // The poll is 2 minutes away: only the namespace's DELETED event can end the teardown in time.

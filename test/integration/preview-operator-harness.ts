@@ -198,6 +198,20 @@ export async function deleteEnvironment(operator: PreviewOperator, name: string)
   });
 }
 
+/** Until the count of `name`'s reconciles has not moved for `quietMs`; returns it (a test that something woke nothing). */
+export async function reconcilesSettled(operator: PreviewOperator, name: string, quietMs = 3000): Promise<number> {
+  let [count, since] = [operator.reconciles(name), Date.now()];
+  await waitFor(
+    `${name}'s reconciles to go quiet`,
+    () => {
+      if (operator.reconciles(name) !== count) [count, since] = [operator.reconciles(name), Date.now()];
+      return Date.now() - since >= quietMs;
+    },
+    { timeoutMs: 30_000, intervalMs: 100 },
+  );
+  return count;
+}
+
 /** Waits until the environment's status satisfies `check`; returns it. */
 export function waitForEnvironment(
   operator: PreviewOperator,
