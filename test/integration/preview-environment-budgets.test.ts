@@ -3,7 +3,7 @@
 // environments beyond its cap wait as Queued in pull-request order, starting when a slot
 // frees. Time is moved by an injected clock, not waited for.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import { systemClock, type Clock, type KubeObject } from '../../src/kube/index.js';
 import { resolvePolicyConfig } from '../../src/policy/policy-validation.js';
 import type { GitRepository } from '../support/git-repository.js';
@@ -48,6 +48,11 @@ after(async () => {
 });
 
 describe('budgets', () => {
+  // A test that fails half-way leaves no clock moved for the next.
+  afterEach(() => {
+    offsetMs = 0;
+  });
+
   it('past its TTL the namespace goes and the object stays Expired: the same spec again does nothing, a push redeploys', async () => {
     const headSha = await expiring.openPullRequest(1, { headBranch: 'feature-1', files: { 'a.txt': '1\n' } });
     const name = await applyEnvironment(operator, { repository: expiring, pullRequest: 1, headSha, ttl: '1h' });
@@ -99,7 +104,6 @@ describe('budgets', () => {
 
     await deleteEnvironment(operator, name);
     await waitFor('the environment to be gone', async () => (await getEnvironment(operator, name)) === undefined, { timeoutMs: 60_000 });
-    offsetMs = 0;
   });
 
   it('beyond the per-repository cap environments wait as Queued, in PR-number order, and start when a slot frees', async () => {
@@ -169,36 +173,32 @@ describe('budgets', () => {
     const second = await open(2, '48h');
     await waitForEnvironment(operator, second, 'Queued', (e) => e.status?.phase === 'Queued');
 
-    try {
-      offsetMs = 3600_000 + 60_000;
-      operator.controller.enqueue(first);
-      await waitForEnvironment(operator, first, 'Expired', (e) => e.status?.phase === 'Expired');
-      await waitFor(
-        'the namespace to be going',
-        async () => (await operator.admin.get<KubeObject>(namespaceRef(first))).metadata.deletionTimestamp,
-      );
-      await reconcilesSettled(operator, second);
-      assert.equal(
-        (await getEnvironment(operator, second))?.status?.phase,
-        'Queued',
-        'the expired environment’s namespace still holds the slot',
-      );
+    offsetMs = 3600_000 + 60_000;
+    operator.controller.enqueue(first);
+    await waitForEnvironment(operator, first, 'Expired', (e) => e.status?.phase === 'Expired');
+    await waitFor(
+      'the namespace to be going',
+      async () => (await operator.admin.get<KubeObject>(namespaceRef(first))).metadata.deletionTimestamp,
+    );
+    await reconcilesSettled(operator, second);
+    assert.equal(
+      (await getEnvironment(operator, second))?.status?.phase,
+      'Queued',
+      'the expired environment’s namespace still holds the slot',
+    );
 
-      await operator.admin.patch(held, 'merge', { metadata: { finalizers: null } });
-      // Nothing but the namespace's going may wake it: the controller's resync is 10 minutes away.
-      const started = await waitForEnvironment(
-        operator,
-        second,
-        'started once the first one’s namespace was gone',
-        (e) => e.status?.deployedSha !== undefined,
-        90_000,
-      );
-      assert.equal(started.status?.namespace, second);
-      assert.equal(await namespaceExists(operator, first), false);
-      assert.equal((await getEnvironment(operator, first))?.status?.phase, 'Expired', 'the expired environment stays');
-    } finally {
-      offsetMs = 0;
-    }
+    await operator.admin.patch(held, 'merge', { metadata: { finalizers: null } });
+    // Nothing but the namespace's going may wake it: the controller's resync is 10 minutes away.
+    const started = await waitForEnvironment(
+      operator,
+      second,
+      'started once the first one’s namespace was gone',
+      (e) => e.status?.deployedSha !== undefined,
+      90_000,
+    );
+    assert.equal(started.status?.namespace, second);
+    assert.equal(await namespaceExists(operator, first), false);
+    assert.equal((await getEnvironment(operator, first))?.status?.phase, 'Expired', 'the expired environment stays');
 
     await deleteEnvironment(operator, first);
     await deleteEnvironment(operator, second);
