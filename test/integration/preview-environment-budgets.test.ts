@@ -18,6 +18,7 @@ import {
   reconcilesSettled,
   startPreviewOperator,
   waitForEnvironment,
+  waitForEnvironmentsGone,
   type PreviewOperator,
 } from './preview-operator-harness.js';
 
@@ -103,7 +104,7 @@ describe('budgets', () => {
     assert.equal(await namespaceExists(operator, name), true);
 
     await deleteEnvironment(operator, name);
-    await waitFor('the environment to be gone', async () => (await getEnvironment(operator, name)) === undefined, { timeoutMs: 60_000 });
+    await waitForEnvironmentsGone(operator, [name]);
   });
 
   it('beyond the per-repository cap environments wait as Queued, in PR-number order, and start when a slot frees', async () => {
@@ -148,11 +149,7 @@ describe('budgets', () => {
 
     await deleteEnvironment(operator, second);
     await deleteEnvironment(operator, third);
-    await waitFor(
-      'cleanup',
-      async () => (await getEnvironment(operator, second)) === undefined && (await getEnvironment(operator, third)) === undefined,
-      { timeoutMs: 60_000 },
-    );
+    await waitForEnvironmentsGone(operator, [second, third]);
   });
 
   it('a Queued environment starts once the one holding the slot has expired and its namespace is gone', async () => {
@@ -202,11 +199,7 @@ describe('budgets', () => {
 
     await deleteEnvironment(operator, first);
     await deleteEnvironment(operator, second);
-    await waitFor(
-      'cleanup',
-      async () => (await getEnvironment(operator, first)) === undefined && (await getEnvironment(operator, second)) === undefined,
-      { timeoutMs: 60_000 },
-    );
+    await waitForEnvironmentsGone(operator, [first, second]);
   });
 });
 

@@ -11,12 +11,12 @@ import { waitFor } from '../support/wait.js';
 import {
   applyEnvironment,
   deleteEnvironment,
-  getEnvironment,
   previewRepository,
   previewYaml,
   reconcilesSettled,
   startPreviewOperator,
   waitForEnvironment,
+  waitForEnvironmentsGone,
   type PreviewOperator,
 } from './preview-operator-harness.js';
 
@@ -89,6 +89,6 @@ describe('the watch events of its own applies', () => {
 
     await operator.admin.patch(heldRef, 'merge', { metadata: { finalizers: null } });
     // The poll is 2 minutes away: only the namespace's DELETED event can end the teardown in time.
-    await waitFor('the environment to be gone', async () => (await getEnvironment(operator, name)) === undefined, { timeoutMs: 60_000 });
+    await waitForEnvironmentsGone(operator, [name]);
   });
 });

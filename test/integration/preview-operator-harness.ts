@@ -212,6 +212,12 @@ export async function reconcilesSettled(operator: PreviewOperator, name: string,
   return count;
 }
 
+/** Until every one of `names` is gone from the cluster (its teardown done, its finalizer dropped). */
+export async function waitForEnvironmentsGone(operator: PreviewOperator, names: readonly string[], timeoutMs = 60_000): Promise<void> {
+  const gone = async () => (await Promise.all(names.map((name) => getEnvironment(operator, name)))).every((env) => env === undefined);
+  await waitFor(`${names.join(', ')} to be gone`, gone, { timeoutMs });
+}
+
 /** Waits until the environment's status satisfies `check`; returns it. */
 export function waitForEnvironment(
   operator: PreviewOperator,
