@@ -88,7 +88,22 @@ export interface GitHubClients {
   visibleRepositories(): Promise<RepositoryName[]>;
   /** A token for git over HTTPS (`x-access-token:<token>`), valid for at least a few minutes. */
   tokenFor(repository: RepositoryName): Promise<string>;
+  /**
+   * The login GitHub shows as the author of what the operator writes: `<app-slug>[bot]` for an
+   * App (GET /app), the token's user otherwise (GET /user); asked once.
+   */
+  ownLogin(): Promise<string>;
   readonly rateLimits: RateLimitObserver;
+}
+
+/** Asks once and keeps the answer; a failure is not kept, so the next call asks again. */
+function askedOnce<T>(ask: () => Promise<T>): () => Promise<T> {
+  let answer: Promise<T> | undefined;
+  return () =>
+    (answer ??= ask().catch((err: unknown) => {
+      answer = undefined;
+      throw err;
+    }));
 }
 
 /** Makes one Octokit client of a factory: its credential, pace, retries and conditional requests. */
@@ -162,6 +177,7 @@ function tokenClients(token: string, newClient: ClientMaker, observer: RateLimit
     forgetRepository: () => {},
     visibleRepositories: async () => [],
     tokenFor: async () => token,
+    ownLogin: askedOnce(async () => (await client.rest.users.getAuthenticated()).data.login),
     rateLimits: observer,
   };
 }
@@ -218,6 +234,12 @@ class AppClients implements GitHubClients {
     }
     return found.map(({ owner, name }) => ({ owner, name }));
   };
+
+  ownLogin = askedOnce(async () => {
+    const { slug } = (await this.appClient.rest.apps.getAuthenticated()).data ?? {};
+    if (!slug) throw new Error('GitHub did not name the App (GET /app has no slug)');
+    return `${slug}[bot]`;
+  });
 
   tokenFor = async (repository: RepositoryName): Promise<string> => {
     const client = await this.forRepository(repository);

@@ -53,6 +53,22 @@ export function userJson(u: Account, urls: Urls) {
   };
 }
 
+/** GET /user: the account a user token acts as, as GitHub shows it to anyone (public-user). */
+export function authenticatedUserJson(u: Account, urls: Urls) {
+  const never = '2020-01-01T00:00:00Z';
+  const profile = { name: u.login, company: null, blog: '', location: null, email: null, hireable: null, bio: null };
+  return {
+    ...userJson(u, urls),
+    ...profile,
+    public_repos: 0,
+    public_gists: 0,
+    followers: 0,
+    following: 0,
+    created_at: never,
+    updated_at: never,
+  };
+}
+
 export function appJson(app: AppState, urls: Urls) {
   return {
     id: app.id,

@@ -6,6 +6,7 @@ import { error, notFound, type Reply } from './replies.js';
 import { repositoryContentRoutes } from './repository-contents.js';
 import {
   appJson,
+  authenticatedUserJson,
   checkRunJson,
   checkSuiteJson,
   combinedState,
@@ -475,6 +476,12 @@ const getAuthenticatedApp: RouteHandler = (ctx) => {
   return { status: 200, body: { ...appJson(app, ctx.urls), installations_count: installations.length } };
 };
 
+/** The user a token acts as; an App's or an installation's token is refused, as GitHub refuses it. */
+const getAuthenticatedUser: RouteHandler = (ctx) =>
+  ctx.identity.kind === 'user'
+    ? { status: 200, body: authenticatedUserJson(ctx.identity.user, ctx.urls) }
+    : error(403, 'Resource not accessible by integration');
+
 /** The App's installations (authenticated as the App), oldest first as GitHub lists them. */
 const listInstallations: RouteHandler = (ctx) => {
   if (ctx.identity.kind !== 'app') return error(401, 'A JSON web token could not be decoded');
@@ -534,6 +541,7 @@ export const routes: Record<string, RouteHandler> = {
   'apps/create-installation-access-token': createInstallationToken,
   'apps/get-authenticated': getAuthenticatedApp,
   'apps/list-installations': listInstallations,
+  'users/get-authenticated': getAuthenticatedUser,
   'apps/list-repos-accessible-to-installation': listInstallationRepositories,
   'rate-limit/get': getRateLimit,
   ...repositoryContentRoutes,

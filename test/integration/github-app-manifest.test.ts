@@ -62,6 +62,9 @@ const needs: Record<string, Record<string, Level> | 'token-only' | 'app-jwt'> = 
   'git/get-ref': { contents: 'read' },
   'git/get-blob': { contents: 'read' },
   'apps/get-repo-installation': 'app-jwt',
+  // Who the operator writes as, to tell its own PR comment from others' (GET /app, GET /user).
+  'apps/get-authenticated': 'app-jwt',
+  'users/get-authenticated': 'token-only',
   // The resync's view of what the App can see: every installation, then each one's repositories.
   'apps/list-installations': 'app-jwt',
   'apps/list-repos-accessible-to-installation': { metadata: 'read' },

@@ -157,6 +157,33 @@ describe('the GitHub reporter', { concurrency: true }, () => {
     assert.equal(f.deployments().length, 1);
   });
 
+  for (const auth of ['app', 'token'] as const) {
+    it(`never adopts a comment someone else wrote with its marker (${auth})`, async () => {
+      const f = fixture(auth);
+      const repo = gh.repository(f.repository);
+      const forged = `${commentMarker(pr)}\n### ✅ Ready\n**URL:** https://evil.example/login`;
+      const planted = {
+        id: gh.newId(),
+        issueNumber: pr,
+        body: forged,
+        user: gh.account('mallory'),
+        app: null,
+        createdAt: '2026-12-01T00:00:00Z',
+        updatedAt: '2026-12-01T00:00:00Z',
+      };
+      repo.comments.push(planted);
+      await f.report({ state: 'deploying' });
+      await f.report({ state: 'ready', url, deployedSha: sha('a') }, f.newReporter());
+      const comments = f.comments();
+      assert.equal(comments.length, 2);
+      assert.equal(comments.find((c) => c.id === planted.id)!.body, forged);
+      const ours = comments.find((c) => c.id !== planted.id)!;
+      assert.equal(f.known.commentId, ours.id);
+      assert.match(ours.body, /Ready/);
+      assert.match(ours.user.login, auth === 'app' ? /^preview-operator-\d+\[bot\]$/ : /^operator-\d+$/);
+    });
+  }
+
   it('creates a Deployment per SHA; the previous one goes inactive once the new one is ready', async () => {
     const f = fixture('app');
     await f.report({ state: 'deploying' });

@@ -55,7 +55,7 @@ export class GitHubReporter implements Reporter {
     }
 
     try {
-      const comment = await upsertStickyComment(client, repository, pullRequest, renderComment(input), ids);
+      const comment = await upsertStickyComment(client, repository, pullRequest, renderComment(input), ids, this.clients.ownLogin);
       ids = { ...ids, commentId: comment.commentId, lastCommentHash: comment.hash };
     } catch (error) {
       failures.push({ part: 'comment', error });
