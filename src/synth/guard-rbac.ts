@@ -1,8 +1,10 @@
 // RBAC a rendering may contain: Roles and RoleBindings in its namespace, for its own
 // ServiceAccounts, granting ordinary namespaced resources. A Role is checked for what it grants,
 // not just where: one that reaches the namespace's guards or RBAC lets a pod lift its own
-// isolation, budget or permissions; one that writes what this policy checks (Services,
-// Ingresses, Certificates, Secrets, ...) lets a pod create at run time what a rendering may not.
+// isolation, budget or permissions; one that writes what this policy checks lets a pod create at
+// run time what a rendering may not. This policy checks every kind (the kind itself, annotations,
+// finalizers, pods and their templates), so a Role may read anything but the guards and write
+// only the few kinds no controller acts on.
 // `namespaces` is a guard too: a request for the Namespace object itself is authorised by the
 // RoleBindings inside it, so a Role there could lift its Pod Security label or its ownership.
 import type { Manifest } from '../../constructs/index.js';
@@ -22,22 +24,15 @@ const guardResources = new Set([
   'clusterrolebindings',
   'serviceaccounts/token',
 ]);
-/** Refused for writes (with their subresources, e.g. services/status): kinds this policy checks at render time. */
-const checkedResources = new Set([
-  'services',
-  'endpoints',
-  'endpointslices',
-  'ingresses',
-  'secrets',
-  'serviceaccounts',
-  'persistentvolumeclaims',
-  'certificates',
-  'certificaterequests',
-  'issuers',
-]);
-const writeVerbs = new Set(['create', 'update', 'patch']);
-/** ServiceAccounts may not be deleted either: the namespace's `default` one is a guard, and deleted it comes back mounting tokens. */
-const deleteVerbs = new Set(['delete', 'deletecollection']);
+/** The verbs that change nothing; any other is a write. */
+const readVerbs = new Set(['get', 'list', 'watch']);
+/**
+ * What a Role may write, as `group/resource`: leader election and events, which no controller acts
+ * on. Anything else written by a pod at run time (a pod with nodeName, a Deployment, an HTTPRoute,
+ * a ConfigMap annotated for a replicator) would skip the checks its rendering passes. (A finalizer
+ * on such a Lease or Event stalls only this environment's own teardown.)
+ */
+const writableResources = new Set(['coordination.k8s.io/leases', '/events', 'events.k8s.io/events']);
 const privilegedVerbs = new Set(['escalate', 'bind', 'impersonate']);
 
 export function checkRole(object: Manifest, violate: Violate): void {
@@ -52,26 +47,31 @@ export function checkRole(object: Manifest, violate: Violate): void {
     for (const verb of verbs.filter((v) => privilegedVerbs.has(v))) {
       violate('rbac-privileged-verb', `rules[${i}] grants "${verb}", which lets its holders gain permissions they do not have`);
     }
-    for (const resource of resources.filter((r) => guardResources.has(r) || guardResources.has(r.split('/')[0]!))) {
+    for (const resource of resources.filter(isGuardResource)) {
       violate(
         'rbac-guard-resource',
         `rules[${i}] grants access to ${resource}: the namespace's guards, RBAC and tokens are the operator's`,
       );
     }
-    const deletes = verbs.filter((v) => deleteVerbs.has(v));
-    if (deletes.length > 0 && resources.some((r) => r.split('/')[0] === 'serviceaccounts')) {
-      const why = "the namespace's default ServiceAccount is the operator's";
-      violate('rbac-guard-resource', `rules[${i}] grants ${deletes.join(', ')} on serviceaccounts: ${why}`);
-    }
-    const writes = verbs.filter((v) => writeVerbs.has(v));
-    if (writes.length === 0) return;
-    for (const resource of resources.filter((r) => !guardResources.has(r) && checkedResources.has(r.split('/')[0]!))) {
-      violate(
-        'rbac-checked-write',
-        `rules[${i}] grants ${writes.join(', ')} on ${resource}, which would let pods create at run time what a rendering may not`,
-      );
-    }
+    checkWrites(i, apiGroups, resources, verbs, violate);
   });
+}
+
+function isGuardResource(resource: string): boolean {
+  return guardResources.has(resource) || guardResources.has(resource.split('/')[0]!);
+}
+
+function checkWrites(i: number, apiGroups: string[], resources: string[], verbs: string[], violate: Violate): void {
+  // Wildcards, privileged verbs and the guards are refused above, each for its own reason.
+  const writes = verbs.filter((v) => !readVerbs.has(v) && !privilegedVerbs.has(v) && !v.includes('*'));
+  if (writes.length === 0) return;
+  const writable = (resource: string) => apiGroups.every((group) => writableResources.has(`${group}/${resource}`));
+  for (const resource of resources.filter((r) => !r.includes('*') && !isGuardResource(r) && !writable(r))) {
+    violate(
+      'rbac-checked-write',
+      `rules[${i}] grants ${writes.join(', ')} on ${resource}; a Role may write only Events and Leases: pods could otherwise create at run time what a rendering may not`,
+    );
+  }
 }
 
 export function checkRoleBinding(object: Manifest, policy: RenderPolicy, violate: Violate): void {

@@ -231,7 +231,10 @@ describe('the rendering policy refuses', () => {
       { apiGroups: [''], resources: ['namespaces/status', 'namespaces/finalize'], verbs: ['update'] },
       { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['get', 'delete'] },
     ]);
-    assert.deepEqual(rules([nsAdmin]), Array(4).fill('rbac-guard-resource Role.rbac.authorization.k8s.io r'));
+    assert.deepEqual(rules([nsAdmin]), [
+      ...Array(3).fill('rbac-guard-resource Role.rbac.authorization.k8s.io r'),
+      'rbac-checked-write Role.rbac.authorization.k8s.io r',
+    ]);
     assert.match(formatPolicyViolations(check([nsAdmin]).violations), /rules\[0\] grants access to namespaces: the namespace's guards/);
     assert.deepEqual(rules([role([{ apiGroups: [''], resources: ['serviceaccounts'], verbs: ['get', 'list', 'watch'] }])]), []);
   });
@@ -460,6 +463,31 @@ describe('the rendering policy refuses', () => {
     );
   });
 
+  it("annotations cert-manager copies onto the Secret it writes: a Certificate's secretTemplate", () => {
+    const replicated = certificate({
+      secretTemplate: {
+        annotations: {
+          'replicator.v1.mittwald.de/replicate-to': '.*',
+          'reflector.v1.k8s.emberstack.com/reflection-allowed': 'true',
+          'reflector.v1.k8s.emberstack.com/reflection-auto-enabled': 'true',
+        },
+      },
+    });
+    assert.deepEqual(rules([replicated]), Array(3).fill('controller-annotation Certificate.cert-manager.io tls'));
+    assert.match(
+      formatPolicyViolations(check([replicated]).violations),
+      /spec\.secretTemplate\.annotations\[replicator\.v1\.mittwald\.de\/replicate-to\] is refused: kubernetes-replicator copies/,
+    );
+    assert.deepEqual(rules([certificate({ secretTemplate: { annotations: { 'example.com/owner': 'web' }, labels: { app: 'web' } } })]), []);
+  });
+
+  it('finalizers, which no controller would remove: the namespace would stay Terminating, holding its slot', () => {
+    const held: Manifest = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'held', finalizers: ['example.com/never'] } };
+    assert.deepEqual(rules([held]), ['finalizers ConfigMap held']);
+    assert.match(formatPolicyViolations(check([held]).violations), /^ConfigMap held: metadata\.finalizers must not be set/);
+    assert.deepEqual(rules([{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'free' } }]), []);
+  });
+
   it('Roles with wildcards, privileged verbs, RBAC or token requests', () => {
     assert.deepEqual(
       rules([
@@ -496,13 +524,34 @@ describe('the rendering policy refuses', () => {
     );
   });
 
-  it("(but a Role granting ordinary namespaced resources to the namespace's own ServiceAccount passes)", () => {
+  it('Roles that let pods create workloads, or kinds outside the allow-list, at run time (a pod with nodeName, an HTTPRoute, ...)', () => {
+    const writes = role([
+      { apiGroups: [''], resources: ['pods', 'podtemplates', 'replicationcontrollers'], verbs: ['create', 'update', 'patch'] },
+      { apiGroups: ['apps'], resources: ['deployments', 'statefulsets', 'daemonsets', 'replicasets'], verbs: ['patch'] },
+      { apiGroups: ['batch'], resources: ['jobs', 'cronjobs'], verbs: ['create', 'delete'] },
+      {
+        apiGroups: ['gateway.networking.k8s.io'],
+        resources: ['httproutes', 'grpcroutes', 'tlsroutes', 'referencegrants'],
+        verbs: ['create'],
+      },
+      { apiGroups: ['resource.k8s.io'], resources: ['resourceclaims'], verbs: ['create'] },
+      { apiGroups: [''], resources: ['configmaps'], verbs: ['deletecollection'] },
+      // Leases and Events are writable in their own groups only: another group's `leases` is another kind.
+      { apiGroups: ['example.com'], resources: ['leases'], verbs: ['create'] },
+    ]);
+    assert.deepEqual(rules([writes]), Array(16).fill('rbac-checked-write Role.rbac.authorization.k8s.io r'));
+    assert.match(formatPolicyViolations(check([writes]).violations), /rules\[0\] grants create, update, patch on pods; a Role may write/);
+  });
+
+  it("(but a Role granting reads of anything but the guards, and writes of Events and Leases, to the namespace's own ServiceAccount passes)", () => {
     assert.deepEqual(
       rules([
         role([
           { apiGroups: [''], resources: ['configmaps', 'pods', 'pods/log', 'services', 'secrets'], verbs: ['get', 'list', 'watch'] },
-          { apiGroups: ['batch'], resources: ['jobs'], verbs: ['create', 'delete'] },
+          { apiGroups: ['apps', 'batch'], resources: ['deployments', 'statefulsets', 'jobs', 'cronjobs'], verbs: ['get', 'list', 'watch'] },
+          { apiGroups: ['gateway.networking.k8s.io'], resources: ['httproutes'], verbs: ['get'] },
           { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+          { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
         ]),
       ]),
       [],

@@ -46,7 +46,7 @@ export type PolicyRule =
   | 'rbac-privileged-verb'
   /** A Role granting anything on the namespace itself, its guards (NetworkPolicy, ResourceQuota, LimitRange), RBAC or token requests. */
   | 'rbac-guard-resource'
-  /** A Role granting writes on kinds this policy checks (Services, Ingresses, Secrets, Certificates, ...). */
+  /** A Role granting writes on anything but Events and Leases: every other kind is one this policy checks. */
   | 'rbac-checked-write'
   /** A pod that the namespace's Pod Security level would refuse. */
   | 'pod-security'
@@ -83,7 +83,9 @@ export type PolicyRule =
   /** An annotation that makes another controller act across namespaces or outside the cluster (external-dns, replicators, cloud). */
   | 'controller-annotation'
   /** Owner references are the operator's to set. */
-  | 'owner-references';
+  | 'owner-references'
+  /** Finalizers: the repository runs no controller to remove them, and one left keeps the namespace Terminating (its slot held). */
+  | 'finalizers';
 
 export type Violate = (rule: PolicyRule, message: string) => void;
 
@@ -172,6 +174,7 @@ const kindChecks: Record<string, ObjectCheck> = {
   'cert-manager.io/Certificate': (object, policy, violate) => {
     checkCertificate(object, policy, violate);
     checkReservedCertificateSecret(object, violate);
+    checkSecretTemplate(object, violate);
   },
   'rbac.authorization.k8s.io/Role': (object, _policy, violate) => checkRole(object, violate),
   'rbac.authorization.k8s.io/RoleBinding': checkRoleBinding,
@@ -222,6 +225,9 @@ export function checkRenderedObjects(rendered: readonly Manifest[], policy: Rend
       violate('other-namespace', `it targets namespace "${declaredNamespace}"; a preview's objects live in "${policy.namespace}" only`);
     }
     if (object.metadata.ownerReferences !== undefined) violate('owner-references', 'metadata.ownerReferences must not be set');
+    if (object.metadata.finalizers !== undefined) {
+      violate('finalizers', 'metadata.finalizers must not be set: nothing would remove them, and the namespace would never be deleted');
+    }
 
     for (const field of serverFields) delete object.metadata[field];
     delete object.status;
@@ -246,6 +252,12 @@ function checkAnnotations(annotations: unknown, path: string, violate: Violate):
     const denied = deniedAnnotation(key);
     if (denied) violate('controller-annotation', `${path}[${key}] is refused: ${denied}`);
   }
+}
+
+/** cert-manager copies a Certificate's secretTemplate onto the Secret it writes, where a replicator would act on it. */
+function checkSecretTemplate(object: Manifest, violate: Violate): void {
+  const template = asObject(asObject(object.spec)?.secretTemplate);
+  checkAnnotations(template?.annotations, 'spec.secretTemplate.annotations', violate);
 }
 
 function checkPods(object: Manifest, policy: RenderPolicy, violate: Violate): void {
