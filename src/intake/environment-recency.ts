@@ -45,14 +45,16 @@ export interface UpdateMemoryOptions {
  * The newest update this process accepted per environment, deletions included: it answers a
  * replay before the cache has seen the write it follows, and after the environment is gone (a
  * replayed `opened` after the `closed` that deleted it). Bounded, oldest forgotten first; the
- * API server's rule does not depend on it.
+ * API server's rule does not depend on it. With it, the head SHA of the last upsert accepted:
+ * the commit an untrusted pull request's approval was tied to, known before the cache has the
+ * environment and after a draft or a close deleted it (trust.ts, `approvalHolds`).
  */
 export class UpdateMemory {
   private readonly windowMs: number;
   private readonly maxEntries: number;
   private readonly clock: Clock;
   /** name → newest update and when it was accepted; a Map iterates in insertion order. */
-  private readonly accepted = new Map<string, { update: string; at: number }>();
+  private readonly accepted = new Map<string, { update?: string; upsertedHead?: string; at: number }>();
 
   constructor(options: UpdateMemoryOptions = {}) {
     this.windowMs = options.windowMs ?? 24 * 3_600_000;
@@ -61,13 +63,17 @@ export class UpdateMemory {
     if (!(this.windowMs > 0) || !(this.maxEntries >= 1)) throw new RangeError('windowMs and maxEntries must be positive');
   }
 
-  /** Records that `name` was asked to move to `update` (keeps the newer of it and what was there). */
-  accept(name: string, update: string | undefined): void {
-    if (update === undefined) return;
+  /**
+   * Records that `name` was asked to move to `update` (keeps the newer of it and what was there);
+   * `upsertedHead`: the head SHA an upsert deploys (kept until the next upsert's).
+   */
+  accept(name: string, update: string | undefined, upsertedHead?: string): void {
+    if (update === undefined && upsertedHead === undefined) return;
     const now = this.clock.now();
-    const kept = newer(this.newest(name), update)!;
+    const previous = this.live(name);
+    const kept = { update: newer(previous?.update, update), upsertedHead: upsertedHead ?? previous?.upsertedHead };
     this.accepted.delete(name);
-    this.accepted.set(name, { update: kept, at: now });
+    this.accepted.set(name, { ...kept, at: now });
     while (this.accepted.size > this.maxEntries) this.accepted.delete(this.accepted.keys().next().value as string);
     for (const [key, entry] of this.accepted) {
       if (now - entry.at < this.windowMs) break;
@@ -77,7 +83,16 @@ export class UpdateMemory {
 
   /** The newest update accepted for `name` within the window. */
   newest(name: string): string | undefined {
+    return this.live(name)?.update;
+  }
+
+  /** The head SHA of the last upsert accepted for `name` within the window. */
+  upsertedHead(name: string): string | undefined {
+    return this.live(name)?.upsertedHead;
+  }
+
+  private live(name: string) {
     const entry = this.accepted.get(name);
-    return entry && this.clock.now() - entry.at < this.windowMs ? entry.update : undefined;
+    return entry && this.clock.now() - entry.at < this.windowMs ? entry : undefined;
   }
 }

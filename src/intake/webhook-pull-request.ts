@@ -43,7 +43,7 @@ export interface PullRequestOutcome {
   /** What the queued intent does to it. */
   op?: EnvironmentIntent['op'];
   reason?: string;
-  /** The approval label is being removed from the pull request (a new push from an untrusted author). */
+  /** The approval label is being removed from the pull request (an untrusted one at a commit the approval did not cover). */
   approvalRevoked?: boolean;
 }
 
@@ -75,7 +75,8 @@ export class PullRequestEventHandler {
 
     let facts = pullRequestFacts(payload.pull_request, { cloneUrl: this.options.cloneUrl });
     const name = environmentName(facts.repository, facts.number);
-    const recorded = newer(this.updates.newest(name), recordedUpdate(this.options.environments?.get(name)));
+    const environment = this.options.environments?.get(name);
+    const recorded = newer(this.updates.newest(name), recordedUpdate(environment));
     if (isOlder(facts.updatedAt, recorded)) {
       const reason =
         `the pull request as of ${facts.updatedAt} is older than the ${recorded} already recorded` +
@@ -83,7 +84,8 @@ export class PullRequestEventHandler {
       return { result: 'stale', environment: name, reason };
     }
     const policy = effectivePolicy(this.options.policy(), facts.repository);
-    const approvalRevoked = revokesApproval(action, facts, policy.trust);
+    const approvedSha = this.updates.upsertedHead(name) ?? recordedHead(environment);
+    const approvalRevoked = revokesApproval({ action, label: addedLabel(payload) }, facts, policy.trust, approvedSha);
     if (approvalRevoked) {
       facts = withoutApproval(facts, policy.trust);
       this.options.approvals.revoke({
@@ -101,7 +103,7 @@ export class PullRequestEventHandler {
         return { result: 'ignored', reason: decision.reason, ...extra };
       case 'upsert':
         this.options.writer.submit(decision.name, { op: 'upsert', spec: decision.spec, deliveredAt: receivedAt });
-        this.updates.accept(decision.name, facts.updatedAt);
+        this.updates.accept(decision.name, facts.updatedAt, facts.headSha);
         try {
           this.options.onUpsert?.(decision.spec);
         } catch {
@@ -112,12 +114,24 @@ export class PullRequestEventHandler {
         this.options.writer.submit(decision.name, { op: 'delete', ...(facts.updatedAt ? { updatedAt: facts.updatedAt } : {}) });
         this.updates.accept(decision.name, facts.updatedAt);
         const reason = approvalRevoked
-          ? `new commits need a maintainer's approval again (label "${policy.trust.approvalLabel}")`
+          ? `the approval covers an earlier commit; this one needs a maintainer's approval again (label "${policy.trust.approvalLabel}")`
           : decision.reason;
         return { result: 'accepted', environment: decision.name, op: 'delete', reason, ...extra };
       }
     }
   }
+}
+
+/** The label a `labeled` delivery adds. */
+function addedLabel(payload: Record<string, unknown>): string | undefined {
+  const name = (payload.label as { name?: unknown } | undefined)?.name;
+  return typeof name === 'string' ? name : undefined;
+}
+
+/** The head SHA an environment object is at, if any. */
+function recordedHead(object: KubeObject | undefined): string | undefined {
+  const sha = (object as { spec?: { pullRequest?: { headSha?: unknown } } } | undefined)?.spec?.pullRequest?.headSha;
+  return typeof sha === 'string' ? sha : undefined;
 }
 
 function hasBaseChange(payload: Record<string, unknown>): boolean {

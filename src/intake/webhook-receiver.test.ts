@@ -106,6 +106,12 @@ function makeFork(payload: Record<string, any>, labels: string[] = []): void {
   payload.pull_request.labels = labels.map((name, i) => ({ id: i, name }));
 }
 
+/** A maintainer's `labeled` delivery giving a fork the approval label. */
+function approveFork(payload: Record<string, any>): void {
+  makeFork(payload, ['preview-approved']);
+  payload.label = { id: 0, name: 'preview-approved' };
+}
+
 const exampleName = environmentName({ owner: 'Codertocat', name: 'Hello-World' }, 2);
 
 test('opened: answered 202 accepted with the environment name and op, then one upsert of the spec', async () => {
@@ -207,7 +213,7 @@ test('a new push from an approved fork deletes the environment and removes the l
   await approvals.idle();
   assert.deepEqual(removed, [['Codertocat', 'Hello-World', 2, 'preview-approved']]);
   await reset();
-  const labeled = await prDelivery('labeled', (p) => makeFork(p, ['preview-approved'])).deliver(url);
+  const labeled = await prDelivery('labeled', approveFork).deliver(url);
   assert.equal(JSON.parse(labeled.body).op, 'upsert', 'approving again brings it back');
   await approvals.idle();
   assert.deepEqual(removed, []);
@@ -305,7 +311,7 @@ test("replay: an old push of an untrusted author does not remove the maintainer'
   await reset();
   const old = prDelivery('synchronize', (p) => makeFork(p, ['preview-approved']));
   await old.deliver(url);
-  await prDelivery('labeled', (p) => makeFork(p, ['preview-approved'])).deliver(url);
+  await prDelivery('labeled', approveFork).deliver(url);
   await writer.idle();
   await approvals.idle();
   removed.length = 0;

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { defaultPolicySettings, type TrustPolicy } from './policy-config.js';
 import type { PullRequestFacts } from './pull-request-facts.js';
-import { hasApprovalLabel, isTrusted, revokesApproval, trustRejection, withoutApproval } from './trust.js';
+import { approvalHolds, hasApprovalLabel, isTrusted, revokesApproval, trustRejection, withoutApproval } from './trust.js';
 
 function pr(overrides: Partial<PullRequestFacts> = {}): PullRequestFacts {
   return {
@@ -50,14 +50,27 @@ test('the approval label (case-insensitive, configurable) admits an untrusted pu
   assert.equal(trustRejection(pr({ authorAssociation: 'NONE', labels: ['ok-to-test'] }), custom), undefined);
 });
 
-test('a new push from an approved untrusted pull request revokes the approval; nothing else does', () => {
-  const approvedFork = pr({ fork: true, labels: ['preview-approved', 'bug'] });
-  assert.equal(revokesApproval('synchronize', approvedFork, trust), true);
-  for (const action of ['opened', 'labeled', 'reopened', 'edited', 'ready_for_review']) {
-    assert.equal(revokesApproval(action, approvedFork, trust), false, action);
+test('the approval holds at the head SHA it was given on; any delivery at another SHA revokes it', () => {
+  const A = 'a'.repeat(40);
+  const approvedFork = pr({ fork: true, labels: ['preview-approved', 'bug'], headSha: A });
+  const pushed = { ...approvedFork, headSha: 'b'.repeat(40) };
+  // Giving the label ties it to the head SHA the delivery carries.
+  assert.equal(revokesApproval({ action: 'labeled', label: 'Preview-Approved' }, pushed, trust, A), false);
+  assert.equal(revokesApproval({ action: 'opened' }, pushed, trust, undefined), false);
+  // At the SHA it was tied to, nothing revokes it.
+  for (const action of ['labeled', 'unlabeled', 'reopened', 'edited', 'ready_for_review', 'converted_to_draft']) {
+    assert.equal(revokesApproval({ action, label: 'bug' }, approvedFork, trust, A), false, action);
   }
-  assert.equal(revokesApproval('synchronize', pr({ labels: ['preview-approved'] }), trust), false, 'a trusted PR has nothing to revoke');
-  assert.equal(revokesApproval('synchronize', pr({ fork: true }), trust), false, 'no approval to revoke');
+  // At another SHA, or none known (a reopen after commits pushed while closed; another label before the revocation landed): revoked.
+  for (const action of ['synchronize', 'reopened', 'ready_for_review', 'labeled', 'edited']) {
+    assert.equal(revokesApproval({ action, label: 'bug' }, pushed, trust, A), true, action);
+    assert.equal(revokesApproval({ action, label: 'bug' }, approvedFork, trust, undefined), true, `${action}, no SHA known`);
+  }
+  assert.equal(approvalHolds({ action: 'reopened' }, pushed, trust, A), false);
+  assert.equal(approvalHolds({ action: 'synchronize' }, approvedFork, trust, A), false, 'a push, even back to the approved commit');
+  const trusted = pr({ labels: ['preview-approved'] });
+  assert.equal(revokesApproval({ action: 'synchronize' }, trusted, trust, undefined), false, 'a trusted PR has nothing to revoke');
+  assert.equal(revokesApproval({ action: 'synchronize' }, pr({ fork: true }), trust, undefined), false, 'no approval to revoke');
   assert.deepEqual(withoutApproval(approvedFork, trust).labels, ['bug']);
   assert.equal(trustRejection(withoutApproval(approvedFork, trust), trust) !== undefined, true);
 });

@@ -1,7 +1,8 @@
 // Whose code may run. A pull request is trusted when it comes from the repository itself
 // (not a fork) and its author's association is a trusted one. Anything else runs only with
-// a maintainer's approval label, and that approval covers the commits it was given for: a
-// new push removes it until a maintainer gives it again.
+// a maintainer's approval label, and that approval covers the commit it was given on: a
+// delivery at any other head SHA (a push; a reopen after commits pushed while it was closed,
+// which GitHub reports with no push of its own) removes it until a maintainer gives it again.
 import type { TrustPolicy } from './policy-config.js';
 import type { PullRequestFacts } from './pull-request-facts.js';
 
@@ -21,12 +22,38 @@ export function trustRejection(pr: PullRequestFacts, trust: TrustPolicy): string
   return `${who} need a maintainer's approval: the label "${trust.approvalLabel}"`;
 }
 
+/** What a `pull_request` delivery is: its action, and for `labeled` the label it adds. */
+export interface DeliveryAction {
+  action: string;
+  label?: string;
+}
+
 /**
- * Whether a `pull_request` delivery with this action takes the approval away: new commits
- * (`synchronize`) on an untrusted pull request that carries the approval label.
+ * Whether an untrusted pull request's approval label holds for this delivery. A delivery that
+ * gives the label (`labeled` with it, or `opened` with it) ties it to the head SHA it carries; a
+ * push never keeps it; any other delivery counts it only at the SHA it was tied to before
+ * (`approvedSha`: the head of the environment, or of the last upsert this process accepted).
  */
-export function revokesApproval(action: string, pr: PullRequestFacts, trust: TrustPolicy): boolean {
-  return action === 'synchronize' && !isTrusted(pr, trust) && hasApprovalLabel(pr, trust);
+export function approvalHolds(
+  delivery: DeliveryAction,
+  pr: PullRequestFacts,
+  trust: TrustPolicy,
+  approvedSha: string | undefined,
+): boolean {
+  const givesLabel = delivery.label !== undefined && delivery.label.toLowerCase() === trust.approvalLabel.toLowerCase();
+  if (delivery.action === 'opened' || (delivery.action === 'labeled' && givesLabel)) return true;
+  // A push always takes it away, even back to the approved commit: "every new push removes the label".
+  return delivery.action !== 'synchronize' && approvedSha !== undefined && approvedSha === pr.headSha;
+}
+
+/** Whether the delivery takes the approval away: an untrusted pull request carries the label, and it does not hold. */
+export function revokesApproval(
+  delivery: DeliveryAction,
+  pr: PullRequestFacts,
+  trust: TrustPolicy,
+  approvedSha: string | undefined,
+): boolean {
+  return !isTrusted(pr, trust) && hasApprovalLabel(pr, trust) && !approvalHolds(delivery, pr, trust, approvedSha);
 }
 
 /** The pull request as it is once the approval label is removed. */

@@ -218,4 +218,26 @@ describe('a pull request from a fork', () => {
     assert.equal(body.op, 'upsert');
     assert.equal((await environment(21))?.spec.pullRequest.headSha, repo.pullRequest(21).head.sha);
   });
+
+  it('another label given right after the approval keeps it: the approval is tied to the head it was given on', async () => {
+    removedLabels.length = 0;
+    const { body } = await deliver(await repo.label(21, 'bug'));
+    assert.deepEqual([body.op, body.approvalRevoked], ['upsert', undefined]);
+    await approvals.idle();
+    assert.deepEqual(removedLabels, []);
+  });
+
+  it('closed, pushed to while closed (GitHub sends no push) and reopened → not deployed, the approval removed', async () => {
+    removedLabels.length = 0;
+    await deliver(await repo.close(21, { sender: 'outsider' }));
+    await repo.push(21, { 'x.txt': 'pushed while closed\n' }, { sender: 'outsider' }); // not delivered
+    const { status, body, writes } = await deliver(await repo.reopen(21, { sender: 'outsider' }));
+    assert.equal(status, 202);
+    assert.deepEqual([body.result, body.op, body.approvalRevoked], ['accepted', 'delete', true]);
+    assert.match(String(body.reason), /approval covers an earlier commit/);
+    assert.deepEqual(describeWrites(writes), []);
+    assert.equal(await environment(21), undefined);
+    await approvals.idle();
+    assert.deepEqual(removedLabels, [['acme', repo.repository.name, 21, 'preview-approved']]);
+  });
 });
