@@ -8,7 +8,7 @@ export interface PreviewIdentity {
   readonly sha: string;
   /** The namespace every object of the environment lives in. */
   readonly namespace: string;
-  /** The environment's host name (no scheme), e.g. reco-pr-42.preview.example.com. */
+  /** The environment's host name (no scheme), e.g. reco-pr-42-893ec0bf3acd.preview.example.com. */
   readonly host: string;
 }
 

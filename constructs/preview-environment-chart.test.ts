@@ -327,18 +327,32 @@ describe('PreviewEnvironmentChart', () => {
 });
 
 describe('previewHostname', () => {
-  it('is <prefix>-pr-<n>.<domain>, the prefix defaulting to a DNS-safe repository name', () => {
+  it('is <prefix>-pr-<n>-<repository hash>.<domain>, the prefix defaulting to a DNS-safe repository name', () => {
     assert.equal(
-      previewHostname({ hostPrefix: 'reco', repositoryName: 'reco', pullRequest: 42, domain: 'preview.alien6.io' }),
-      'reco-pr-42.preview.alien6.io',
+      previewHostname({
+        hostPrefix: 'reco',
+        repositoryName: 'reco',
+        repositoryHash: '893ec0bf3acd',
+        pullRequest: 42,
+        domain: 'preview.alien6.io',
+      }),
+      'reco-pr-42-893ec0bf3acd.preview.alien6.io',
     );
-    assert.equal(previewHostname({ repositoryName: 'My_Repo.js', pullRequest: 7, domain: 'p.example' }), 'my-repo-js-pr-7.p.example');
+    assert.equal(
+      previewHostname({ repositoryName: 'My_Repo.js', repositoryHash: '9871f013b53c', pullRequest: 7, domain: 'p.example' }),
+      'my-repo-js-pr-7-9871f013b53c.p.example',
+    );
   });
 
   it('keeps the first label within 63 characters', () => {
-    const host = previewHostname({ repositoryName: 'a'.repeat(100), pullRequest: 123456, domain: 'p.example' });
+    const host = previewHostname({
+      repositoryName: 'a'.repeat(100),
+      repositoryHash: 'cfcdae9164dd',
+      pullRequest: 123456,
+      domain: 'p.example',
+    });
     const label = host.split('.')[0]!;
     assert.equal(label.length, 63);
-    assert.match(label, /^a+-pr-123456$/);
+    assert.match(label, /^a+-pr-123456-cfcdae9164dd$/);
   });
 });

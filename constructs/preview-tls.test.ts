@@ -14,7 +14,7 @@ import {
 } from './index.js';
 
 const domain = 'preview.example.com';
-const host = previewHostname({ repositoryName: 'shop', pullRequest: 7, domain });
+const host = previewHostname({ repositoryName: 'shop', repositoryHash: 'd21b2cdf12b7', pullRequest: 7, domain });
 const identity = {
   environment: 'pr-7-shop',
   repository: { owner: 'acme', name: 'shop' },
@@ -36,8 +36,14 @@ const issuer = { name: 'letsencrypt', kind: 'ClusterIssuer' as const };
 
 describe('TLS modes of a preview', () => {
   it('a preview host is one label under the domain, which is what *.<domain> covers', () => {
-    assert.equal(host, 'shop-pr-7.preview.example.com');
-    const long = previewHostname({ hostPrefix: 'a.b.c '.repeat(20), repositoryName: 'shop', pullRequest: 7, domain });
+    assert.equal(host, 'shop-pr-7-d21b2cdf12b7.preview.example.com');
+    const long = previewHostname({
+      hostPrefix: 'a.b.c '.repeat(20),
+      repositoryName: 'shop',
+      repositoryHash: 'd21b2cdf12b7',
+      pullRequest: 7,
+      domain,
+    });
     assert.equal(long.slice(0, -domain.length - 1).includes('.'), false, long);
   });
 

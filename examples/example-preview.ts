@@ -11,6 +11,7 @@ import {
   type PreviewIdentity,
 } from 'preview-operator/constructs';
 import { formatPreviewConfigErrors, validatePreviewConfig } from '../src/synth/preview-config-validation.js';
+import { repositoryHash } from '../src/synth/render-preview.js';
 import main from './repository/.preview/main.js';
 
 export const exampleConfigPath = new URL('./repository/.preview/preview.yaml', import.meta.url);
@@ -22,7 +23,13 @@ export function exampleIdentity(namespace = 'pr-42-reco-5f1d2c'): PreviewIdentit
     pullRequest: 42,
     sha: '5f1d2c0b9a8e7d6c5b4a39281706f5e4d3c2b1a0',
     namespace,
-    host: previewHostname({ hostPrefix: 'reco', repositoryName: 'reco', pullRequest: 42, domain: 'preview.alien6.io' }),
+    host: previewHostname({
+      hostPrefix: 'reco',
+      repositoryName: 'reco',
+      repositoryHash: repositoryHash({ owner: 'alien6', name: 'reco' }),
+      pullRequest: 42,
+      domain: 'preview.alien6.io',
+    }),
   };
 }
 

@@ -48,7 +48,10 @@ export function previewSettings(read: SettingReader, needs: ControllerNeeds): Op
     read.problem('preview-domain', `"${domain}" is not a DNS name (lower-case labels of letters, digits and '-', separated by dots)`);
   }
   if (domain === undefined && needs.previewDomain) {
-    read.problem('preview-domain', 'required by the preview-environment controller: preview hosts are <repo>-pr-<n>.<domain>');
+    read.problem(
+      'preview-domain',
+      'required by the preview-environment controller: preview hosts are <repo>-pr-<n>-<repository hash>.<domain>',
+    );
   }
   const ingressClass = read.str('ingress-class')!;
   if (!names.dnsSubdomain.test(ingressClass)) read.problem('ingress-class', `"${ingressClass}" is not a valid IngressClass name`);

@@ -220,7 +220,7 @@ export const settings: readonly SettingSpec[] = [
     'preview-domain',
     'string',
     'Previews',
-    'DNS domain of preview hosts: <repo>-pr-<n>.<domain>. Required by the preview-environment controller.',
+    'DNS domain of preview hosts: <repo>-pr-<n>-<repository hash>.<domain>. Required by the preview-environment controller.',
   ),
   setting('ingress-class', 'string', 'Previews', 'IngressClass of preview Ingresses.', 'nginx'),
   setting(

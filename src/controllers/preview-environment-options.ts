@@ -24,7 +24,7 @@ export interface PreviewEnvironmentControllerOptions {
   previewFiles?: PreviewFileSource;
   /** Runs trusted repositories' `.preview/main.ts` (default: `new Sandbox()` with its default limits). */
   sandbox?: SandboxRunner;
-  /** Environments are served at `<prefix>-pr-<n>.<domain>`. */
+  /** Environments are served at `<prefix>-pr-<n>-<repository hash>.<domain>`. */
   domain: string;
   /** IngressClass of every environment's Ingress (default `nginx`). */
   ingressClassName?: string;

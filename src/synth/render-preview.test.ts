@@ -4,6 +4,7 @@ import type { Manifest, PreviewConfig, PreviewEnvironmentSpec } from '../../cons
 import {
   previewChartProps,
   previewIdentity,
+  repositoryHash,
   renderPreviewInProcess,
   splitRendering,
   type PreviewRenderSettings,
@@ -23,16 +24,32 @@ const settings: PreviewRenderSettings = {
 };
 
 describe('rendering a preview in the operator', () => {
+  it("never gives one repository's pull request another's host: same name under another owner, or its hostPrefix copied", () => {
+    const host = (owner: string, name: string, hostPrefix?: string) =>
+      previewIdentity(
+        'n',
+        { ...spec, repository: { ...spec.repository, owner, name } },
+        hostPrefix ? { ...config, hostPrefix } : config,
+        'b'.repeat(40),
+        'd',
+      ).host;
+    const victim = host('acme', 'shop');
+    assert.notEqual(host('other', 'shop'), victim);
+    assert.notEqual(host('acme', 'tools', 'shop'), victim);
+    assert.equal(host('ACME', 'Shop'), victim, "GitHub's names are case-insensitive");
+    assert.equal(repositoryHash({ owner: 'acme', name: 'shop' }), 'd21b2cdf12b7');
+  });
+
   it('names the host from the repository (or hostPrefix) and renders the overrides', () => {
     const identity = previewIdentity('pr-42-reco-service-1234abcd', spec, config, spec.pullRequest.headSha, settings.domain);
-    assert.equal(identity.host, 'reco-service-pr-42.preview.example.com');
+    assert.equal(identity.host, 'reco-service-pr-42-a4749cbc2a92.preview.example.com');
     assert.equal(identity.namespace, 'pr-42-reco-service-1234abcd');
     assert.equal(
       previewIdentity('n', { ...spec, overrides: { hostPrefix: 'x' } }, { hostPrefix: 'y' }, 'b'.repeat(40), 'd').host,
-      'x-pr-42.d',
+      'x-pr-42-a4749cbc2a92.d',
     );
     const rendered = renderPreviewInProcess(previewChartProps(identity, spec, config, settings));
-    assert.equal(rendered.url, 'https://reco-service-pr-42.preview.example.com');
+    assert.equal(rendered.url, 'https://reco-service-pr-42-a4749cbc2a92.preview.example.com');
     const algorithm = rendered.manifests.find((m) => m.kind === 'Algorithm')!;
     assert.equal((algorithm.spec as { image: string }).image, 'team/api:override');
     const certificate = rendered.manifests.find((m) => m.kind === 'Certificate')!;
@@ -47,7 +64,7 @@ describe('rendering a preview in the operator', () => {
       false,
     );
     assert.equal((rendered.manifests.find((m) => m.kind === 'Ingress')!.spec as { tls?: unknown }).tls, undefined);
-    assert.equal(rendered.url, 'http://reco-service-pr-42.preview.example.com');
+    assert.equal(rendered.url, 'http://reco-service-pr-42-a4749cbc2a92.preview.example.com');
   });
 
   it("the namespace and its guards always come from the operator's rendering; a repository's versions are dropped", () => {

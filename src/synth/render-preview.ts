@@ -3,6 +3,7 @@
 // container defaults, network isolation, the tokenless `default` ServiceAccount) always come
 // from this in-process rendering — the operator's, not the repository's — and everything else
 // is the environment's own objects, which the policy then checks.
+import { hash } from 'node:crypto';
 import { App } from 'cdk8s';
 import {
   PreviewEnvironmentChart,
@@ -20,7 +21,7 @@ import {
 
 /** The operator's rendering settings (the same for every environment). */
 export interface PreviewRenderSettings {
-  /** Hosts are `<prefix>-pr-<n>.<domain>`. */
+  /** Hosts are `<prefix>-pr-<n>-<repository hash>.<domain>`. */
   domain: string;
   ingressClassName: string;
   /** `false`: no Certificate, plain HTTP (cert-manager is not installed). */
@@ -28,6 +29,15 @@ export interface PreviewRenderSettings {
   podSecurity: PodSecurityLevel;
   ingressController?: IngressControllerPeer;
   dns?: DnsPeer;
+}
+
+/**
+ * What tells a repository's preview hosts apart from every other's: 12 hex characters (48 bits,
+ * beyond what grinding repository names could match) of sha256 of `owner/name`, lower-cased since
+ * GitHub's names are case-insensitive.
+ */
+export function repositoryHash(repository: { owner: string; name: string }): string {
+  return hash('sha256', `${repository.owner}/${repository.name}`.toLowerCase(), 'hex').slice(0, 12);
 }
 
 /** Who the environment is, from its name, spec, the configuration and the commit being rendered. */
@@ -47,6 +57,7 @@ export function previewIdentity(
     host: previewHostname({
       hostPrefix: spec.overrides?.hostPrefix ?? config.hostPrefix,
       repositoryName: spec.repository.name,
+      repositoryHash: repositoryHash(spec.repository),
       pullRequest: spec.pullRequest.number,
       domain,
     }),

@@ -62,7 +62,7 @@ test('a repository with .preview/preview.yaml and main.ts: the manifests the ope
     "everything in the environment's namespace",
   );
   assert.match(result.stderr, /rendered with \.preview\/main\.ts in the sandbox/);
-  assert.match(result.stderr, /URL http:\/\/reco-pr-42\.preview\.example\.com/);
+  assert.match(result.stderr, /URL http:\/\/reco-pr-42-[0-9a-f]{12}\.preview\.example\.com/);
 });
 
 test('an invalid configuration: every error with its path, nothing on stdout, exit 1', async () => {

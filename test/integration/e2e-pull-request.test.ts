@@ -31,6 +31,7 @@ import {
   previewYaml,
   startPreviewOperator,
   startWorkloadControllers,
+  previewYamlHost,
   waitForEnvironment,
   type PreviewOperator,
 } from './preview-operator-harness.js';
@@ -121,7 +122,7 @@ after(async () => {
 });
 
 const nameOf = (number: number) => environmentName(repo.repository, number);
-const urlOf = (number: number) => `http://api-pr-${number}.${previewDomain}`;
+const urlOf = (number: number) => `http://${previewYamlHost(repo.repository, number, previewDomain)}`;
 
 /** Delivers; the answer (202 accepted) comes before the write, so this waits for the writer too. */
 async function deliver(change: PullRequestChange): Promise<Record<string, unknown>> {

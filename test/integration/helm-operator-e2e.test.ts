@@ -191,7 +191,7 @@ test("with the chart's token: webhook → Ready → PR closed → gone", async (
     },
     { timeoutMs: 180_000, intervalMs: 500 },
   );
-  assert.match(ready.status!.url!, /^http:\/\/reco-pr-1\.preview\.test/);
+  assert.match(ready.status!.url!, /^http:\/\/reco-pr-1-[0-9a-f]{12}\.preview\.test/);
   assert.equal(gh.comments(repo.repository, 1).length, 1);
   // `.preview/` came through the API: one listing and one blob; no fetch made a repository in the checkout cache.
   const reads = gh

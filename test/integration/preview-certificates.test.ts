@@ -21,6 +21,7 @@ import {
   previewYaml,
   startPreviewOperator,
   startWorkloadControllers,
+  previewYamlHost,
   waitForEnvironment,
   type PreviewOperator,
 } from './preview-operator-harness.js';
@@ -99,11 +100,12 @@ describe('a preview certificate issued by the real cert-manager', () => {
   const pr = 21;
   let name: string;
   let repository: GitRepository;
-  const host = `api-pr-${pr}.${previewDomain}`;
+  let host: string;
 
   it('becomes Ready through cert-manager; its Secret holds a certificate for exactly the host, chained to the test CA', async () => {
     const opened = await openPreview(operator, pr);
     ({ name, repository } = opened);
+    host = previewYamlHost({ owner: repository.owner, name: repository.repo }, pr, previewDomain);
     const created = await waitFor('the Certificate to be created', () => certificate(operator, name), fast);
     const createdAt = performance.now();
     const issued = async () => condition(await certificate(operator, name), 'Ready')?.status === 'True';
@@ -227,6 +229,6 @@ describe('a ClusterIssuer that does not exist', () => {
     cleanups.push(() => missingIssuerOperator.admin.delete({ ...kind, name: missingIssuer }));
     const isReady = (e: EnvironmentObject) => e.status?.phase === 'Ready';
     const ready = await waitForEnvironment(missingIssuerOperator, name, 'Ready once the issuer exists', isReady, 120_000);
-    assert.equal(ready.status?.url, `https://api-pr-${pr}.${previewDomain}`);
+    assert.equal(ready.status?.url, `https://${previewYamlHost({ owner: repository.owner, name: repository.repo }, pr, previewDomain)}`);
   });
 });

@@ -20,6 +20,7 @@ import {
   previewYaml,
   startPreviewOperator,
   startWorkloadControllers,
+  previewYamlHost,
   waitForEnvironment,
   type PreviewOperator,
 } from './preview-operator-harness.js';
@@ -91,7 +92,7 @@ describe('a PreviewEnvironment from creation to deletion', () => {
       assert.deepEqual(await namesOf(operator, { apiVersion, kind }, name), names, `${kind} in the namespace`);
     }
     const ingress = await operator.admin.get({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', namespace: name, name: 'preview' });
-    const host = `api-pr-${pr}.${previewDomain}`;
+    const host = previewYamlHost({ owner: repository.owner, name: repository.repo }, pr, previewDomain);
     assert.equal((ingress.spec as { rules: { host: string }[] }).rules[0]!.host, host);
 
     // cert-manager, the Algorithm and the Database controllers are real.

@@ -32,7 +32,7 @@ import { createGitRepository, type FileChanges, type GitRepository } from '../su
 import { RecordingReporter } from '../support/recording-reporter.js';
 import { newIdentity, testCluster, type Identity, type TestCluster } from '../support/test-cluster.js';
 import { waitFor } from '../support/wait.js';
-export { previewYaml } from '../support/preview-yaml.js';
+export { previewYaml, previewYamlHost } from '../support/preview-yaml.js';
 
 export const previewDomain = 'preview.test.example';
 const environmentsApi = '/apis/preview.alien6.io/v1alpha1/previewenvironments';

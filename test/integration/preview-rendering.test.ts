@@ -10,11 +10,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import type { PreviewEnvironmentSpec } from '../../constructs/index.js';
+import { previewHostname, type PreviewEnvironmentSpec } from '../../constructs/index.js';
 import { readAhead, renderEnvironment, type RenderRequest } from '../../src/controllers/preview-environment-rendering.js';
 import { RepositoryCache } from '../../src/git/repository-cache.js';
 import { createGitHubClients } from '../../src/github/octokit-factory.js';
 import { GitHubPreviewFiles } from '../../src/github/preview-files-api.js';
+import { repositoryHash } from '../../src/synth/render-preview.js';
 import { Semaphore } from '../../src/kube/semaphore.js';
 import { defaultPolicySettings } from '../../src/policy/policy-config.js';
 import { AllowedKinds } from '../../src/synth/guard-allowed-kinds.js';
@@ -75,7 +76,14 @@ describe('rendering an environment from a repository', () => {
     assert.ok(outcome.ok, outcome.ok ? '' : outcome.failure.message);
     const { rendered } = outcome;
     assert.equal(rendered.renderer, 'sandbox');
-    assert.equal(rendered.url, 'https://reco-pr-1.preview.example.com');
+    const host = previewHostname({
+      hostPrefix: 'reco',
+      repositoryName: repository.repo,
+      repositoryHash: repositoryHash({ owner: repository.owner, name: repository.repo }),
+      pullRequest: 1,
+      domain: 'preview.example.com',
+    });
+    assert.equal(rendered.url, `https://${host}`);
     assert.equal(rendered.namespace.metadata.name, 'pr-1-reco');
     const objects = rendered.objects.map((o) => `${o.kind}/${o.metadata.name}`).sort();
     assert.deepEqual(objects, [

@@ -25,6 +25,7 @@ import {
   previewYaml,
   startPreviewOperator,
   startWorkloadControllers,
+  previewYamlHost,
   waitForEnvironment,
   type PreviewOperator,
 } from './preview-operator-harness.js';
@@ -132,7 +133,7 @@ describe('one wildcard certificate shared by every preview', () => {
     for (const pr of [31, 32]) previews.push({ ...(await openPreview(operator, pr)), pr });
 
     for (const { name, repository, pr } of previews) {
-      const host = `api-pr-${pr}.${previewDomain}`;
+      const host = previewYamlHost({ owner: repository.owner, name: repository.repo }, pr, previewDomain);
       const ready = await waitForEnvironment(operator, name, 'Ready', (e) => e.status?.phase === 'Ready', 90_000);
       assert.equal(ready.status?.url, `https://${host}`);
       assert.equal(condition(ready, 'CertificateReady')?.status, 'True');
@@ -242,7 +243,7 @@ describe('a wildcard certificate not issued yet', () => {
 
   it('is named in the CertificateReady condition; no URL is reported until its copy covers the host', async () => {
     const { name, repository } = await openPreview(lateOperator, pr);
-    const host = `api-pr-${pr}.${previewDomain}`;
+    const host = previewYamlHost({ owner: repository.owner, name: repository.repo }, pr, previewDomain);
     const namesSecret = (e: EnvironmentObject) => {
       const certificateReady = condition(e, 'CertificateReady');
       return (
