@@ -97,7 +97,7 @@ async function serveDashboard({ config, manager, logger }: OperatorParts, server
   try {
     return await startDashboard({
       manager,
-      host: config.webhook.host,
+      host: config.dashboard.host,
       port: config.dashboard.port,
       githubApiUrl: config.github.baseUrl,
       ...(selector ? { environmentSelector: selector } : {}),

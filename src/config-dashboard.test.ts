@@ -5,10 +5,12 @@ import { ConfigError, loadConfig } from './config.js';
 const load = (args: string[], env: Record<string, string> = {}) =>
   loadConfig({ args: ['--controllers=algorithm', ...args], env, purpose: 'run' });
 
-test('the dashboard is on by default, on port 8081; a flag or variable turns it off or moves it', () => {
-  assert.deepEqual(load([]).dashboard, { enabled: true, port: 8081 });
-  assert.deepEqual(load(['--dashboard=false']).dashboard, { enabled: false, port: 8081 });
-  assert.deepEqual(load([], { PREVIEW_OPERATOR_DASHBOARD_PORT: '0' }).dashboard, { enabled: true, port: 0 });
+test('the dashboard is on by default, on loopback port 8081; a flag or variable turns it off or moves it', () => {
+  const host = '127.0.0.1';
+  assert.deepEqual(load([]).dashboard, { enabled: true, port: 8081, host });
+  assert.deepEqual(load(['--dashboard=false']).dashboard, { enabled: false, port: 8081, host });
+  assert.deepEqual(load([], { PREVIEW_OPERATOR_DASHBOARD_PORT: '0' }).dashboard, { enabled: true, port: 0, host });
+  assert.deepEqual(load(['--dashboard-host=0.0.0.0']).dashboard, { enabled: true, port: 8081, host: '0.0.0.0' });
 });
 
 test("a port of its own: not the webhook's, not the metrics'; bad values are named", () => {

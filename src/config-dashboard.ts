@@ -1,5 +1,6 @@
-// The dashboard's settings: on or off, and its port, which must be its own (the webhook port is
-// the one exposed to GitHub; the dashboard is reached by a port-forward, never through it).
+// The dashboard's settings: on or off, its port, which must be its own (the webhook port is
+// the one exposed to GitHub; the dashboard is reached by a port-forward, never through it), and its
+// address: loopback unless set, since the page has no login of its own.
 import type { OperatorConfig } from './config.js';
 import type { SettingReader } from './config-reader.js';
 
@@ -13,5 +14,5 @@ export function dashboardSettings(read: SettingReader): OperatorConfig['dashboar
         read.problem('dashboard-port', `${port} is also --${other}: the dashboard needs a port of its own`);
     }
   }
-  return { enabled: enabled!, port: port! };
+  return { enabled: enabled!, port: port!, host: read.str('dashboard-host')! };
 }

@@ -145,8 +145,16 @@ export const settings: readonly SettingSpec[] = [
     'dashboard-port',
     'integer',
     'Dashboard',
-    'Port of the dashboard, on --webhook-host; a port of its own, reached with kubectl port-forward (0: any free port).',
+    'Port of the dashboard, on --dashboard-host; a port of its own, reached with kubectl port-forward (0: any free port).',
     '8081',
+  ),
+  setting(
+    'dashboard-host',
+    'string',
+    'Dashboard',
+    'Address the dashboard listens on. The default, loopback, lets only kubectl port-forward and containers of the pod in: ' +
+      'the dashboard has no login. 0.0.0.0 lets anyone who reaches the pod read it (a proxy of your own in front).',
+    '127.0.0.1',
   ),
 
   setting(

@@ -84,7 +84,7 @@ export interface OperatorConfig {
   resync: { intervalMs: number; maxDeletionsPerPass: number };
   metrics: { port: number };
   /** The read-only dashboard, on a port of its own. */
-  dashboard: { enabled: boolean; port: number };
+  dashboard: { enabled: boolean; port: number; host: string };
 }
 
 export interface ConfigIssue {

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -127,6 +128,35 @@ test('two replicas: one leader, both answer webhooks; the leader killed, the oth
   assert.ok(!released?.spec?.holderIdentity, `the lease was released (holder: ${released?.spec?.holderIdentity})`);
   assert.ok(b.lines.some((l) => l.msg === 'operator stopped'));
   process.stderr.write(`# leader hand-over after SIGKILL: ${handOverMs} ms\n`);
+});
+
+/** This machine's first non-loopback IPv4 address: how another pod of the cluster would reach the operator's. */
+function podAddress(): string | undefined {
+  return Object.values(os.networkInterfaces())
+    .flat()
+    .find((a) => a?.family === 'IPv4' && !a.internal)?.address;
+}
+
+/** Whether a TCP connection to host:port is accepted. */
+function accepts(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port }, () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+  });
+}
+
+test('the dashboard (no login) is reached from loopback only; the webhook, on 0.0.0.0, from the pod address', async (t) => {
+  const address = podAddress();
+  if (!address) return t.skip('no non-loopback IPv4 address on this machine');
+  const p = start('replica-d', 'dashboard-bind', ['--webhook-host=0.0.0.0']);
+  await waitStarted(p);
+  const dashboard = new URL(p.dashboardUrl());
+  const webhook = new URL(p.webhookUrl());
+  assert.equal(await accepts(address, Number(webhook.port)), true, `the webhook answers on ${address}`);
+  assert.equal(await accepts(address, Number(dashboard.port)), false, `the dashboard is refused on ${address}`);
+  assert.match(await (await fetch(`http://127.0.0.1:${dashboard.port}/`)).text(), /<h1>Preview environments/);
+  p.child.kill('SIGTERM');
+  assert.equal(await p.exited, 0);
 });
 
 test('a leader whose lease is taken away stops leading, keeps answering webhooks, and leads again once the lease is free', async () => {

@@ -178,7 +178,7 @@ test('every value set: every operator setting reaches the container, and the ope
   assert.deepEqual(wildcard.spec.issuerRef, { name: 'letsencrypt-staging', kind: 'Issuer', group: 'cert-manager.io' });
   assert.equal(config.canary.traffic, 'httproute');
   assert.equal(config.metrics.port, 9100);
-  assert.deepEqual(config.dashboard, { enabled: true, port: 8088 });
+  assert.deepEqual(config.dashboard, { enabled: true, port: 8088, host: '127.0.0.1' });
   const ports = (podSpec(deployment).containers[0] as { ports?: { name: string; containerPort: number }[] }).ports ?? [];
   assert.ok(
     ports.some((p) => p.name === 'dashboard' && p.containerPort === 8088),
