@@ -93,6 +93,7 @@ function createReceiver(
     policy: config.policy,
     approvals: new ApprovalRevoker({ removeLabel: createLabelRemover(github), logger: logger.child({ component: 'approvals' }) }),
     maxBodyBytes: config.webhook.maxBodyBytes,
+    maxBodyBytesInFlight: config.webhook.maxBodyBytesInFlight,
     dedupe: new DeliveryDedupe({ windowMs: config.webhook.dedupeWindowMs }),
     logger: logger.child({ component: 'webhook' }),
     observe: metrics.webhookDelivery,

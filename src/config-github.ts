@@ -16,9 +16,25 @@ export function webhookSettings(read: SettingReader, needs: ControllerNeeds): Op
   if (!/^\/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$/.test(path)) read.problem('webhook-path', `"${path}" must be a URL path starting with /`);
   if (['/healthz', '/readyz', '/metrics'].includes(path)) read.problem('webhook-path', `${path} is taken by the operator itself`);
   const maxBodyBytes = read.int('webhook-max-body-bytes', 1024, 25 * 1024 * 1024);
+  const maxBodyBytesInFlight = read.int('webhook-max-body-bytes-in-flight', 1024);
+  if (maxBodyBytes !== undefined && maxBodyBytesInFlight !== undefined && maxBodyBytesInFlight < maxBodyBytes) {
+    read.problem(
+      'webhook-max-body-bytes-in-flight',
+      `${maxBodyBytesInFlight} is less than --webhook-max-body-bytes: no delivery that large could be read`,
+    );
+  }
   const dedupeWindowMs = read.duration('webhook-dedupe-window', 1000);
   const secrets = webhookSecrets(read, needs.webhookSecret);
-  return { host: read.str('webhook-host')!, port: port!, path, secrets, maxBodyBytes: maxBodyBytes!, dedupeWindowMs: dedupeWindowMs! };
+  const host = read.str('webhook-host')!;
+  return {
+    host,
+    port: port!,
+    path,
+    secrets,
+    maxBodyBytes: maxBodyBytes!,
+    maxBodyBytesInFlight: maxBodyBytesInFlight!,
+    dedupeWindowMs: dedupeWindowMs!,
+  };
 }
 
 /** Inline (comma-separated) or from a file (one per line): several during a rotation. */

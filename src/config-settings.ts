@@ -129,8 +129,16 @@ export const settings: readonly SettingSpec[] = [
     'webhook-max-body-bytes',
     'integer',
     'Webhook',
-    'Larger deliveries are refused with 413 (GitHub sends at most 25 MB).',
-    String(25 * 1024 * 1024),
+    'Larger deliveries are refused with 413. The events the operator reads are tens of kilobytes; GitHub sends at most 25 MB.',
+    String(1024 * 1024),
+  ),
+  setting(
+    'webhook-max-body-bytes-in-flight',
+    'integer',
+    'Webhook',
+    'All the deliveries being read at once, signed or not (their signatures are checked once read); ' +
+      'one that would go past it is answered 503 (GitHub can redeliver it).',
+    String(32 * 1024 * 1024),
   ),
   setting('webhook-dedupe-window', 'duration', 'Webhook', 'A delivery id seen again within this window is answered without effect.', '1h'),
 

@@ -44,7 +44,8 @@ test('defaults, files and flags make a complete configuration', () => {
   assert.deepEqual(config.webhook.secrets, ['first-secret', 'second-secret']);
   assert.equal(config.webhook.port, 8080);
   assert.equal(config.webhook.path, '/api/github/webhooks');
-  assert.equal(config.webhook.maxBodyBytes, 25 * 1024 * 1024);
+  assert.equal(config.webhook.maxBodyBytes, 1024 * 1024);
+  assert.equal(config.webhook.maxBodyBytesInFlight, 32 * 1024 * 1024);
   assert.equal(config.webhook.dedupeWindowMs, 3_600_000);
   assert.deepEqual(config.github.auth, { type: 'token', token: 'ghp_example' });
   assert.equal(config.github.baseUrl, 'https://api.github.com');

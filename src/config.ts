@@ -44,6 +44,8 @@ export interface OperatorConfig {
     /** Empty when the process takes no webhooks. */
     secrets: string[];
     maxBodyBytes: number;
+    /** All the bodies being read at once, signed or not. */
+    maxBodyBytesInFlight: number;
     dedupeWindowMs: number;
   };
   github: {

@@ -1,10 +1,44 @@
 // The raw bytes of a delivery, read with a hard limit: the signature covers these exact
 // bytes, and nothing is parsed before it has been checked. A body over the limit is
 // refused from its Content-Length when it has one, else as soon as it grows past it.
+// Every body being read also draws on one budget for all of them: the bytes are held before
+// anyone knows whether they are signed, so many large uploads at once must not fill the memory.
 import type { IncomingMessage } from 'node:http';
 
-/** GitHub caps webhook payloads at 25 MB. */
-export const defaultMaxBodyBytes = 25 * 1024 * 1024;
+/**
+ * 1 MiB: the deliveries the operator reads (pull_request, check_run, check_suite) are tens of
+ * kilobytes; a pull request's body, the largest part, is at most 65,536 characters. GitHub caps
+ * every payload at 25 MB, which is what the setting may go up to.
+ */
+export const defaultMaxBodyBytes = 1024 * 1024;
+
+/** 32 MiB of bodies read at once, signed or not. */
+export const defaultMaxBodyBytesInFlight = 32 * 1024 * 1024;
+
+/** The bytes of every body being read, against one limit. */
+export class BodyBudget {
+  private held = 0;
+
+  constructor(readonly limitBytes: number) {}
+
+  /** Takes `bytes` if they fit. */
+  take(bytes: number): boolean {
+    if (this.held + bytes > this.limitBytes) return false;
+    this.held += bytes;
+    return true;
+  }
+
+  give(bytes: number): void {
+    this.held -= bytes;
+  }
+}
+
+export class BodyBudgetError extends Error {
+  constructor(readonly limitBytes: number) {
+    super(`more than ${limitBytes} bytes of deliveries are being read at once`);
+    this.name = 'BodyBudgetError';
+  }
+}
 
 export class BodyTooLargeError extends Error {
   constructor(readonly limitBytes: number) {
@@ -13,31 +47,33 @@ export class BodyTooLargeError extends Error {
   }
 }
 
-export function readWebhookBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
+/** The body's bytes, at most `limitBytes`, each drawn from `budget` until the body is whole or refused. */
+export function readWebhookBody(req: IncomingMessage, limitBytes: number, budget = new BodyBudget(Infinity)): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limitBytes) return Promise.reject(new BodyTooLargeError(limitBytes));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    const refuse = (err: Error) => {
+      cleanup();
+      chunks.length = 0;
+      reject(err);
+    };
     const onData = (chunk: Buffer) => {
+      if (size + chunk.length > limitBytes) return refuse(new BodyTooLargeError(limitBytes));
+      if (!budget.take(chunk.length)) return refuse(new BodyBudgetError(budget.limitBytes));
       size += chunk.length;
-      if (size > limitBytes) {
-        cleanup();
-        chunks.length = 0;
-        reject(new BodyTooLargeError(limitBytes));
-        return;
-      }
       chunks.push(chunk);
     };
     const onEnd = () => {
+      const body = Buffer.concat(chunks, size);
       cleanup();
-      resolve(Buffer.concat(chunks, size));
+      resolve(body);
     };
-    const onError = (err: Error) => {
-      cleanup();
-      reject(err);
-    };
+    const onError = (err: Error) => refuse(err);
     const cleanup = () => {
+      budget.give(size);
+      size = 0;
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onError);

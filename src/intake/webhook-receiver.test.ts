@@ -1,6 +1,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
 import { Readable } from 'node:stream';
 import { createDelivery, webhookExample, type WebhookHook } from '../../test/github-emulator/webhook-delivery.js';
 import { InvalidError, TransientError } from '../kube/errors.js';
@@ -13,6 +14,7 @@ import { EnvironmentWriter, type EnvironmentWrite } from './environment-writer.j
 import type { PreviewEnvironmentSpec } from '../../constructs/api-types.js';
 import { environmentName } from './pull-request-environment-name.js';
 import { WebhookReceiver, type WebhookOutcome } from './webhook-receiver.js';
+import { waitFor } from '../../test/support/wait.js';
 
 // The store records calls: these tests are about the HTTP protocol, the decisions and the
 // intents handed to the writer; the writes themselves are tested against a real API server
@@ -398,6 +400,42 @@ test('a body over the limit without Content-Length (chunked) is refused as it gr
   );
   const res = await fetch(url, { method: 'POST', body, duplex: 'half', headers: { 'content-type': 'application/json' } } as RequestInit);
   assert.equal(res.status, 413);
+});
+
+test('many large unsigned uploads at once: past the in-flight budget they are answered 503 before they fill the memory', async () => {
+  // Its own receiver: a budget of 3 bodies of up to 64 KiB; five uploads of 60 KiB held open, then a signed delivery.
+  const receiver = new WebhookReceiver({
+    secret: hook.secret,
+    writer,
+    approvals,
+    policy: resolvePolicyConfig(),
+    maxBodyBytes: 64 * 1024,
+    maxBodyBytesInFlight: 192 * 1024,
+  });
+  const server = await startServer(createServer({ webhook: receiver }));
+  const target = new URL(`${server.url}/api/github/webhooks`);
+  const answers: string[] = [];
+  const sockets = Array.from({ length: 5 }, () => {
+    const socket = connect({ host: target.hostname, port: Number(target.port) });
+    const head = `POST ${target.pathname} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${64 * 1024}\r\n\r\n`;
+    socket.write(head + 'x'.repeat(60 * 1024)); // not the whole body: held open
+    let text = '';
+    socket.on('data', (d: Buffer) => (text += d.toString('utf8')));
+    socket.on('close', () => answers.push(text));
+    socket.on('error', () => {});
+    return socket;
+  });
+  // Whichever order they are read in, three fit and two do not; the three stay unanswered, held.
+  await waitFor('two uploads refused', () => answers.length >= 2, { timeoutMs: 10_000 });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.equal(answers.length, 2);
+  for (const answer of answers) assert.match(answer, /^HTTP\/1\.1 503 [^]*"result":"unavailable"[^]*being read at once/);
+  for (const socket of sockets) socket.destroy(); // the held bytes go back to the budget
+  await reset();
+  const delivered = await prDelivery('opened').deliver(target.href);
+  assert.equal(delivered.status, 202, 'once the uploads are gone, a delivery is read again');
+  await writer.idle();
+  await server.close();
 });
 
 test('ping 200, events the operator does not use 202, other pull_request actions 202', async () => {

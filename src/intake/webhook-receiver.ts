@@ -17,7 +17,14 @@ import type { ApprovalRevoker } from '../github/reporting/approval-revoker.js';
 import { DeliveryDedupe } from './delivery-dedupe.js';
 import { WriterFullError, type EnvironmentWriter } from './environment-writer.js';
 import { PayloadError, type PullRequestFactsOptions } from './pull-request-payload.js';
-import { BodyTooLargeError, defaultMaxBodyBytes, readWebhookBody } from './webhook-body.js';
+import {
+  BodyBudget,
+  BodyBudgetError,
+  BodyTooLargeError,
+  defaultMaxBodyBytes,
+  defaultMaxBodyBytesInFlight,
+  readWebhookBody,
+} from './webhook-body.js';
 import { CheckRerunHandler, rerunEvents, type CheckRerunOptions } from './webhook-check-rerun.js';
 import {
   PullRequestEventHandler,
@@ -72,8 +79,10 @@ export interface WebhookReceiverOptions {
   /** The policy, or a function returning the current one (reloads apply to the next delivery). */
   policy: PolicyConfig | (() => PolicyConfig);
   approvals: ApprovalRevoker;
-  /** Larger bodies are refused with 413 (default 25 MB, GitHub's own cap). */
+  /** Larger bodies are refused with 413 (default 1 MiB; GitHub's own cap is 25 MB). */
   maxBodyBytes?: number;
+  /** The bodies being read at once, all together; a delivery that would pass it is answered 503 (default 32 MiB). */
+  maxBodyBytesInFlight?: number;
   /** Remembers delivery ids (default: one hour, at most 10,000 ids). */
   dedupe?: DeliveryDedupe;
   cloneUrl?: PullRequestFactsOptions['cloneUrl'];
@@ -90,6 +99,7 @@ export interface WebhookReceiverOptions {
 
 export class WebhookReceiver {
   readonly maxBodyBytes: number;
+  private readonly bodies: BodyBudget;
   private readonly secrets: readonly string[];
   private readonly dedupe: DeliveryDedupe;
   private readonly pullRequests: PullRequestEventHandler;
@@ -102,6 +112,7 @@ export class WebhookReceiver {
     if (this.secrets.length === 0 || this.secrets.some((s) => !s))
       throw new Error('a webhook secret is required (an empty secret would accept forged deliveries)');
     this.maxBodyBytes = options.maxBodyBytes ?? defaultMaxBodyBytes;
+    this.bodies = new BodyBudget(options.maxBodyBytesInFlight ?? defaultMaxBodyBytesInFlight);
     this.dedupe = options.dedupe ?? new DeliveryDedupe();
     this.logger = options.logger ?? silentLogger;
     this.observe = options.observe ?? (() => {});
@@ -123,14 +134,9 @@ export class WebhookReceiver {
     const started = performance.now();
     let body: Buffer;
     try {
-      body = await readWebhookBody(req, this.maxBodyBytes);
+      body = await readWebhookBody(req, this.maxBodyBytes, this.bodies);
     } catch (err) {
-      const answer =
-        err instanceof BodyTooLargeError
-          ? // Closing the connection spares reading the rest of a body that will be thrown away.
-            reply(413, { result: 'too-large', reason: `the body is larger than ${this.maxBodyBytes} bytes` }, { connection: 'close' })
-          : reply(400, { result: 'bad-request', reason: (err as Error).message });
-      return this.finish(answer, req.headers, started);
+      return this.finish(unreadBody(err, this.maxBodyBytes), req.headers, started);
     }
     return this.receive({ headers: req.headers, body }, started);
   }
@@ -229,4 +235,16 @@ function reply(status: number, body: WebhookAnswer['body'], headers: Record<stri
 function header(headers: IncomingHttpHeaders, name: string): string | undefined {
   const value = headers[name];
   return Array.isArray(value) ? value[0] : value;
+}
+
+/** The answer to a body that could not be read. Closing the connection spares reading the rest of a body that will be thrown away. */
+function unreadBody(err: unknown, maxBodyBytes: number): WebhookAnswer {
+  if (err instanceof BodyTooLargeError) {
+    return reply(413, { result: 'too-large', reason: `the body is larger than ${maxBodyBytes} bytes` }, { connection: 'close' });
+  }
+  if (err instanceof BodyBudgetError) {
+    const reason = `${err.message}; redeliver later`;
+    return reply(503, { result: 'unavailable', reason }, { connection: 'close', 'retry-after': '10' });
+  }
+  return reply(400, { result: 'bad-request', reason: (err as Error).message });
 }

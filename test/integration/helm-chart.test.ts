@@ -162,6 +162,7 @@ test('every value set: every operator setting reaches the container, and the ope
   assert.equal(config.webhook.port, 8443);
   assert.equal(config.webhook.path, '/hooks/github');
   assert.equal(config.webhook.maxBodyBytes, 10485760);
+  assert.equal(config.webhook.maxBodyBytesInFlight, 67108864);
   assert.deepEqual(config.webhook.secrets, ['webhook-secret-value']);
   assert.equal(config.github.auth?.type, 'app');
   assert.equal(config.github.baseUrl, 'https://github.example.com/api/v3');
