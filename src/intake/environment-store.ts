@@ -32,6 +32,12 @@ export interface UpsertOptions {
 export interface DeleteOptions {
   /** The pull request update that asks for the deletion: none is made when the environment records a newer one. */
   updatedAt?: string;
+  /**
+   * The repository whose pull request asks: an environment another repository's pull request
+   * holds under the same name (two repositories whose names shorten and hash alike) is not its
+   * to delete, and counts as `absent`.
+   */
+  repository?: { owner: string; name: string };
 }
 
 /** The message of the CRD's rule that refuses to move `spec.pullRequest.updatedAt` back (see the CRD). */
@@ -43,7 +49,10 @@ export interface EnvironmentStore {
    * `stale` when the environment records a newer pull request update than `spec` (nothing written).
    */
   upsert(name: string, spec: PreviewEnvironmentSpec, options?: UpsertOptions): Promise<void | 'stale'>;
-  /** Deletes the environment; `absent` when there was none, `stale` when it records a newer update than `options.updatedAt`. */
+  /**
+   * Deletes the environment; `absent` when there was none (or only another repository's), `stale`
+   * when it records a newer update than `options.updatedAt`.
+   */
   delete(name: string, options?: DeleteOptions): Promise<'deleted' | 'absent' | 'stale'>;
 }
 
@@ -109,12 +118,13 @@ export class KubeEnvironmentStore implements EnvironmentStore {
   async delete(name: string, options: DeleteOptions = {}): Promise<'deleted' | 'absent' | 'stale'> {
     const ref = { ...previewEnvironmentKind, name };
     try {
-      if (options.updatedAt === undefined) {
+      if (options.updatedAt === undefined && options.repository === undefined) {
         await this.client.delete(ref);
         return 'deleted';
       }
       for (let attempt = 0; attempt < maxDeleteAttempts; attempt++) {
         const current = await this.client.get(ref);
+        if (options.repository && !sameRepository(recordedRepository(current), options.repository)) return 'absent';
         if (isOlder(options.updatedAt, recordedUpdate(current))) return 'stale';
         try {
           await this.client.delete(ref, { preconditions: { resourceVersion: current.metadata.resourceVersion } });
@@ -130,6 +140,17 @@ export class KubeEnvironmentStore implements EnvironmentStore {
       throw err;
     }
   }
+}
+
+/** The repository an environment object records, if any. */
+function recordedRepository(object: KubeObject): { owner?: unknown; name?: unknown } | undefined {
+  return (object as { spec?: { repository?: { owner?: unknown; name?: unknown } } }).spec?.repository;
+}
+
+/** GitHub's names are case-insensitive. */
+function sameRepository(recorded: { owner?: unknown; name?: unknown } | undefined, asking: { owner: string; name: string }): boolean {
+  const key = (owner: unknown, name: unknown) => `${String(owner)}/${String(name)}`.toLowerCase();
+  return recorded !== undefined && key(recorded.owner, recorded.name) === key(asking.owner, asking.name);
 }
 
 /** The field manager of `spec.rerunRequestedAt`: not the applies' own, so their next write leaves the field be. */

@@ -55,6 +55,8 @@ export type EnvironmentIntent =
       op: 'delete';
       /** The pull request update that asked for it: not made when the environment records a newer one. */
       updatedAt?: string;
+      /** The repository whose pull request asked for it: another repository's environment of the same name stays. */
+      repository?: { owner: string; name: string };
     };
 
 /** `stale`: refused by the store, the environment records a newer pull request update (nothing written). */
@@ -252,7 +254,10 @@ export class EnvironmentWriter {
   }
 
   private async makeWrite(name: string, intent: EnvironmentIntent): Promise<Exclude<EnvironmentWriteResult, 'failed'>> {
-    if (intent.op === 'delete') return this.store.delete(name, intent.updatedAt !== undefined ? { updatedAt: intent.updatedAt } : {});
+    if (intent.op === 'delete') {
+      const { updatedAt, repository } = intent;
+      return this.store.delete(name, { ...(updatedAt !== undefined ? { updatedAt } : {}), ...(repository ? { repository } : {}) });
+    }
     const result = await this.store.upsert(name, intent.spec, { deliveredAt: intent.deliveredAt });
     return result === 'stale' ? 'stale' : 'upserted';
   }

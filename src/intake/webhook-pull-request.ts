@@ -111,7 +111,9 @@ export class PullRequestEventHandler {
         }
         return { result: 'accepted', environment: decision.name, op: 'upsert', ...extra };
       case 'delete': {
-        this.options.writer.submit(decision.name, { op: 'delete', ...(facts.updatedAt ? { updatedAt: facts.updatedAt } : {}) });
+        const { owner, name: repo } = facts.repository;
+        const intent = { op: 'delete' as const, repository: { owner, name: repo } };
+        this.options.writer.submit(decision.name, { ...intent, ...(facts.updatedAt ? { updatedAt: facts.updatedAt } : {}) });
         this.updates.accept(decision.name, facts.updatedAt);
         const reason = approvalRevoked
           ? `the approval covers an earlier commit; this one needs a maintainer's approval again (label "${policy.trust.approvalLabel}")`

@@ -125,3 +125,14 @@ test('never back in time: a delete asked for by an older update is not made; one
   assert.equal(await get(name), undefined);
   assert.equal(await store.delete(name, { updatedAt: '2024-01-01T00:00:11Z' }), 'absent');
 });
+
+test("a delete asked for by another repository's pull request (a name both map to) leaves the environment be", async () => {
+  const store = new KubeEnvironmentStore(client);
+  const name = uniqueName('pr-5-store');
+  names.push(name);
+  await store.upsert(name, spec(5));
+  assert.equal(await store.delete(name, { repository: { owner: 'mallory', name: 'shop' } }), 'absent');
+  assert.ok(await get(name), 'still there');
+  assert.equal(await store.delete(name, { repository: { owner: 'ACME', name: 'Shop' } }), 'deleted');
+  assert.equal(await get(name), undefined);
+});
