@@ -36,3 +36,33 @@ test("stack traces name the operator's own sources, and node_modules' source map
   assert.match(seen.heavy, /heavy[/\\]index\.js:1:/, "a dependency's frame stays as compiled");
   assert.equal(seen.heavyMap, false, "a dependency's source map is not held");
 });
+
+test("a dependency's inline source map is not kept in memory: its comment is cut as the module loads", async (t) => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'own-source-maps-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  await mkdir(path.join(dir, 'node_modules', 'heavy'), { recursive: true });
+  // 8 MB of map, as cdk8s-plus's 2.7 MB: V8 would hold the source with it and a copy of its URL.
+  const map = { version: 3, sources: ['heavy.ts'], names: [], mappings: 'AAAA', sourcesContent: ['x'.repeat(6_000_000)] };
+  const heavy = `exports.size = 1;\n//# sourceMappingURL=data:application/json;base64,${Buffer.from(JSON.stringify(map)).toString('base64')}\n`;
+  await writeFile(path.join(dir, 'node_modules', 'heavy', 'index.js'), heavy);
+  const entry = `import ${JSON.stringify(ownSourceMaps)};
+    import { createRequire } from 'node:module';
+    const heapAfterGc = () => (globalThis.gc(), globalThis.gc(), process.memoryUsage().heapUsed);
+    const before = heapAfterGc();
+    createRequire(import.meta.url)('heavy');
+    console.log(JSON.stringify({ grownMb: (heapAfterGc() - before) / 1e6 }));`;
+  await writeFile(path.join(dir, 'entry.mjs'), entry);
+  const { stdout } = await promisify(execFile)(process.execPath, ['--expose-gc', path.join(dir, 'entry.mjs')]);
+  const { grownMb } = JSON.parse(stdout) as { grownMb: number };
+  // Kept, the comment alone would be 16 MB (source and URL); cut, the module is a line.
+  assert.ok(grownMb < 2, `the heap grew ${grownMb.toFixed(1)} MB loading a module with an 8 MB inline map`);
+});
+
+test('withoutInlineSourceMap cuts a trailing inline map and nothing else, from text or bytes', async () => {
+  const { withoutInlineSourceMap } = await import('./own-source-maps.js');
+  const mapped = 'a();\n//# sourceMappingURL=data:application/json;base64,eyJ9\n';
+  assert.equal(withoutInlineSourceMap(mapped)?.toString(), 'a();\n');
+  assert.equal(withoutInlineSourceMap(Buffer.from(mapped))?.toString(), 'a();\n');
+  assert.equal(withoutInlineSourceMap('a();\n//# sourceMappingURL=a.js.map\n'), undefined);
+  assert.equal(withoutInlineSourceMap('const s = "//# sourceMappingURL=data:";\n'), undefined);
+});
