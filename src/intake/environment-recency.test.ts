@@ -44,6 +44,17 @@ describe('UpdateMemory', () => {
     assert.equal(memory.newest('pr-2'), undefined);
   });
 
+  it('remembers the head an approval holds at, for its own repository only (two may map to one name)', () => {
+    const memory = new UpdateMemory();
+    memory.accept('pr-1', '2024-01-01T00:00:05Z');
+    memory.approve('pr-1', { owner: 'Acme', name: 'Shop' }, 'a'.repeat(40));
+    assert.equal(memory.approvedHead('pr-1', { owner: 'acme', name: 'shop' }), 'a'.repeat(40));
+    assert.equal(memory.approvedHead('pr-1', { owner: 'mallory', name: 'shop' }), undefined);
+    assert.equal(memory.newest('pr-1'), '2024-01-01T00:00:05Z', 'the update stays');
+    memory.accept('pr-1', '2024-01-01T00:00:06Z');
+    assert.equal(memory.approvedHead('pr-1', { owner: 'acme', name: 'shop' }), 'a'.repeat(40), 'and so does the approval');
+  });
+
   it('is bounded: by its window and by a number of environments, the least recently accepted first', () => {
     const clock = new FakeClock(0);
     const memory = new UpdateMemory({ windowMs: 1000, maxEntries: 2, clock });

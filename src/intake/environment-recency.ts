@@ -41,20 +41,29 @@ export interface UpdateMemoryOptions {
   clock?: Clock;
 }
 
+/** The head an untrusted pull request's approval was given at, and the repository it is of. */
+interface Approval {
+  /** `owner/name`, lower-cased: two repositories may map to one environment name. */
+  repository: string;
+  headSha: string;
+}
+
+const repositoryKey = (repository: { owner: string; name: string }) => `${repository.owner}/${repository.name}`.toLowerCase();
+
 /**
  * The newest update this process accepted per environment, deletions included: it answers a
  * replay before the cache has seen the write it follows, and after the environment is gone (a
  * replayed `opened` after the `closed` that deleted it). Bounded, oldest forgotten first; the
- * API server's rule does not depend on it. With it, the head SHA of the last upsert accepted:
- * the commit an untrusted pull request's approval was tied to, known before the cache has the
- * environment and after a draft or a close deleted it (trust.ts, `approvalHolds`).
+ * API server's rule does not depend on it. With it, the head SHA an untrusted pull request's
+ * approval was given at (trust.ts, `approvalHolds`): known before the cache has the environment,
+ * and while none exists (a draft, a closed pull request).
  */
 export class UpdateMemory {
   private readonly windowMs: number;
   private readonly maxEntries: number;
   private readonly clock: Clock;
-  /** name → newest update and when it was accepted; a Map iterates in insertion order. */
-  private readonly accepted = new Map<string, { update?: string; upsertedHead?: string; at: number }>();
+  /** name → newest update, approval, and when either was recorded; a Map iterates in insertion order. */
+  private readonly accepted = new Map<string, { update?: string; approval?: Approval; at: number }>();
 
   constructor(options: UpdateMemoryOptions = {}) {
     this.windowMs = options.windowMs ?? 24 * 3_600_000;
@@ -63,22 +72,16 @@ export class UpdateMemory {
     if (!(this.windowMs > 0) || !(this.maxEntries >= 1)) throw new RangeError('windowMs and maxEntries must be positive');
   }
 
-  /**
-   * Records that `name` was asked to move to `update` (keeps the newer of it and what was there);
-   * `upsertedHead`: the head SHA an upsert deploys (kept until the next upsert's).
-   */
-  accept(name: string, update: string | undefined, upsertedHead?: string): void {
-    if (update === undefined && upsertedHead === undefined) return;
-    const now = this.clock.now();
+  /** Records that `name` was asked to move to `update` (keeps the newer of it and what was there). */
+  accept(name: string, update: string | undefined): void {
+    if (update === undefined) return;
     const previous = this.live(name);
-    const kept = { update: newer(previous?.update, update), upsertedHead: upsertedHead ?? previous?.upsertedHead };
-    this.accepted.delete(name);
-    this.accepted.set(name, { ...kept, at: now });
-    while (this.accepted.size > this.maxEntries) this.accepted.delete(this.accepted.keys().next().value as string);
-    for (const [key, entry] of this.accepted) {
-      if (now - entry.at < this.windowMs) break;
-      this.accepted.delete(key);
-    }
+    this.record(name, { ...previous, update: newer(previous?.update, update) });
+  }
+
+  /** Records that the approval of `repository`'s pull request behind `name` holds at `headSha`. */
+  approve(name: string, repository: { owner: string; name: string }, headSha: string): void {
+    this.record(name, { ...this.live(name), approval: { repository: repositoryKey(repository), headSha } });
   }
 
   /** The newest update accepted for `name` within the window. */
@@ -86,9 +89,21 @@ export class UpdateMemory {
     return this.live(name)?.update;
   }
 
-  /** The head SHA of the last upsert accepted for `name` within the window. */
-  upsertedHead(name: string): string | undefined {
-    return this.live(name)?.upsertedHead;
+  /** The head SHA the approval of `repository`'s pull request behind `name` holds at, if recorded within the window. */
+  approvedHead(name: string, repository: { owner: string; name: string }): string | undefined {
+    const approval = this.live(name)?.approval;
+    return approval?.repository === repositoryKey(repository) ? approval.headSha : undefined;
+  }
+
+  private record(name: string, entry: { update?: string; approval?: Approval }): void {
+    const now = this.clock.now();
+    this.accepted.delete(name);
+    this.accepted.set(name, { ...entry, at: now });
+    while (this.accepted.size > this.maxEntries) this.accepted.delete(this.accepted.keys().next().value as string);
+    for (const [key, value] of this.accepted) {
+      if (now - value.at < this.windowMs) break;
+      this.accepted.delete(key);
+    }
   }
 
   private live(name: string) {

@@ -8,7 +8,9 @@
 import type { PreviewEnvironmentSpec } from '../../constructs/api-types.js';
 import type { KubeObject } from '../kube/kube-object.js';
 import { effectivePolicy, type PolicyConfig } from '../policy/policy-config.js';
-import { revokesApproval, withoutApproval } from '../policy/trust.js';
+import type { TrustPolicy } from '../policy/policy-config.js';
+import type { PullRequestFacts } from '../policy/pull-request-facts.js';
+import { approvalHolds, hasApprovalLabel, isTrusted, revokesApproval, withoutApproval, type DeliveryAction } from '../policy/trust.js';
 import type { ApprovalRevoker } from '../github/reporting/approval-revoker.js';
 import { isOlder, newer, recordedUpdate, UpdateMemory } from './environment-recency.js';
 import type { EnvironmentIntent, EnvironmentWriter } from './environment-writer.js';
@@ -84,17 +86,9 @@ export class PullRequestEventHandler {
       return { result: 'stale', environment: name, reason };
     }
     const policy = effectivePolicy(this.options.policy(), facts.repository);
-    const approvedSha = this.updates.upsertedHead(name) ?? recordedHead(environment);
-    const approvalRevoked = revokesApproval({ action, label: addedLabel(payload) }, facts, policy.trust, approvedSha);
-    if (approvalRevoked) {
-      facts = withoutApproval(facts, policy.trust);
-      this.options.approvals.revoke({
-        owner: facts.repository.owner,
-        repo: facts.repository.name,
-        number: facts.number,
-        label: policy.trust.approvalLabel,
-      });
-    }
+    const approval = this.judgeApproval(name, { action, label: addedLabel(payload) }, facts, policy.trust, environment);
+    facts = approval.facts;
+    const approvalRevoked = approval.outcome === 'revoked';
 
     const decision = decide(facts, policy);
     const extra = approvalRevoked ? { approvalRevoked } : {};
@@ -103,7 +97,7 @@ export class PullRequestEventHandler {
         return { result: 'ignored', reason: decision.reason, ...extra };
       case 'upsert':
         this.options.writer.submit(decision.name, { op: 'upsert', spec: decision.spec, deliveredAt: receivedAt });
-        this.updates.accept(decision.name, facts.updatedAt, facts.headSha);
+        this.updates.accept(decision.name, facts.updatedAt);
         try {
           this.options.onUpsert?.(decision.spec);
         } catch {
@@ -115,12 +109,41 @@ export class PullRequestEventHandler {
         const intent = { op: 'delete' as const, repository: { owner, name: repo } };
         this.options.writer.submit(decision.name, { ...intent, ...(facts.updatedAt ? { updatedAt: facts.updatedAt } : {}) });
         this.updates.accept(decision.name, facts.updatedAt);
-        const reason = approvalRevoked
-          ? `the approval covers an earlier commit; this one needs a maintainer's approval again (label "${policy.trust.approvalLabel}")`
-          : decision.reason;
+        const label = `label "${policy.trust.approvalLabel}"`;
+        const reasons = {
+          revoked: `the approval covers an earlier commit; this one needs a maintainer's approval again (${label})`,
+          unconfirmed: `the ${label} is not known to be given on this commit: a maintainer removes it and adds it again`,
+          none: decision.reason,
+        };
+        const reason = reasons[approval.outcome];
         return { result: 'accepted', environment: decision.name, op: 'delete', reason, ...extra };
       }
     }
+  }
+  /**
+   * The facts to decide on, as far as the approval goes: an untrusted pull request's label counts
+   * only where it holds (and is remembered at that head for the deliveries after it), and is
+   * removed on GitHub where the head has moved past it.
+   */
+  private judgeApproval(
+    name: string,
+    delivery: DeliveryAction,
+    facts: PullRequestFacts,
+    trust: TrustPolicy,
+    environment: KubeObject | undefined,
+  ): { facts: PullRequestFacts; outcome: 'none' | 'revoked' | 'unconfirmed' } {
+    if (isTrusted(facts, trust) || !hasApprovalLabel(facts, trust)) return { facts, outcome: 'none' };
+    const approvedSha = this.updates.approvedHead(name, facts.repository) ?? recordedHead(environment, facts.repository);
+    if (approvalHolds(delivery, facts, trust, approvedSha)) {
+      this.updates.approve(name, facts.repository, facts.headSha);
+      return { facts, outcome: 'none' };
+    }
+    const revoked = revokesApproval(delivery, facts, trust, approvedSha);
+    if (revoked) {
+      const { owner, name: repo } = facts.repository;
+      this.options.approvals.revoke({ owner, repo, number: facts.number, label: trust.approvalLabel });
+    }
+    return { facts: withoutApproval(facts, trust), outcome: revoked ? 'revoked' : 'unconfirmed' };
   }
 }
 
@@ -130,10 +153,13 @@ function addedLabel(payload: Record<string, unknown>): string | undefined {
   return typeof name === 'string' ? name : undefined;
 }
 
-/** The head SHA an environment object is at, if any. */
-function recordedHead(object: KubeObject | undefined): string | undefined {
-  const sha = (object as { spec?: { pullRequest?: { headSha?: unknown } } } | undefined)?.spec?.pullRequest?.headSha;
-  return typeof sha === 'string' ? sha : undefined;
+/** The head SHA an environment object of `repository` is at, if any (two repositories may map to one name). */
+function recordedHead(object: KubeObject | undefined, repository: { owner: string; name: string }): string | undefined {
+  type Recorded = { spec?: { repository?: { owner?: unknown; name?: unknown }; pullRequest?: { headSha?: unknown } } };
+  const spec = (object as Recorded | undefined)?.spec;
+  const key = (owner: unknown, name: unknown) => `${String(owner)}/${String(name)}`.toLowerCase();
+  if (!spec?.repository || key(spec.repository.owner, spec.repository.name) !== key(repository.owner, repository.name)) return undefined;
+  return typeof spec.pullRequest?.headSha === 'string' ? spec.pullRequest.headSha : undefined;
 }
 
 function hasBaseChange(payload: Record<string, unknown>): boolean {

@@ -50,7 +50,7 @@ test('the approval label (case-insensitive, configurable) admits an untrusted pu
   assert.equal(trustRejection(pr({ authorAssociation: 'NONE', labels: ['ok-to-test'] }), custom), undefined);
 });
 
-test('the approval holds at the head SHA it was given on; any delivery at another SHA revokes it', () => {
+test('the approval holds at the head SHA it was given on; a push, or a delivery at another SHA, revokes it', () => {
   const A = 'a'.repeat(40);
   const approvedFork = pr({ fork: true, labels: ['preview-approved', 'bug'], headSha: A });
   const pushed = { ...approvedFork, headSha: 'b'.repeat(40) };
@@ -61,11 +61,16 @@ test('the approval holds at the head SHA it was given on; any delivery at anothe
   for (const action of ['labeled', 'unlabeled', 'reopened', 'edited', 'ready_for_review', 'converted_to_draft']) {
     assert.equal(revokesApproval({ action, label: 'bug' }, approvedFork, trust, A), false, action);
   }
-  // At another SHA, or none known (a reopen after commits pushed while closed; another label before the revocation landed): revoked.
+  // At another SHA (a reopen after commits pushed while closed; another label before the revocation landed): revoked.
   for (const action of ['synchronize', 'reopened', 'ready_for_review', 'labeled', 'edited']) {
     assert.equal(revokesApproval({ action, label: 'bug' }, pushed, trust, A), true, action);
-    assert.equal(revokesApproval({ action, label: 'bug' }, approvedFork, trust, undefined), true, `${action}, no SHA known`);
   }
+  // With no approved SHA known (a restart; the approval's own delivery still on its way) it does not hold, and only a push revokes it.
+  for (const action of ['reopened', 'ready_for_review', 'labeled', 'edited']) {
+    assert.equal(approvalHolds({ action, label: 'bug' }, approvedFork, trust, undefined), false, action);
+    assert.equal(revokesApproval({ action, label: 'bug' }, approvedFork, trust, undefined), false, `${action}, no SHA known`);
+  }
+  assert.equal(revokesApproval({ action: 'synchronize' }, approvedFork, trust, undefined), true);
   assert.equal(approvalHolds({ action: 'reopened' }, pushed, trust, A), false);
   assert.equal(approvalHolds({ action: 'synchronize' }, approvedFork, trust, A), false, 'a push, even back to the approved commit');
   const trusted = pr({ labels: ['preview-approved'] });

@@ -46,14 +46,21 @@ export function approvalHolds(
   return delivery.action !== 'synchronize' && approvedSha !== undefined && approvedSha === pr.headSha;
 }
 
-/** Whether the delivery takes the approval away: an untrusted pull request carries the label, and it does not hold. */
+/**
+ * Whether the delivery takes the approval away (the label is removed on GitHub): an untrusted
+ * pull request carries it, it does not hold, and the head has moved — a push, or a head other
+ * than the approved one. Where no approved head is known (a restart, another replica, a label
+ * given a moment ago whose delivery is still on its way) the label only does not count for this
+ * delivery: it may be a maintainer's approval of this very commit.
+ */
 export function revokesApproval(
   delivery: DeliveryAction,
   pr: PullRequestFacts,
   trust: TrustPolicy,
   approvedSha: string | undefined,
 ): boolean {
-  return !isTrusted(pr, trust) && hasApprovalLabel(pr, trust) && !approvalHolds(delivery, pr, trust, approvedSha);
+  if (isTrusted(pr, trust) || !hasApprovalLabel(pr, trust) || approvalHolds(delivery, pr, trust, approvedSha)) return false;
+  return delivery.action === 'synchronize' || (approvedSha !== undefined && approvedSha !== pr.headSha);
 }
 
 /** The pull request as it is once the approval label is removed. */

@@ -219,6 +219,34 @@ describe('a pull request from a fork', () => {
     assert.equal((await environment(21))?.spec.pullRequest.headSha, repo.pullRequest(21).head.sha);
   });
 
+  it('two labels given at once, the other delivered first: not deployed, the approval kept, deployed with its own delivery', async () => {
+    const change = await repo.open({ number: 22, fork: 'outsider', files: { 'y.txt': 'mine\n' } });
+    await deliver(change);
+    removedLabels.length = 0;
+    const bug = await repo.label(22, 'bug');
+    const approved = await repo.label(22, 'preview-approved');
+    // GitHub lists both labels in each delivery; "bug"'s arrives first.
+    const early = await deliver({
+      ...bug,
+      delivery: repo.delivery('labeled', 22, 'maintainer', { label: (bug.delivery.payload as { label: unknown }).label }),
+    });
+    assert.deepEqual([early.body.op, early.body.approvalRevoked], ['delete', undefined]);
+    assert.match(String(early.body.reason), /not known to be given on this commit/);
+    const { body } = await deliver(approved);
+    assert.equal(body.op, 'upsert');
+    await approvals.idle();
+    assert.deepEqual(removedLabels, []);
+  });
+
+  it('approved while a draft, then ready for review at the same commit → deployed', async () => {
+    await repo.open({ number: 23, fork: 'outsider', draft: true, files: { 'z.txt': 'mine\n' } });
+    const labeled = await deliver(await repo.label(23, 'preview-approved'));
+    assert.equal(labeled.body.op, 'delete', 'a draft gets none');
+    const ready = await deliver(await repo.readyForReview(23));
+    assert.equal(ready.body.op, 'upsert');
+    assert.equal((await environment(23))?.spec.pullRequest.headSha, repo.pullRequest(23).head.sha);
+  });
+
   it('another label given right after the approval keeps it: the approval is tied to the head it was given on', async () => {
     removedLabels.length = 0;
     const { body } = await deliver(await repo.label(21, 'bug'));
