@@ -65,7 +65,8 @@ function checkWrites(i: number, apiGroups: string[], resources: string[], verbs:
   // Wildcards, privileged verbs and the guards are refused above, each for its own reason.
   const writes = verbs.filter((v) => !readVerbs.has(v) && !privilegedVerbs.has(v) && !v.includes('*'));
   if (writes.length === 0) return;
-  const writable = (resource: string) => apiGroups.every((group) => writableResources.has(`${group}/${resource}`));
+  // No group names no resource: such a rule grants nothing, and is refused rather than trusted.
+  const writable = (resource: string) => apiGroups.length > 0 && apiGroups.every((group) => writableResources.has(`${group}/${resource}`));
   for (const resource of resources.filter((r) => !r.includes('*') && !isGuardResource(r) && !writable(r))) {
     violate(
       'rbac-checked-write',

@@ -486,6 +486,30 @@ describe('the rendering policy refuses', () => {
     assert.deepEqual(rules([held]), ['finalizers ConfigMap held']);
     assert.match(formatPolicyViolations(check([held]).violations), /^ConfigMap held: metadata\.finalizers must not be set/);
     assert.deepEqual(rules([{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'free' } }]), []);
+    // A template's finalizers reach what a controller makes from it: the pods, the claims.
+    const template = { metadata: { finalizers: ['example.com/never'] }, spec: { containers: [] } };
+    const deployment: Manifest = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' }, spec: { template } };
+    const cronJob: Manifest = {
+      apiVersion: 'batch/v1',
+      kind: 'CronJob',
+      metadata: { name: 'c' },
+      spec: { jobTemplate: { metadata: { finalizers: ['x/y'] }, spec: { template } } },
+    };
+    const claims: Manifest = {
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      metadata: { name: 's' },
+      spec: { volumeClaimTemplates: [{ metadata: { name: 'data', finalizers: ['x/y'] } }] },
+    };
+    const paths = check([deployment, cronJob, claims])
+      .violations.filter((v) => v.rule === 'finalizers')
+      .map((v) => v.message.split(' ')[0]);
+    assert.deepEqual(paths, [
+      'spec.template.metadata.finalizers',
+      'spec.jobTemplate.metadata.finalizers',
+      'spec.jobTemplate.spec.template.metadata.finalizers',
+      'spec.volumeClaimTemplates[0].metadata.finalizers',
+    ]);
   });
 
   it('Roles with wildcards, privileged verbs, RBAC or token requests', () => {
@@ -538,8 +562,10 @@ describe('the rendering policy refuses', () => {
       { apiGroups: [''], resources: ['configmaps'], verbs: ['deletecollection'] },
       // Leases and Events are writable in their own groups only: another group's `leases` is another kind.
       { apiGroups: ['example.com'], resources: ['leases'], verbs: ['create'] },
+      // No group at all grants nothing, and is refused rather than trusted.
+      { apiGroups: [], resources: ['pods'], verbs: ['create'] },
     ]);
-    assert.deepEqual(rules([writes]), Array(16).fill('rbac-checked-write Role.rbac.authorization.k8s.io r'));
+    assert.deepEqual(rules([writes]), Array(17).fill('rbac-checked-write Role.rbac.authorization.k8s.io r'));
     assert.match(formatPolicyViolations(check([writes]).violations), /rules\[0\] grants create, update, patch on pods; a Role may write/);
   });
 

@@ -225,8 +225,8 @@ export function checkRenderedObjects(rendered: readonly Manifest[], policy: Rend
       violate('other-namespace', `it targets namespace "${declaredNamespace}"; a preview's objects live in "${policy.namespace}" only`);
     }
     if (object.metadata.ownerReferences !== undefined) violate('owner-references', 'metadata.ownerReferences must not be set');
-    if (object.metadata.finalizers !== undefined) {
-      violate('finalizers', 'metadata.finalizers must not be set: nothing would remove them, and the namespace would never be deleted');
+    for (const path of finalizerPaths(object)) {
+      violate('finalizers', `${path} must not be set: nothing would remove them, and the namespace would never be deleted`);
     }
 
     for (const field of serverFields) delete object.metadata[field];
@@ -252,6 +252,22 @@ function checkAnnotations(annotations: unknown, path: string, violate: Violate):
     const denied = deniedAnnotation(key);
     if (denied) violate('controller-annotation', `${path}[${key}] is refused: ${denied}`);
   }
+}
+
+/**
+ * Where the object sets finalizers: its own metadata, and the metadata of every template in it (a
+ * pod template's reach the pods a controller makes from it, a claim template's the claims).
+ */
+function finalizerPaths(value: unknown, path = ''): string[] {
+  if (typeof value !== 'object' || value === null) return [];
+  const entries = Array.isArray(value)
+    ? value.map((v, i) => [`[${i}]`, v] as const)
+    : Object.entries(value).map(([k, v]) => [`.${k}`, v] as const);
+  return entries.flatMap(([key, child]) => {
+    const here = `${path}${key}`;
+    const own = key === '.metadata' && asObject(child)?.finalizers !== undefined ? [`${here.slice(1)}.finalizers`] : [];
+    return [...own, ...finalizerPaths(child, here)];
+  });
 }
 
 /** cert-manager copies a Certificate's secretTemplate onto the Secret it writes, where a replicator would act on it. */
