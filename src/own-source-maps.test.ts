@@ -65,4 +65,8 @@ test('withoutInlineSourceMap cuts a trailing inline map and nothing else, from t
   assert.equal(withoutInlineSourceMap(Buffer.from(mapped))?.toString(), 'a();\n');
   assert.equal(withoutInlineSourceMap('a();\n//# sourceMappingURL=a.js.map\n'), undefined);
   assert.equal(withoutInlineSourceMap('const s = "//# sourceMappingURL=data:";\n'), undefined);
+  // The marker at the start of a line inside a template literal, code after it: not the last line.
+  const literal = 'const banner = `\n//# sourceMappingURL=data:${url}\n`;\nexport default banner;\n';
+  assert.equal(withoutInlineSourceMap(literal), undefined);
+  assert.equal(withoutInlineSourceMap(Buffer.from(literal)), undefined);
 });
