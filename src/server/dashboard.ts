@@ -9,6 +9,7 @@ import type { KubeClient } from '../kube/client.js';
 import type { Logger } from '../kube/logger.js';
 import type { Manager } from '../kube/manager.js';
 import { createServer } from './create-server.js';
+import { isLoopbackAddress, loopbackNamesOnly } from './loopback-names.js';
 import { EnvironmentEvents } from './dashboard-events.js';
 import { DashboardFeed, matches, type DashboardSource, type ListFilter } from './dashboard-feed.js';
 import { environmentDetail, environmentRow, escapeHtml, filterForm, phases, tableHead } from './dashboard-html.js';
@@ -148,7 +149,8 @@ export async function startDashboard(options: StartDashboardOptions): Promise<Ru
   const kind = { apiVersion: previewEnvironmentApiVersion, kind: 'PreviewEnvironment' };
   const environments = options.manager.informer(kind, options.environmentSelector ? { labelSelector: options.environmentSelector } : {});
   const dashboard = new Dashboard({ environments, client: options.manager.client, githubApiUrl: options.githubApiUrl });
-  const app = createServer({ routers: [dashboard.router()], ...(options.logger ? { logger: options.logger } : {}) });
+  const routers = [...(isLoopbackAddress(options.host) ? [loopbackNamesOnly()] : []), dashboard.router()];
+  const app = createServer({ routers, ...(options.logger ? { logger: options.logger } : {}) });
   try {
     const server = await startServer(app, { host: options.host, port: options.port });
     return {

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { request } from 'node:http';
 import { connect } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -145,7 +146,7 @@ function accepts(host: string, port: number): Promise<boolean> {
   });
 }
 
-test('the dashboard (no login) is reached from loopback only; the webhook, on 0.0.0.0, from the pod address', async (t) => {
+test('the dashboard (no login) is reached from loopback names only; the webhook, on 0.0.0.0, from the pod address', async (t) => {
   const address = podAddress();
   if (!address) return t.skip('no non-loopback IPv4 address on this machine');
   const p = start('replica-d', 'dashboard-bind', ['--webhook-host=0.0.0.0']);
@@ -155,6 +156,14 @@ test('the dashboard (no login) is reached from loopback only; the webhook, on 0.
   assert.equal(await accepts(address, Number(webhook.port)), true, `the webhook answers on ${address}`);
   assert.equal(await accepts(address, Number(dashboard.port)), false, `the dashboard is refused on ${address}`);
   assert.match(await (await fetch(`http://127.0.0.1:${dashboard.port}/`)).text(), /<h1>Preview environments/);
+  // A page elsewhere that rebinds a name of its own to 127.0.0.1 reaches the port, with its name in Host.
+  const rebound = await new Promise<number>((resolve, reject) => {
+    const headers = { host: `rebind.attacker.example:${dashboard.port}` };
+    request(`http://127.0.0.1:${dashboard.port}/`, { headers }, (res) => (res.resume(), resolve(res.statusCode ?? 0)))
+      .on('error', reject)
+      .end();
+  });
+  assert.equal(rebound, 421);
   p.child.kill('SIGTERM');
   assert.equal(await p.exited, 0);
 });
