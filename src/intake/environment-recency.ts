@@ -11,6 +11,7 @@
 // two pushes) can share one; refusing the second would keep the first until the next update, and
 // the resync — whose listing carries that same time — could not repair it. A replay can then
 // only choose between states GitHub itself reported within one second.
+import { repositoryKey, type RepositoryName } from '../github/octokit-factory.js';
 import { systemClock, type Clock } from '../kube/clock.js';
 import type { KubeObject } from '../kube/kube-object.js';
 
@@ -18,6 +19,13 @@ import type { KubeObject } from '../kube/kube-object.js';
 export function recordedUpdate(object: KubeObject | undefined): string | undefined {
   const value = (object as { spec?: { pullRequest?: { updatedAt?: unknown } } } | undefined)?.spec?.pullRequest?.updatedAt;
   return typeof value === 'string' ? value : undefined;
+}
+
+/** Whether an environment object records `repository`: two repositories may map to one environment name. */
+export function recordsRepository(object: KubeObject | undefined, repository: RepositoryName): boolean {
+  const recorded = (object as { spec?: { repository?: { owner?: unknown; name?: unknown } } } | undefined)?.spec?.repository;
+  const { owner, name } = recorded ?? {};
+  return typeof owner === 'string' && typeof name === 'string' && repositoryKey({ owner, name }) === repositoryKey(repository);
 }
 
 /** True when `update` is strictly older than `recorded`; a time that is absent or unreadable is never older. */
@@ -47,8 +55,6 @@ interface Approval {
   repository: string;
   headSha: string;
 }
-
-const repositoryKey = (repository: { owner: string; name: string }) => `${repository.owner}/${repository.name}`.toLowerCase();
 
 /**
  * The newest update this process accepted per environment, deletions included: it answers a
@@ -80,7 +86,7 @@ export class UpdateMemory {
   }
 
   /** Records that the approval of `repository`'s pull request behind `name` holds at `headSha`. */
-  approve(name: string, repository: { owner: string; name: string }, headSha: string): void {
+  approve(name: string, repository: RepositoryName, headSha: string): void {
     this.record(name, { ...this.live(name), approval: { repository: repositoryKey(repository), headSha } });
   }
 
@@ -90,7 +96,7 @@ export class UpdateMemory {
   }
 
   /** The head SHA the approval of `repository`'s pull request behind `name` holds at, if recorded within the window. */
-  approvedHead(name: string, repository: { owner: string; name: string }): string | undefined {
+  approvedHead(name: string, repository: RepositoryName): string | undefined {
     const approval = this.live(name)?.approval;
     return approval?.repository === repositoryKey(repository) ? approval.headSha : undefined;
   }

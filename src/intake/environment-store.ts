@@ -5,7 +5,7 @@ import type { KubeClient } from '../kube/client.js';
 import { ConflictError, InvalidError, NotFoundError, TransientError } from '../kube/errors.js';
 import type { KubeObject } from '../kube/kube-object.js';
 import { previewEnvironmentKind, type PreviewEnvironmentSpec } from '../../constructs/api-types.js';
-import { isOlder, recordedUpdate } from './environment-recency.js';
+import { isOlder, recordedUpdate, recordsRepository } from './environment-recency.js';
 
 export { previewEnvironmentKind };
 
@@ -124,7 +124,7 @@ export class KubeEnvironmentStore implements EnvironmentStore {
       }
       for (let attempt = 0; attempt < maxDeleteAttempts; attempt++) {
         const current = await this.client.get(ref);
-        if (options.repository && !sameRepository(recordedRepository(current), options.repository)) return 'absent';
+        if (options.repository && !recordsRepository(current, options.repository)) return 'absent';
         if (isOlder(options.updatedAt, recordedUpdate(current))) return 'stale';
         try {
           await this.client.delete(ref, { preconditions: { resourceVersion: current.metadata.resourceVersion } });
@@ -140,17 +140,6 @@ export class KubeEnvironmentStore implements EnvironmentStore {
       throw err;
     }
   }
-}
-
-/** The repository an environment object records, if any. */
-function recordedRepository(object: KubeObject): { owner?: unknown; name?: unknown } | undefined {
-  return (object as { spec?: { repository?: { owner?: unknown; name?: unknown } } }).spec?.repository;
-}
-
-/** GitHub's names are case-insensitive. */
-function sameRepository(recorded: { owner?: unknown; name?: unknown } | undefined, asking: { owner: string; name: string }): boolean {
-  const key = (owner: unknown, name: unknown) => `${String(owner)}/${String(name)}`.toLowerCase();
-  return recorded !== undefined && key(recorded.owner, recorded.name) === key(asking.owner, asking.name);
 }
 
 /** The field manager of `spec.rerunRequestedAt`: not the applies' own, so their next write leaves the field be. */

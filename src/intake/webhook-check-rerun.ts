@@ -6,6 +6,7 @@
 // own check run is the one to re-run. The write follows the answer, like a pull_request's.
 import type { KubeObject } from '../kube/kube-object.js';
 import { silentLogger, type Logger } from '../kube/logger.js';
+import { recordsRepository } from './environment-recency.js';
 import { environmentName } from './pull-request-environment-name.js';
 import { PayloadError } from './pull-request-payload.js';
 import type { PullRequestOutcome } from './webhook-pull-request.js';
@@ -42,9 +43,6 @@ function targetOf(event: string, payload: Record<string, unknown>): RerunTarget 
   return { repository: { owner, name }, sha, pullRequests };
 }
 
-const sameRepository = (a: { owner: string; name: string }, b: { owner: string; name: string }) =>
-  a.owner.toLowerCase() === b.owner.toLowerCase() && a.name.toLowerCase() === b.name.toLowerCase();
-
 export class CheckRerunHandler {
   private readonly logger: Logger;
 
@@ -75,10 +73,7 @@ export class CheckRerunHandler {
     const { environments } = this.options;
     const named = target.pullRequests.map((n) => environmentName(target.repository, n));
     const recorded = ((environments?.list?.() ?? []) as Environment[])
-      .filter((e) => {
-        const repository = e.spec?.repository;
-        return repository && sameRepository(repository, target.repository) && e.spec?.pullRequest?.headSha === target.sha;
-      })
+      .filter((e) => recordsRepository(e, target.repository) && e.spec?.pullRequest?.headSha === target.sha)
       .map((e) => e.metadata.name!);
     const candidates = [...new Set([...named, ...recorded])];
     // Without a cache (a webhook-only process) the write itself finds out; with one, only heads at the commit.

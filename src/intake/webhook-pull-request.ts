@@ -12,7 +12,7 @@ import type { TrustPolicy } from '../policy/policy-config.js';
 import type { PullRequestFacts } from '../policy/pull-request-facts.js';
 import { approvalHolds, hasApprovalLabel, isTrusted, revokesApproval, withoutApproval, type DeliveryAction } from '../policy/trust.js';
 import type { ApprovalRevoker } from '../github/reporting/approval-revoker.js';
-import { isOlder, newer, recordedUpdate, UpdateMemory } from './environment-recency.js';
+import { isOlder, newer, recordedUpdate, recordsRepository, UpdateMemory } from './environment-recency.js';
 import type { EnvironmentIntent, EnvironmentWriter } from './environment-writer.js';
 import { decide } from './pull-request-decision.js';
 import { environmentName } from './pull-request-environment-name.js';
@@ -155,11 +155,9 @@ function addedLabel(payload: Record<string, unknown>): string | undefined {
 
 /** The head SHA an environment object of `repository` is at, if any (two repositories may map to one name). */
 function recordedHead(object: KubeObject | undefined, repository: { owner: string; name: string }): string | undefined {
-  type Recorded = { spec?: { repository?: { owner?: unknown; name?: unknown }; pullRequest?: { headSha?: unknown } } };
-  const spec = (object as Recorded | undefined)?.spec;
-  const key = (owner: unknown, name: unknown) => `${String(owner)}/${String(name)}`.toLowerCase();
-  if (!spec?.repository || key(spec.repository.owner, spec.repository.name) !== key(repository.owner, repository.name)) return undefined;
-  return typeof spec.pullRequest?.headSha === 'string' ? spec.pullRequest.headSha : undefined;
+  if (!recordsRepository(object, repository)) return undefined;
+  const sha = (object as { spec?: { pullRequest?: { headSha?: unknown } } }).spec?.pullRequest?.headSha;
+  return typeof sha === 'string' ? sha : undefined;
 }
 
 function hasBaseChange(payload: Record<string, unknown>): boolean {
