@@ -382,16 +382,41 @@ describe('the PreviewEnvironment reconciler', () => {
     );
   });
 
-  it('expired: a cache behind its own delete does not make the namespace deletion fail (409 while it is emptied)', async () => {
+  it('expired: a cache behind its own delete does not make the namespace deletion fail, nor send it again', async () => {
     const t = setup();
     const name = await t.create(1, { ttl: '1h' });
     await t.reconcile(name);
     await t.admin.patch({ apiVersion: 'v1', kind: 'Namespace', name }, 'merge', { metadata: { finalizers: ['example.com/slow'] } });
     (t.informers.namespaces as FakeInformer).hold();
     t.clock.advance(hour + 1000);
+    const mark = t.cluster.writes.length;
     assert.deepEqual(await t.reconcile(name), { requeueAfter: 2000 }, 'looks again while the namespace goes');
     assert.equal(t.environment(name).status?.phase, 'Expired');
     assert.ok(namespaceOf(t, name)?.metadata.deletionTimestamp);
+    t.clock.advance(2000);
+    assert.deepEqual(await t.reconcile(name), { requeueAfter: 2000 });
+    assert.deepEqual(
+      t.cluster.writesSince(mark).filter((w) => w.startsWith('delete Namespace')),
+      [`delete Namespace ${name}`],
+      'one delete, though the cache has not shown it yet',
+    );
+  });
+
+  it('teardown: a reconcile woken before the cache shows the namespace going does not delete it again', async () => {
+    const t = setup();
+    const name = await readyEnvironment(t);
+    await t.admin.patch({ apiVersion: 'v1', kind: 'Namespace', name }, 'merge', { metadata: { finalizers: ['example.com/slow'] } });
+    (t.informers.namespaces as FakeInformer).hold();
+    await t.admin.delete({ ...previewEnvironmentKind, name });
+    const mark = t.cluster.writes.length;
+    assert.deepEqual(await t.reconcile(name), { requeueAfter: 2000 });
+    // Woken at once, as by its own status write's event, with the namespace cache still behind.
+    assert.deepEqual(await t.reconcile(name), { requeueAfter: 2000 });
+    assert.deepEqual(
+      t.cluster.writesSince(mark).filter((w) => w.startsWith('delete Namespace')),
+      [`delete Namespace ${name}`],
+    );
+    assert.deepEqual(t.environment(name).metadata.finalizers, [previewEnvironmentFinalizer], 'held until the namespace is gone');
   });
 
   it('all or nothing: a new rendering the API server refuses in its dry run applies nothing; the deployed SHA keeps serving', async () => {

@@ -141,14 +141,23 @@ export class EnvironmentTeardown {
     const name = env.metadata.name;
     const namespace = await this.deps.caches.namespace(name);
     if (!namespace || !isControlledBy(namespace, env)) return undefined;
-    if (!namespace.metadata.deletionTimestamp) {
+    if (!namespace.metadata.deletionTimestamp && !this.deletedBefore(name, namespace)) {
       await this.deps.client.delete(refOf(namespace), { preconditions: { uid: namespace.metadata.uid } }).catch((err) => {
-        // Gone, or already going (a cache behind our own delete: the API server answers 409 while
-        // the namespace controller empties it), or replaced by another (409, its uid): looked at again.
+        // Gone, or replaced by another (409, its uid): looked at again.
         if (!(err instanceof NotFoundError) && !(err instanceof ConflictError)) throw err;
       });
       this.deps.logger.info({ environment: name }, 'teardown: namespace deleted');
     }
     return namespacePollWait(this.deps.memory, name, namespace, this.deps.clock.now(), this.deps.settings.namespacePollMs);
+  }
+
+  /**
+   * Whether this process already deleted (or saw going) this very namespace: a reconcile woken before
+   * the cache has seen our delete would otherwise send it again, which the API server accepts as a
+   * no-op — a write for nothing.
+   */
+  private deletedBefore(name: string, namespace: KubeObject): boolean {
+    const going = this.deps.memory.peek(name)?.namespaceGoing;
+    return going !== undefined && going.uid === namespace.metadata.uid;
   }
 }

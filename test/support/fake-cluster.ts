@@ -184,10 +184,8 @@ export class FakeCluster {
       throw fail(409, 'Conflict', `precondition failed: uid ${options.preconditions.uid}, object has ${live.metadata.uid}`);
     }
     if (options.dryRun) return;
-    if (ref.kind === 'Namespace' && live.metadata.deletionTimestamp) {
-      // As the API server's namespace storage answers a second delete while the namespace is emptied.
-      throw fail(409, 'Conflict', `namespaces "${ref.name}": The system is ensuring all content is removed from this namespace.`);
-    }
+    // The API server's namespace storage accepts a second delete while the namespace is emptied, and changes nothing.
+    if (ref.kind === 'Namespace' && live.metadata.deletionTimestamp) return;
     if (live.metadata.finalizers?.length) {
       this.store({ ...live, metadata: { ...live.metadata, deletionTimestamp: this.now().toISOString() } });
       return;
