@@ -98,7 +98,7 @@ export function toJson_PreviewEnvironmentProps(obj: PreviewEnvironmentProps | un
  */
 export interface PreviewEnvironmentSpec {
   /**
-   * The GitHub repository the pull request belongs to. Immutable.
+   * The GitHub repository the pull request belongs to. Immutable, except for the letter case GitHub ignores (a repository renamed in case only keeps its environments).
    *
    * @schema PreviewEnvironmentSpec#repository
    */
@@ -152,7 +152,7 @@ export function toJson_PreviewEnvironmentSpec(obj: PreviewEnvironmentSpec | unde
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
- * The GitHub repository the pull request belongs to. Immutable.
+ * The GitHub repository the pull request belongs to. Immutable, except for the letter case GitHub ignores (a repository renamed in case only keeps its environments).
  *
  * @schema PreviewEnvironmentSpecRepository
  */

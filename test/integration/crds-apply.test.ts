@@ -353,6 +353,16 @@ describe('defaults and status', () => {
       spec: { ...environment.spec, repository: { ...environment.spec.repository, name: 'other' } },
     });
     assert.match(moved.message, /spec\.repository is immutable/);
+    // GitHub ignores letter case: a repository renamed in case only keeps its environment.
+    const recased = { owner: 'Alien6', name: 'Reco', cloneUrl: 'https://github.com/Alien6/Reco.git' };
+    const renamed = await serverSideApply(
+      kc,
+      { ...environment, spec: { ...environment.spec, repository: recased } } as unknown as ManifestLike,
+      {
+        fieldManager,
+      },
+    );
+    assert.deepEqual((renamed.spec as { repository: unknown }).repository, recased);
     const back = await rejection({
       ...(environment as unknown as ManifestLike),
       spec: {
