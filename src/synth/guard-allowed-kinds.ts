@@ -13,7 +13,9 @@ export interface GroupKind {
  * What a rendering may contain unless configured otherwise: workloads, their configuration,
  * networking within the namespace, namespaced RBAC and the operator's own kinds. Not allowed
  * by default: ResourceQuota, LimitRange and NetworkPolicy (the operator writes the namespace's
- * own, and a repository's could lift its budget or its isolation), DaemonSets and ReplicaSets.
+ * own, and a repository's could lift its budget or its isolation), PodDisruptionBudgets (a
+ * preview needs none, and one that allows no eviction holds up its nodes' drains), DaemonSets and
+ * ReplicaSets.
  */
 export const defaultAllowedKinds: readonly string[] = [
   'ConfigMap',
@@ -27,7 +29,6 @@ export const defaultAllowedKinds: readonly string[] = [
   'Job.batch',
   'CronJob.batch',
   'HorizontalPodAutoscaler.autoscaling',
-  'PodDisruptionBudget.policy',
   'Ingress.networking.k8s.io',
   'Role.rbac.authorization.k8s.io',
   'RoleBinding.rbac.authorization.k8s.io',

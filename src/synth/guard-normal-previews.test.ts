@@ -15,7 +15,7 @@ import {
   type DatabaseSpec,
   type Manifest,
 } from '../../constructs/index.js';
-import { AllowedKinds } from './guard-allowed-kinds.js';
+import { AllowedKinds, defaultAllowedKinds } from './guard-allowed-kinds.js';
 import { checkRenderedObjects, formatPolicyViolations, type RenderPolicy } from './guard-rendered-objects.js';
 import { splitRendering, type InProcessRendering } from './render-preview.js';
 
@@ -29,8 +29,8 @@ const policy: RenderPolicy = {
   certificateIssuer: { name: 'preview-issuer', kind: 'ClusterIssuer' },
 };
 
-function assertPasses(objects: readonly Manifest[]): Manifest[] {
-  const result = checkRenderedObjects(objects, policy);
+function assertPasses(objects: readonly Manifest[], allowedKinds = policy.allowedKinds): Manifest[] {
+  const result = checkRenderedObjects(objects, { ...policy, allowedKinds });
   assert.equal(formatPolicyViolations(result.violations), '');
   assert.equal(result.objects.length, objects.length);
   return result.objects;
@@ -79,18 +79,23 @@ describe('what a normal preview renders passes the policy with the default setti
     assertPasses(seeds);
   });
 
-  it('the workloads the construct library renders for the seeds, a canary included', () => {
+  it('the workloads the construct library renders for the seeds, a canary included (its budget where budgets are allowed)', () => {
     const algorithm = seed('Algorithm');
     const database = seed('Database');
-    assertPasses([
-      ...renderAlgorithmWorkloads(
-        { metadata: { name: algorithm.metadata.name }, spec: algorithm.spec as unknown as AlgorithmSpec },
-        {
-          canary: { image: 'registry.alien6.io/algo/reco:2.2.0', replicas: 1 },
-        },
-      ),
-      ...renderDatabaseWorkloads({ metadata: { name: database.metadata.name }, spec: database.spec as unknown as DatabaseSpec }),
-    ]);
+    // PodDisruptionBudgets are off the default allow-list; the library's lets a pod go, so it passes where allowed.
+    const withBudgets = new AllowedKinds([...defaultAllowedKinds, 'PodDisruptionBudget.policy']);
+    assertPasses(
+      [
+        ...renderAlgorithmWorkloads(
+          { metadata: { name: algorithm.metadata.name }, spec: algorithm.spec as unknown as AlgorithmSpec },
+          {
+            canary: { image: 'registry.alien6.io/algo/reco:2.2.0', replicas: 1 },
+          },
+        ),
+        ...renderDatabaseWorkloads({ metadata: { name: database.metadata.name }, spec: database.spec as unknown as DatabaseSpec }),
+      ],
+      withBudgets,
+    );
   });
 
   it('the extras a main.ts adds: its own ServiceAccount, a read-only Role bound to it, a Secret, a Service and an Ingress of the library', () => {

@@ -512,6 +512,22 @@ describe('the rendering policy refuses', () => {
     ]);
   });
 
+  it('disruption budgets: off by default; where allowed, one that could refuse every eviction (node drains held up)', () => {
+    const budget = (spec: object): Manifest => ({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'web' }, spec });
+    const selector = { matchLabels: { app: 'web' } };
+    assert.deepEqual(rules([budget({ maxUnavailable: 1, selector })]), ['kind-not-allowed PodDisruptionBudget.policy web']);
+    const allowed = { allowedKinds: new AllowedKinds(['ConfigMap', 'PodDisruptionBudget.policy']) };
+    for (const spec of [{ maxUnavailable: 0 }, { maxUnavailable: '0%' }, { minAvailable: 1 }, { minAvailable: '100%' }, {}]) {
+      assert.deepEqual(
+        rules([budget({ ...spec, selector })], allowed),
+        ['disruption-budget PodDisruptionBudget.policy web'],
+        JSON.stringify(spec),
+      );
+    }
+    assert.match(formatPolicyViolations(check([budget({ maxUnavailable: 0, selector })], allowed).violations), /holds up node drains/);
+    for (const maxUnavailable of [1, 3, '1%', '50%']) assert.deepEqual(rules([budget({ maxUnavailable, selector })], allowed), []);
+  });
+
   it('Roles with wildcards, privileged verbs, RBAC or token requests', () => {
     assert.deepEqual(
       rules([

@@ -8,6 +8,7 @@ import type { Manifest } from '../../constructs/index.js';
 import { AllowedKinds, formatGroupKind, groupKindOf, isKnownClusterScoped } from './guard-allowed-kinds.js';
 import { checkCertificate } from './guard-certificates.js';
 import { deniedAnnotation } from './guard-controller-annotations.js';
+import { checkDisruptionBudget } from './guard-disruption-budgets.js';
 import { asObject } from './guard-json.js';
 import { checkIngress, checkService, type OptionalServiceType } from './guard-network-exposure.js';
 import { checkPodFields } from './guard-object-fields.js';
@@ -85,7 +86,9 @@ export type PolicyRule =
   /** Owner references are the operator's to set. */
   | 'owner-references'
   /** Finalizers: the repository runs no controller to remove them, and one left keeps the namespace Terminating (its slot held). */
-  | 'finalizers';
+  | 'finalizers'
+  /** A PodDisruptionBudget that could allow no eviction: it would hold up every drain of its pods' nodes. */
+  | 'disruption-budget';
 
 export type Violate = (rule: PolicyRule, message: string) => void;
 
@@ -178,6 +181,7 @@ const kindChecks: Record<string, ObjectCheck> = {
   },
   'rbac.authorization.k8s.io/Role': (object, _policy, violate) => checkRole(object, violate),
   'rbac.authorization.k8s.io/RoleBinding': checkRoleBinding,
+  'policy/PodDisruptionBudget': (object, _policy, violate) => checkDisruptionBudget(object, violate),
 };
 
 export function describeObject(object: { apiVersion?: string; kind?: string; metadata?: { name?: string; namespace?: string } }): string {
