@@ -133,6 +133,10 @@ function renderPolicySettings(read: SettingReader): RenderPolicySettings {
   for (const key of tolerationKeys.filter((k) => !names.qualifiedName.test(k))) {
     read.problem('allowed-toleration-keys', `"${key}" is not a taint key (prefix/name or name)`);
   }
+  const csiDrivers = read.list('allowed-csi-drivers');
+  for (const name of csiDrivers.filter((n) => !names.dnsSubdomain.test(n))) {
+    read.problem('allowed-csi-drivers', `"${name}" is not a CSI driver name`);
+  }
   // Depth at most 1000: past the check, objects are cloned and serialised recursively.
   const limits = {
     maxObjects: read.int('max-rendered-objects', 1)!,
@@ -146,6 +150,7 @@ function renderPolicySettings(read: SettingReader): RenderPolicySettings {
     allowTokenAutomount: allowTokenAutomount!,
     priorityClasses,
     tolerationKeys,
+    csiDrivers,
     limits,
   };
 }

@@ -313,6 +313,12 @@ export const settings: readonly SettingSpec[] = [
     'Taint keys pods of a rendering may tolerate (default none but the node conditions and the extended resources they request, e.g. nvidia.com/gpu).',
   ),
   setting(
+    'allowed-csi-drivers',
+    'list',
+    'Rendering policy',
+    "CSI drivers pods of a rendering may use in inline volumes (default none: a driver acts on a volume's attributes with its own identity, e.g. cert-manager's csi-driver issuing for any name).",
+  ),
+  setting(
     'max-rendered-objects',
     'integer',
     'Rendering policy',

@@ -405,6 +405,48 @@ describe('the rendering policy refuses', () => {
     assert.deepEqual(rules([withoutGpu]), ['scheduling Pod q'], 'a GPU toleration of a pod that requests no GPU');
   });
 
+  it('inline CSI volumes of drivers the operator does not allow (another identity acts on them), and grace periods past teardown', () => {
+    const securePod = { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } };
+    const container = { name: 'c', image: 'x', securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } } };
+    const deployment = (podSpec: object): Manifest => ({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web' },
+      spec: {
+        selector: { matchLabels: { app: 'web' } },
+        template: { metadata: { labels: { app: 'web' } }, spec: { securityContext: securePod, containers: [container], ...podSpec } },
+      },
+    });
+    // cert-manager's csi-driver would issue this with its own identity, past the Certificate rules.
+    const certificate = {
+      name: 'tls',
+      csi: {
+        driver: 'csi.cert-manager.io',
+        readOnly: true,
+        volumeAttributes: {
+          'csi.cert-manager.io/issuer-kind': 'ClusterIssuer',
+          'csi.cert-manager.io/dns-names': 'api.production.example.com',
+        },
+      },
+    };
+    const share = { name: 'share', csi: { driver: 'nfs.csi.k8s.io', volumeAttributes: { server: '10.0.0.5', share: '/exports/team-b' } } };
+    assert.deepEqual(
+      check([deployment({ volumes: [certificate, share] })]).violations.map((v) => `${v.rule} ${v.message.split(' is ')[0]}`),
+      ['inline-volume spec.template.spec.volumes[0]', 'inline-volume spec.template.spec.volumes[1]'],
+    );
+    assert.deepEqual(rules([deployment({ volumes: [share] })], { csiDrivers: ['nfs.csi.k8s.io'] }), [], 'a driver the operator allows');
+    assert.deepEqual(rules([deployment({ volumes: [{ name: 'scratch', emptyDir: {} }] })]), []);
+
+    for (const grace of [301, 315_360_000, '30']) {
+      assert.deepEqual(
+        rules([deployment({ terminationGracePeriodSeconds: grace })]),
+        ['termination-grace Deployment.apps web'],
+        String(grace),
+      );
+    }
+    for (const grace of [0, 30, 300]) assert.deepEqual(rules([deployment({ terminationGracePeriodSeconds: grace })]), []);
+  });
+
   it('annotations that make another controller act across namespaces or outside the cluster, on any object', () => {
     const objects: Manifest[] = [
       service('svc', { clusterIP: 'None', selector: { a: 'b' }, ports: [{ port: 80 }] }),

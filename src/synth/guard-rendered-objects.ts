@@ -12,6 +12,7 @@ import { checkDisruptionBudget } from './guard-disruption-budgets.js';
 import { asObject } from './guard-json.js';
 import { checkIngress, checkService, type OptionalServiceType } from './guard-network-exposure.js';
 import { checkPodFields } from './guard-object-fields.js';
+import { checkPodReach } from './guard-pod-reach.js';
 import { checkPodSecurity, podTemplateOf, type PodSecurityLevel } from './guard-pod-security.js';
 import { checkRole, checkRoleBinding } from './guard-rbac.js';
 import { checkScheduling } from './guard-scheduling.js';
@@ -88,7 +89,11 @@ export type PolicyRule =
   /** Finalizers: the repository runs no controller to remove them, and one left keeps the namespace Terminating (its slot held). */
   | 'finalizers'
   /** A PodDisruptionBudget that could allow no eviction: it would hold up every drain of its pods' nodes. */
-  | 'disruption-budget';
+  | 'disruption-budget'
+  /** An inline CSI volume of a driver the operator does not allow: the driver acts on its attributes with its own identity. */
+  | 'inline-volume'
+  /** A termination grace period past the limit: a pod ignoring SIGTERM would outlive its namespace's deletion. */
+  | 'termination-grace';
 
 export type Violate = (rule: PolicyRule, message: string) => void;
 
@@ -111,6 +116,8 @@ export interface RenderPolicySettings {
   priorityClasses: readonly string[];
   /** Taint keys pods may tolerate (default none, but the node conditions every pod tolerates). */
   tolerationKeys: readonly string[];
+  /** CSI drivers pods may use in inline volumes (default none). */
+  csiDrivers: readonly string[];
   /** Objects, bytes and depth of a rendering. */
   limits: OutputLimits;
 }
@@ -121,6 +128,7 @@ export const defaultRenderPolicySettings: Readonly<RenderPolicySettings> = Objec
   allowTokenAutomount: false,
   priorityClasses: [],
   tolerationKeys: [],
+  csiDrivers: [],
   limits: defaultOutputLimits,
 });
 
@@ -289,6 +297,7 @@ function checkPods(object: Manifest, policy: RenderPolicy, violate: Violate): vo
   checkPodTokens(pod, policy, violate);
   checkReservedSecretMounts(pod, violate);
   checkScheduling(pod, policy, violate);
+  checkPodReach(pod, policy, violate);
   if (pod.path !== 'spec') checkAnnotations(pod.annotations, pod.path.replace(/spec$/, 'metadata.annotations'), violate);
 }
 
