@@ -275,6 +275,86 @@ test('in a preview namespace: a Role that would lift the guards or reach RBAC is
   await post(operator, `${rbacApi}/namespaces/${preview}/roles`, reader);
 });
 
+test('in a preview namespace, for everyone (a cluster admin, a controller): externalIPs, ExternalName, nodeName, long grace, inline CSI', async () => {
+  const policy = `${release}-preview-operator-preview-namespaces`;
+  const refusedInNamespace = (request: Promise<unknown>, message: RegExp) =>
+    assert.rejects(request, (err: unknown) => {
+      assert.ok(err instanceof KubeRequestError, String(err));
+      assert.equal(err.statusCode, 403, err.message);
+      assert.match(err.message, new RegExp(`ValidatingAdmissionPolicy '${policy}'`), err.message);
+      assert.match(err.message, message);
+      return true;
+    });
+  const service = (ns: string, spec: object) => ({
+    metadata: { name: uniqueName('svc'), namespace: ns },
+    spec: { ports: [{ port: 80 }], ...spec },
+  });
+  const intercept = { externalIPs: ['10.96.0.10'], selector: { app: 'web' } };
+  await waitFor(
+    'the preview namespaces policy to be enforced',
+    () =>
+      post(admin, `/api/v1/namespaces/${preview}/services`, service(preview, intercept), true).then(
+        () => false,
+        () => true,
+      ),
+    { timeoutMs: 30_000 },
+  );
+  const services = `/api/v1/namespaces/${preview}/services`;
+  await refusedInNamespace(post(admin, services, service(preview, intercept)), /may not set spec\.externalIPs/);
+  await refusedInNamespace(
+    post(admin, services, service(preview, { type: 'ExternalName', externalName: 'kubernetes.default.svc' })),
+    /ExternalName/,
+  );
+  // An ordinary Service passes; outside the preview namespaces the policy does not apply.
+  await post(admin, services, service(preview, { selector: { app: 'web' } }), true);
+  await post(admin, `/api/v1/namespaces/${victim}/services`, service(victim, intercept), true);
+
+  const container = {
+    name: 'c',
+    image: 'registry.example.com/app:1',
+    securityContext: {
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+      runAsNonRoot: true,
+      seccompProfile: { type: 'RuntimeDefault' },
+    },
+  };
+  const pod = (spec: object) => ({ metadata: { name: uniqueName('pod'), namespace: preview }, spec: { containers: [container], ...spec } });
+  const pods = `/api/v1/namespaces/${preview}/pods`;
+  await refusedInNamespace(post(admin, pods, pod({ nodeName: 'control-plane' })), /may not set spec\.nodeName \(control-plane\)/);
+  await refusedInNamespace(
+    post(admin, pods, pod({ terminationGracePeriodSeconds: 315_360_000 })),
+    /terminationGracePeriodSeconds above 300 \(315360000\)/,
+  );
+  const csi = {
+    name: 'tls',
+    csi: { driver: 'csi.cert-manager.io', volumeAttributes: { 'csi.cert-manager.io/issuer-name': 'production' } },
+  };
+  await refusedInNamespace(post(admin, pods, pod({ volumes: [csi] })), /inline CSI volumes only of the drivers .* \(none\)/);
+  await post(admin, pods, pod({ terminationGracePeriodSeconds: 30 }), true);
+
+  // A Deployment is no way around it: the ReplicaSet controller's pods are refused in turn.
+  const name = uniqueName('pinned');
+  const template = { metadata: { labels: { app: name } }, spec: { nodeName: 'control-plane', containers: [container] } };
+  await post(admin, `/apis/apps/v1/namespaces/${preview}/deployments`, {
+    metadata: { name, namespace: preview },
+    spec: { replicas: 1, selector: { matchLabels: { app: name } }, template },
+  });
+  type ReplicaSets = { items: { status?: { conditions?: { type: string; message?: string }[] } }[] };
+  const failure = async () => {
+    const sets = (await kubeRequest(
+      admin,
+      'GET',
+      `/apis/apps/v1/namespaces/${preview}/replicasets?labelSelector=app=${name}`,
+    )) as ReplicaSets;
+    return sets.items[0]?.status?.conditions?.find((c) => c.type === 'ReplicaFailure')?.message;
+  };
+  await waitFor('the ReplicaSet to report its pod refused', async () => (await failure()) !== undefined, { timeoutMs: 30_000 });
+  assert.match((await failure())!, new RegExp(`${policy}.*spec\\.nodeName`));
+  const created = (await kubeRequest(admin, 'GET', `${pods}?labelSelector=app=${name}`)) as { items: unknown[] };
+  assert.equal(created.items.length, 0);
+});
+
 test('RoleBindings: a ClusterRole outside the allow-list or a subject elsewhere is refused; cluster-admin by RBAC too', async () => {
   const clusterRole = `${release}-read-config`;
   await applyAsAdmin({

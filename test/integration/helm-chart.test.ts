@@ -51,6 +51,8 @@ test('the defaults: 2 replicas, non-root, read-only root with emptyDirs, probes,
     'Service',
     'ServiceAccount',
     'ValidatingAdmissionPolicy',
+    'ValidatingAdmissionPolicy',
+    'ValidatingAdmissionPolicyBinding',
     'ValidatingAdmissionPolicyBinding',
   ]);
   const deployment = findObject(objects, 'Deployment');
