@@ -8,11 +8,11 @@
 // Node built-ins; nothing else. The construct packages stay external (loaded from the operator's
 // node_modules), so the chart and the repository's code share one copy of each.
 import { realpathSync } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { isBuiltin } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { build, stop, type Message, type Plugin } from 'esbuild';
+import { build, stop, type Loader, type Message, type Plugin } from 'esbuild';
 import { allowedBuiltins, builtinName, isAllowedBuiltin } from './sandbox-builtins.js';
 import { SandboxError } from './sandbox-error.js';
 
@@ -56,6 +56,19 @@ function siblingModule(name: string): string {
 function inside(file: string, dir: string): boolean {
   const relative = path.relative(dir, file);
   return relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative);
+}
+
+/** How each kind of file the repository's code imports is compiled. */
+const loaders: Record<string, Loader> = { '.ts': 'ts', '.mts': 'ts', '.js': 'js', '.mjs': 'js', '.json': 'json' };
+
+/**
+ * A `sourceMappingURL` comment makes esbuild (writing a source map of its own) open the file it
+ * names — any path, with the operator's rights, outside the checkout and outside every limit of
+ * the run: another file's contents copied into the bundle, a device that blocks the read for
+ * ever (`/dev/ptmx`) or never ends it (`/dev/zero`). The repository's files lose the link.
+ */
+export function withoutSourceMapLinks(source: string): string {
+  return source.replace(/(\/\/|\/\*)([ \t]*[#@][ \t]*)sourceMappingURL([ \t]*=)/g, '$1$2sourceMappingURL-ignored$3');
 }
 
 function isBare(specifier: string): boolean {
@@ -107,8 +120,10 @@ function importPolicy(request: SandboxBundleRequest, externalFiles: Set<string>)
       bundler.onLoad({ filter: /.*/ }, async (args) => {
         if (!inside(args.path, request.checkoutDir)) return undefined;
         sourceBytes += (await stat(args.path)).size;
-        if (sourceBytes <= maxSourceBytes) return undefined; // esbuild reads it as usual
-        return deny(`the files ${request.entry} imports exceed ${maxSourceBytes} bytes`);
+        if (sourceBytes > maxSourceBytes) return deny(`the files ${request.entry} imports exceed ${maxSourceBytes} bytes`);
+        const loader = loaders[path.extname(args.path)];
+        if (!loader) return undefined; // esbuild refuses it, naming the file
+        return { contents: withoutSourceMapLinks(await readFile(args.path, 'utf8')), loader };
       });
     },
   };
@@ -169,7 +184,7 @@ async function bundleOnce(request: SandboxBundleRequest): Promise<SandboxBundle>
       supported: { 'dynamic-import': false },
       // The repository's tsconfig.json is not read: it could point esbuild at files outside the checkout.
       tsconfigRaw: { compilerOptions: { useDefineForClassFields: true } },
-      loader: { '.ts': 'ts', '.mts': 'ts', '.js': 'js', '.mjs': 'js', '.json': 'json' },
+      loader: loaders,
       logLevel: 'silent',
       plugins: [importPolicy(request, externalFiles)],
     });

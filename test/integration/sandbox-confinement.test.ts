@@ -138,6 +138,46 @@ test('reading a file outside the checkout is denied and reported with the place 
   );
 });
 
+// Bounded: before the fix, the read of /dev/ptmx never ended.
+test(
+  'a sourceMappingURL comment makes the compiler open nothing: no file outside the checkout, no device',
+  { timeout: 30_000 },
+  async () => {
+    // Shaped like a source map, which the compiler would have copied into the run's own bundle.
+    const outsideMap = path.join(scratch, 'operator-map.json');
+    writeFileSync(outsideMap, JSON.stringify({ version: 3, sources: ['operator-secret-7f3a'], mappings: 'AAAA' }), { mode: 0o600 });
+    const main = `
+    import { Chart } from 'cdk8s';
+    import { k8s } from 'cdk8s-plus-33';
+    import { readFileSync } from 'node:fs';
+    import './blocks';
+    import './endless';
+    export default function (chart: Chart): void {
+      // The run may read its own bundle: whatever the compiler read for it would be there.
+      const bundle = readFileSync(process.argv[1]!, 'utf8');
+      const map = /sourceMappingURL=data:application\\/json;base64,(.*)$/m.exec(bundle)![1]!;
+      const sources = (JSON.parse(Buffer.from(map, 'base64').toString()) as { sources: string[] }).sources;
+      new k8s.KubeConfigMap(chart, 'seen', { metadata: { name: 'seen' }, data: { sources: sources.join(',') } });
+    }
+    //# sourceMappingURL=${outsideMap}
+  `;
+    const started = Date.now();
+    const result = await run(
+      main,
+      { timeoutMs: 8_000 },
+      {
+        // A read of /dev/ptmx never ends; one of /dev/zero never stops growing.
+        '.preview/blocks.ts': 'export const blocks = 1;\n//# sourceMappingURL=/dev/ptmx\n',
+        '.preview/endless.ts': 'export const endless = 1;\n/*# sourceMappingURL=/dev/zero */\n',
+      },
+    );
+    const sources = (result.manifests[0]!.data as { sources: string }).sources;
+    assert.doesNotMatch(sources, /operator-secret/);
+    assert.match(sources, /main\.ts/, "the bundle still maps back to the repository's files");
+    assert.ok(Date.now() - started < 8_000, `rendered within the run's time limit (${Date.now() - started} ms)`);
+  },
+);
+
 test('starting a process or a worker thread is denied', async () => {
   await failure(
     run(`
