@@ -39,6 +39,23 @@ function describeChildError(error: SandboxChildError, end: ProcessEnd): SandboxE
   return new SandboxError('exception', `${end.entry} threw ${error.message}${at}`);
 }
 
+const childErrorKinds: readonly string[] = ['permission', 'exception', 'bad-output'] satisfies SandboxChildError['kind'][];
+
+/** The child's account of its failure, as the harness writes it: the code may have forged it, in any shape. */
+function isChildError(value: unknown): value is SandboxChildError {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const error = value as Record<string, unknown>;
+  const optional = (field: string) => error[field] === undefined || typeof error[field] === 'string';
+  return (
+    typeof error.kind === 'string' &&
+    childErrorKinds.includes(error.kind) &&
+    typeof error.message === 'string' &&
+    optional('permission') &&
+    optional('resource') &&
+    optional('location')
+  );
+}
+
 function isManifest(value: unknown): value is Manifest {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
   const object = value as { apiVersion?: unknown; kind?: unknown; metadata?: { name?: unknown } };
@@ -70,7 +87,11 @@ export function readAnswer(channel: string, nonce: string, end: ProcessEnd, limi
       `${end.entry} wrote something other than the sandbox's answer to its result channel (it ${ended})`,
     );
   }
-  if (response.ok === false) throw describeChildError(response.error, end);
+  if (response.ok === false) {
+    if (!isChildError(response.error))
+      throw new SandboxError('bad-output', `${end.entry} answered with a failure the operator does not take`);
+    throw describeChildError(response.error, end);
+  }
   if (response.ok !== true || !Array.isArray(response.manifests))
     throw new SandboxError('bad-output', `${end.entry} produced no list of manifests`);
   const shape = checkOutputShape(response.manifests, limits);
