@@ -97,9 +97,14 @@ export function newSandboxIdentity(): SandboxIdentity {
  * inherited descriptor above the four the sandbox protocol uses is closed (Node marks only its
  * own close-on-exec). Directories on the way to a kept one that the run's uid could not pass
  * (a checkout under /root, say) are covered by a tmpfs too, so the kept ones are reachable.
+ * The run may hold at most 128 descriptors: the memory limit sees only resident memory, and
+ * each socket pins kernel buffers (some 200 KiB each) that it never counts.
  * Arguments: the count of directories to keep and them, the count of closed ancestors and them,
  * the command.
  */
+/** Descriptors one run may hold (Node itself takes about 20). */
+export const maxRunDescriptors = 128;
+
 const prepareMounts = `set -e
 count=$1; shift
 keep=()
@@ -118,6 +123,7 @@ for fd in /proc/self/fd/*; do
   n=\${fd##*/}
   if [ "$n" -gt 3 ]; then eval "exec $n>&-" 2>/dev/null || true; fi
 done
+ulimit -n ${maxRunDescriptors}
 exec -c "$@"`;
 
 /** The outermost ancestors of `directories` that others may not pass through (no o+x). */

@@ -144,6 +144,22 @@ test("files: the run reads its own copy of the checkout, not the operator's file
   assert.doesNotMatch(data.cwd!, new RegExp(scratch), 'the run works in a private copy, not in the checkout cache');
 });
 
+test('descriptors: a run holds at most 128 (sockets pin kernel memory its resident-memory limit never sees)', async () => {
+  const data = await seen(
+    recording(`
+    const held: number[] = [];
+    await attempt('opened', () => {
+      for (let i = 0; i < 1000; i++) held.push(fs.openSync('.preview/main.ts', 'r'));
+      return held.length;
+    });
+    await attempt('held', () => held.length);
+    for (const fd of held) fs.closeSync(fd);
+  `),
+  );
+  assert.equal(data.opened, 'EMFILE');
+  assert.ok(Number(data.held) > 50 && Number(data.held) < 128, `held ${data.held}`);
+});
+
 test('a rendering nested deeper than the limit is refused with a clear error, not a stack overflow', async () => {
   const main = `
     import { ApiObject, Chart } from 'cdk8s';
