@@ -184,6 +184,7 @@ const unavailableReasons = new Set([
   'repository-not-found',
   'authentication',
   'not-a-regular-file',
+  'too-large',
 ]);
 
 /** Renders the environment at its head commit; see the file comment for the rules. */

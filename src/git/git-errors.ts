@@ -31,6 +31,8 @@ export type GitFailureReason =
   | 'not-a-regular-file'
   /** git produced no output for longer than the configured timeout and was killed. */
   | 'timeout'
+  /** The commit is larger than a checkout may be, or git's answer longer than the caller takes. */
+  | 'too-large'
   /** Anything else; the message carries git's own words. */
   | 'git-failed';
 

@@ -10,7 +10,8 @@
 // helper program and no file: nothing to clean up after a crash, nothing on disk to find. The
 // git children that need it (git-remote-https) inherit it; nothing else does.
 import { mkdirSync } from 'node:fs';
-import { simpleGit, GitError } from 'simple-git';
+import type { Readable } from 'node:stream';
+import { simpleGit, GitError, type SimpleGit } from 'simple-git';
 import { GitOperationError, type GitFailureReason } from './git-errors.js';
 import { Semaphore } from '../kube/semaphore.js';
 
@@ -35,6 +36,8 @@ export interface GitCommandOptions {
   token?: string;
   /** Extra `-c key=value` settings for this one command. */
   config?: readonly string[];
+  /** Stops git once it has written more than this to stdout (a GitOperationError `too-large`), before it is all held. */
+  maxOutputBytes?: number;
 }
 
 /** How long after git exits its output may still be arriving (callers check what they can). */
@@ -108,13 +111,34 @@ export class GitRunner {
         ...(credentials ? { unsafe: { allowUnsafeConfigEnvCount: true } } : {}),
         trimmed: false,
       }).env(credentials ? { ...this.env, ...credentials.env } : this.env);
+      const overflow = command.maxOutputBytes === undefined ? undefined : capOutput(git, command.maxOutputBytes);
+      const tooLong = () =>
+        new GitOperationError('too-large', `git ${args[0] ?? ''} answered more than ${command.maxOutputBytes} bytes and was stopped`);
       try {
-        return await git.raw([...args]);
+        const output = await git.raw([...args]);
+        if (overflow?.reached) throw tooLong();
+        return output;
       } catch (err) {
-        throw toOperationError(args, err, secrets);
+        if (overflow?.reached) throw tooLong();
+        throw err instanceof GitOperationError ? err : toOperationError(args, err, secrets);
       }
     });
   }
+}
+
+/** Closes git's stdout past `max` bytes (git then stops on SIGPIPE); `reached` says whether it did. */
+function capOutput(git: SimpleGit, max: number): { reached: boolean } {
+  const state = { reached: false };
+  git.outputHandler((_command, stdout) => {
+    let seen = 0;
+    stdout.on('data', (chunk: Buffer) => {
+      seen += chunk.length;
+      if (seen <= max || state.reached) return;
+      state.reached = true;
+      (stdout as Readable).destroy();
+    });
+  });
+  return state;
 }
 
 /** The environment that gives git `token` for `remote`'s origin only, and the strings to redact. */

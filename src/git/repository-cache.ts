@@ -44,7 +44,27 @@ export interface RepositoryCacheOptions {
   maxFileBytes?: number;
   /** Operator environment variables git may see when set (default: proxies and CA bundles). */
   passEnvironment?: readonly string[];
+  /** The largest commit checked out, counted in its tree before anything is written (default: the sandbox's copy limits). */
+  maxCheckout?: CheckoutLimits;
 }
+
+export interface CheckoutLimits {
+  /** Files (default 20,000). */
+  files: number;
+  /** Directories (default 5,000): a tree can name one subtree thousands of times. */
+  directories: number;
+  /** Bytes of all files together (default 200 MiB). */
+  bytes: number;
+}
+
+export const defaultCheckoutLimits: CheckoutLimits = { files: 20_000, directories: 5_000, bytes: 200 * 1024 * 1024 };
+
+/**
+ * The longest listing of a tree read to count it (an entry is some 60 bytes and its path): past
+ * it, the tree is larger than any checkout limit, and git is stopped before the listing — a tree
+ * naming a subtree thousands of times at each of ten levels lists billions of entries — is held.
+ */
+const maxTreeListingBytes = 16 * 1024 * 1024;
 
 /** A GitHub repository and how to reach it. */
 export interface RepositoryLocation {
@@ -90,6 +110,7 @@ export class RepositoryCache implements PreviewFileSource {
   private readonly allowedProtocols: readonly string[];
   private readonly maxCachedCommits: number;
   private readonly maxFileBytes: number;
+  private readonly maxCheckout: CheckoutLimits;
   /**
    * Per repository, the SHAs pinned in its bare cache, oldest first. A repository is in this map
    * once this process has cleared its predecessor's leftovers and read its refs.
@@ -101,6 +122,7 @@ export class RepositoryCache implements PreviewFileSource {
     this.allowedProtocols = options.allowedProtocols ?? ['https:'];
     this.maxCachedCommits = Math.max(1, options.maxCachedCommits ?? 50);
     this.maxFileBytes = options.maxFileBytes ?? 1024 * 1024;
+    this.maxCheckout = options.maxCheckout ?? defaultCheckoutLimits;
     this.git = new GitRunner({
       maxConcurrentProcesses: options.maxConcurrentGitProcesses ?? 4,
       timeoutMs: options.gitTimeoutMs ?? 120_000,
@@ -123,12 +145,14 @@ export class RepositoryCache implements PreviewFileSource {
    * Checks out `commit` into a fresh worktree, calls `use` with its absolute path, and removes
    * the worktree when `use` settles (also when it throws). Symlinks in the repository are
    * checked out as plain files holding the link text, so nothing in a checkout points outside it.
+   * A commit larger than `maxCheckout` is refused (`too-large`) before anything is written.
    */
   async withCheckout<T>(commit: CommitLocation, use: (dir: string) => Promise<T>): Promise<T> {
     const target = this.validate(commit);
     const dir = path.join(this.cacheDir, 'checkouts', target.key, `${target.sha}-${randomBytes(4).toString('hex')}`);
     await this.locks.run(target.key, async () => {
       await this.prepare(target);
+      await this.checkCheckoutSize(target);
       await mkdir(path.dirname(dir), { recursive: true, mode: 0o700 });
       try {
         // Not --quiet: simple-git waits an extra 50 ms after a command that printed nothing.
@@ -144,6 +168,41 @@ export class RepositoryCache implements PreviewFileSource {
       return await use(dir);
     } finally {
       await this.locks.run(target.key, () => this.removeWorktree(target.bareDir, dir));
+    }
+  }
+
+  /**
+   * Counts the commit's tree, as a checkout would write it, from a listing of it (a pack of a
+   * few kilobytes can name one blob millions of times: the checkout cache's disk would fill).
+   */
+  private async checkCheckoutSize(target: ValidCommit): Promise<void> {
+    const limits = this.maxCheckout;
+    const sha = target.sha.slice(0, 12);
+    const refuse = (counted: string) =>
+      new GitOperationError(
+        'too-large',
+        `the commit ${sha} is larger than a checkout may be (${counted}; at most ${limits.files} files, ${limits.directories} directories, ${limits.bytes} bytes)`,
+      );
+    let listing: string;
+    try {
+      listing = await this.git.run(target.bareDir, ['ls-tree', '-r', '-t', '-l', '-z', '--full-tree', target.sha], {
+        maxOutputBytes: maxTreeListingBytes,
+      });
+    } catch (err) {
+      if (err instanceof GitOperationError && err.reason === 'too-large')
+        throw refuse(`its tree lists more than ${maxTreeListingBytes} bytes of entries`);
+      throw err;
+    }
+    let [files, directories, bytes] = [0, 0, 0];
+    for (const line of listing.split('\0')) {
+      const [, type, , size] = line.slice(0, Math.max(0, line.indexOf('\t'))).split(/\s+/);
+      if (type === 'tree') directories++;
+      if (type !== 'blob') continue;
+      files++;
+      bytes += Number(size) || 0;
+    }
+    if (files > limits.files || directories > limits.directories || bytes > limits.bytes) {
+      throw refuse(`${files} files, ${directories} directories, ${bytes} bytes`);
     }
   }
 

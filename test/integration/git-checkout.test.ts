@@ -475,3 +475,62 @@ test("the token is on no process's command line while git uses it, and it still 
     'processes whose command line carries the token',
   );
 });
+
+/** A commit whose tree names one subtree `fanout` times at each of `levels` levels, over a blob of `blobBytes`. */
+function gitBomb(origin: GitRepository, levels: number, fanout: number, blobBytes: number): string {
+  const run = (args: string[], input?: string) =>
+    execFileSync('git', ['-C', origin.originPath, ...args], {
+      encoding: 'utf8',
+      input,
+      env: {
+        PATH: process.env.PATH,
+        HOME: scratch,
+        GIT_AUTHOR_NAME: 'a',
+        GIT_AUTHOR_EMAIL: 'a@example.com',
+        GIT_COMMITTER_NAME: 'a',
+        GIT_COMMITTER_EMAIL: 'a@example.com',
+      },
+    }).trim();
+  let entry = { mode: '100644', type: 'blob', id: run(['hash-object', '-w', '--stdin'], 'x'.repeat(blobBytes)) };
+  for (let level = 0; level < levels; level++) {
+    const lines = Array.from(
+      { length: fanout },
+      (_, i) => `${entry.mode} ${entry.type} ${entry.id}\t${entry.type === 'blob' ? 'f' : 'd'}${i}`,
+    );
+    entry = { mode: '040000', type: 'tree', id: run(['mktree'], `${lines.join('\n')}\n`) };
+  }
+  const commit = run(['commit-tree', entry.id, '-m', 'bomb'], '');
+  run(['update-ref', 'refs/pull/66/head', commit]);
+  return commit;
+}
+
+test('a commit larger than a checkout may be is refused from its tree, before anything is written', async () => {
+  const origin = await newOrigin();
+  const cache = newCache();
+  const checkouts = path.join(cache.cacheDir, 'checkouts');
+  const refused = async (sha: string, message: RegExp) => {
+    let used = false;
+    await assert.rejects(
+      cache.withCheckout(at(origin, sha), async () => {
+        used = true;
+      }),
+      (err: unknown) => err instanceof GitOperationError && err.reason === 'too-large' && message.test(err.message),
+    );
+    assert.equal(used, false);
+    assert.deepEqual(existsSync(checkouts) ? filesUnder(checkouts) : [], [], 'nothing checked out');
+  };
+  // 256 files of 1 MiB from a pack of a few kilobytes: 256 MiB, over the 200 MiB a checkout may be.
+  await refused(
+    gitBomb(origin, 2, 16, 1024 * 1024),
+    /is larger than a checkout may be \(256 files, 16 directories, 268435456 bytes; at most/,
+  );
+  // Ten levels of ten: ten billion entries, whose listing alone would not fit in memory.
+  await refused(gitBomb(origin, 10, 10, 1), /its tree lists more than 16777216 bytes of entries/);
+  // Within the limits, as usual.
+  const small = newCache({ maxCheckout: { files: 300, directories: 20, bytes: 300 * 1024 * 1024 } });
+  const files = await small.withCheckout(
+    at(origin, gitBomb(origin, 2, 16, 1024 * 1024)),
+    async (dir) => filesUnder(dir).filter((f) => path.basename(f) !== '.git').length,
+  );
+  assert.equal(files, 256);
+});
