@@ -17,6 +17,7 @@ export { Database, type DatabaseProps } from './database.js';
 export { Certificate, type CertificateIssuer, type CertificateProps } from './certificate.js';
 export {
   PreviewNamespace,
+  defaultPreviewQuota,
   type DnsPeer,
   type IngressControllerPeer,
   type PodSecurityLevel,

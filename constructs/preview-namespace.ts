@@ -23,6 +23,9 @@ export interface PreviewQuota {
   readonly gpus?: Readonly<Record<string, number>>;
 }
 
+/** The quota of a namespace whose PreviewQuota leaves a total unset. */
+export const defaultPreviewQuota = { cpu: '8', memory: '16Gi', storage: '100Gi', persistentVolumeClaims: 10, pods: 50 } as const;
+
 /** Defaults the LimitRange gives containers that declare no resources. */
 export interface PreviewContainerDefaults {
   /** @default { cpu: '100m', memory: '128Mi' } */
@@ -93,11 +96,11 @@ function podSecurityLabels(level: PodSecurityLevel): Record<string, string> {
 
 function quotaHard(quota: PreviewQuota): Record<string, string> {
   const hard: Record<string, string> = {
-    'limits.cpu': quota.cpu ?? '8',
-    'limits.memory': quota.memory ?? '16Gi',
-    'requests.storage': quota.storage ?? '100Gi',
-    persistentvolumeclaims: String(quota.persistentVolumeClaims ?? 10),
-    pods: String(quota.pods ?? 50),
+    'limits.cpu': quota.cpu ?? defaultPreviewQuota.cpu,
+    'limits.memory': quota.memory ?? defaultPreviewQuota.memory,
+    'requests.storage': quota.storage ?? defaultPreviewQuota.storage,
+    persistentvolumeclaims: String(quota.persistentVolumeClaims ?? defaultPreviewQuota.persistentVolumeClaims),
+    pods: String(quota.pods ?? defaultPreviewQuota.pods),
     // A preview is reached through its ingress, never directly.
     'services.loadbalancers': '0',
     'services.nodeports': '0',

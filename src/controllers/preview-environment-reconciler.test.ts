@@ -239,9 +239,29 @@ describe('the PreviewEnvironment reconciler', () => {
     assert.equal(t.reporter.reports.length, reports, 'not even a report');
   });
 
+  it("the quota: a repository's resources above the policy's ceilings are cut to them, and the PR comment says so", async () => {
+    const policy = { ...structuredClone(defaultPolicySettings), repositories: {} };
+    policy.budgets.maxResources = { cpu: '2', memory: '64Gi', storage: '500Gi', pods: 200, gpu: 1 };
+    const t = setup({ policy });
+    // previewYaml() asks for 4 CPUs.
+    const name = await t.create(1);
+    await t.reconcile(name);
+    const quota = t.cluster.get({ apiVersion: 'v1', kind: 'ResourceQuota', namespace: name, name: 'preview-quota' }) as KubeObject & {
+      spec: { hard: Record<string, string> };
+    };
+    assert.equal(quota.spec.hard['limits.cpu'], '2');
+    assert.equal(quota.spec.hard['limits.memory'], '8Gi', 'within its ceiling: as asked');
+    assert.equal(quota.spec.hard['requests.nvidia.com/gpu'], '1', 'no GPU total asked: the ceiling bounds it');
+    assert.deepEqual(t.reporter.lastFor(github, 1)?.input.reasons, ["resources.cpu 4 is above the operator's ceiling: cut to 2"]);
+  });
+
   it("TTL: the repository's `ttl` applies over the policy's default, cut to the policy's maxTtl; spec.ttl set by hand wins", async () => {
     const expiry = async (ttl: string, budgets: { ttl: string; maxTtl: string | null }, specTtl?: string) => {
-      const policy = { ...defaultPolicySettings, budgets: { ...budgets, maxEnvironmentsPerRepository: null }, repositories: {} };
+      const policy = {
+        ...defaultPolicySettings,
+        budgets: { ...defaultPolicySettings.budgets, ...budgets, maxEnvironmentsPerRepository: null },
+        repositories: {},
+      };
       const t = setup({ policy });
       t.files.commit(repository, first, { '.preview/preview.yaml': `${previewYaml()}ttl: ${ttl}\n` });
       const name = await t.create(1, specTtl ? { ttl: specTtl } : {});

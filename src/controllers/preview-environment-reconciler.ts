@@ -461,7 +461,8 @@ export class PreviewEnvironmentReconciler implements Reconciler {
   /** The rendering at the head SHA, once per uid, generation, head SHA and whether TLS is served. */
   private async renderAt(env: EnvironmentObject, tls: boolean, policy: EffectivePolicy): Promise<RenderOutcome> {
     const name = env.metadata.name;
-    const key = `${env.metadata.uid}/${env.metadata.generation}/${env.spec.pullRequest.headSha}/${tls ? 'tls' : 'plain'}`;
+    const ceilings = JSON.stringify(policy.budgets.maxResources);
+    const key = `${env.metadata.uid}/${env.metadata.generation}/${env.spec.pullRequest.headSha}/${tls ? 'tls' : 'plain'}/${ceilings}`;
     const memo = this.memory.peek(name)?.render;
     if (memo?.key === key) return memo.outcome;
     const started = performance.now();
@@ -475,6 +476,7 @@ export class PreviewEnvironmentReconciler implements Reconciler {
         trust: policy.trust,
         allowedKinds: this.allowedKinds,
         renderPolicy: settings.renderPolicy,
+        maxResources: policy.budgets.maxResources,
         token,
       },
       { repositories: settings.repositories, files: settings.previewFiles, sandbox: settings.sandbox, sandboxRuns: this.sandboxRuns },

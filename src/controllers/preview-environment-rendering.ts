@@ -5,12 +5,13 @@
 // comes back as a RenderFailure; transient failures (git or GitHub unreachable, timeouts) throw.
 // `.preview/` is read through a PreviewFileSource (GitHub's API in `run`, git in tests and
 // `synth`); git checks the commit out only when a trusted pull request's `main.ts` must run.
-import type {
-  Manifest,
-  PreviewConfig,
-  PreviewEnvironmentChartProps,
-  PreviewEnvironmentSpec,
-  PreviewIdentity,
+import {
+  defaultPreviewQuota,
+  type Manifest,
+  type PreviewConfig,
+  type PreviewEnvironmentChartProps,
+  type PreviewEnvironmentSpec,
+  type PreviewIdentity,
 } from '../../constructs/index.js';
 import { GitOperationError, InvalidGitInputError } from '../git/git-errors.js';
 import { formatPreviewConfigErrors, validatePreviewConfig, type PreviewConfigError } from '../synth/preview-config-validation.js';
@@ -26,6 +27,7 @@ import type { Semaphore } from '../kube/semaphore.js';
 import { isTrusted } from '../policy/trust.js';
 import type { TrustPolicy } from '../policy/policy-config.js';
 import type { PullRequestFacts } from '../policy/pull-request-facts.js';
+import { capResources, type ResourceCeilings } from '../policy/resource-ceilings.js';
 import type { AllowedKinds } from '../synth/guard-allowed-kinds.js';
 import {
   checkRenderedObjects,
@@ -99,6 +101,8 @@ export interface RenderRequest {
   allowedKinds: AllowedKinds;
   /** What the rendering policy allows beyond its strict defaults (default `defaultRenderPolicySettings`). */
   renderPolicy?: RenderPolicySettings;
+  /** The most the environment's ResourceQuota may hold (the policy's `budgets.maxResources`; default none). */
+  maxResources?: ResourceCeilings;
   /** An installation token for the repository (undefined for public or local repositories). */
   token?: string;
 }
@@ -226,8 +230,9 @@ async function render(request: RenderRequest, deps: RenderDependencies): Promise
     trusted: isTrusted(pullRequestFacts(spec), request.trust),
   };
   const { headFiles, headText } = await readHead(source.files, source.head);
-  const chosen = source.trusted ? headConfig(sha, headText) : await baseConfig(source, spec.pullRequest.baseRef, headText);
-  if ('ok' in chosen) return chosen;
+  const configured = source.trusted ? headConfig(sha, headText) : await baseConfig(source, spec.pullRequest.baseRef, headText);
+  if ('ok' in configured) return configured;
+  const chosen = withinCeilings(configured, request.maxResources);
 
   const identity = previewIdentity(name, spec, chosen.config, sha, request.settings.domain);
   const props = previewChartProps(identity, spec, chosen.config, request.settings);
@@ -262,6 +267,15 @@ async function render(request: RenderRequest, deps: RenderDependencies): Promise
       notes,
     },
   };
+}
+
+/** The configuration with its `resources` cut to the policy's ceilings, and a note for each cut. */
+function withinCeilings(chosen: ChosenConfig, ceilings: ResourceCeilings | undefined): ChosenConfig {
+  if (!ceilings) return chosen;
+  const { resources, notes } = capResources(chosen.config.resources, ceilings, defaultPreviewQuota);
+  const config: PreviewConfig = { ...chosen.config };
+  if (resources) (config as { resources?: PreviewConfig['resources'] }).resources = resources;
+  return { ...chosen, config, notes: [...chosen.notes, ...notes] };
 }
 
 /** A trusted pull request: the head commit's configuration. */

@@ -21,11 +21,11 @@ test('repository overrides merge field by field; lists replace rather than appen
   const config = resolvePolicyConfig({
     filters: { labels: { anyOf: ['preview'], exclude: ['wip'] }, baseBranches: ['main'] },
     trust: { approvalLabel: 'ok-to-preview' },
-    budgets: { maxEnvironmentsPerRepository: 3 },
+    budgets: { maxEnvironmentsPerRepository: 3, maxResources: { cpu: '16', gpu: 2 } },
     repositories: {
       'Acme/Shop': {
         filters: { labels: { anyOf: ['deploy'] }, skipDrafts: false },
-        budgets: { ttl: '24h', maxEnvironmentsPerRepository: null },
+        budgets: { ttl: '24h', maxEnvironmentsPerRepository: null, maxResources: { gpu: null, memory: '128Gi' } },
       },
     },
   });
@@ -35,7 +35,17 @@ test('repository overrides merge field by field; lists replace rather than appen
   assert.equal(shop.filters.skipDrafts, false);
   assert.deepEqual(shop.filters.baseBranches, ['main']);
   assert.equal(shop.trust.approvalLabel, 'ok-to-preview');
-  assert.deepEqual(shop.budgets, { ttl: '24h', maxTtl: null, maxEnvironmentsPerRepository: null }, 'null removes the global cap');
+  assert.deepEqual(
+    shop.budgets,
+    {
+      ttl: '24h',
+      maxTtl: null,
+      maxEnvironmentsPerRepository: null,
+      // Ceiling by ceiling: the global cpu, the repository's memory, null lifting the global GPU ceiling.
+      maxResources: { cpu: '16', memory: '128Gi', storage: '500Gi', pods: 200, gpu: null },
+    },
+    'null removes the global cap',
+  );
 
   const other = effectivePolicy(config, { owner: 'acme', name: 'blog' });
   assert.deepEqual(other.filters.labels.anyOf, ['preview']);

@@ -2,6 +2,7 @@
 // whose code may run without a maintainer's approval (trust), and the budgets. Settings are
 // global with per-repository overrides.
 import type { AuthorAssociation } from './pull-request-facts.js';
+import { defaultResourceCeilings, type ResourceCeilings } from './resource-ceilings.js';
 
 export interface LabelFilter {
   /** At least one of these labels (case-insensitive). Empty: no constraint. */
@@ -49,6 +50,8 @@ export interface BudgetPolicy {
   maxTtl: string | null;
   /** Environments one repository may run at once; the rest wait as Queued. `null`: no cap (default). */
   maxEnvironmentsPerRepository: number | null;
+  /** The most an environment's ResourceQuota holds; a repository's `resources` above it are cut to it. */
+  maxResources: ResourceCeilings;
 }
 
 export interface ChecksPolicy {
@@ -80,7 +83,7 @@ export type PolicyOverrides = {
     authors?: Partial<AuthorFilter>;
   };
   trust?: Partial<TrustPolicy>;
-  budgets?: Partial<BudgetPolicy>;
+  budgets?: Partial<Omit<BudgetPolicy, 'maxResources'>> & { maxResources?: Partial<ResourceCeilings> };
   checks?: Partial<ChecksPolicy>;
 };
 
@@ -118,6 +121,7 @@ export const defaultPolicySettings: Readonly<PolicySettings> = {
     ttl: '72h',
     maxTtl: null,
     maxEnvironmentsPerRepository: null,
+    maxResources: defaultResourceCeilings,
   },
   checks: { require: 'none' },
 };
@@ -160,7 +164,13 @@ function mergeBudgets(base: BudgetPolicy, o: PolicyOverrides['budgets']): Budget
     // `null` is a value here (remove a global cap), so only `undefined` inherits.
     maxEnvironmentsPerRepository:
       o?.maxEnvironmentsPerRepository !== undefined ? o.maxEnvironmentsPerRepository : base.maxEnvironmentsPerRepository,
+    // Each ceiling on its own: `null` lifts one, an absent one inherits.
+    maxResources: { ...base.maxResources, ...withoutUndefined(o?.maxResources ?? {}) },
   };
+}
+
+function withoutUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
 function copyRequire(require: ChecksPolicy['require']): ChecksPolicy['require'] {

@@ -27,7 +27,7 @@ test('every problem is reported, each with its path', () => {
     enabled: 'yes',
     filters: { labels: { anyOf: ['ok', '', 3] }, skipDraft: true, baseBranches: 'main', authors: { allow: [null] } },
     trust: { associations: ['OWNER', 'ADMIN'], approvalLabel: '' },
-    budgets: { ttl: '30s', maxTtl: 7, maxEnvironmentsPerRepository: 0 },
+    budgets: { ttl: '30s', maxTtl: 7, maxEnvironmentsPerRepository: 0, maxResources: { cpu: 32, pods: 0, gpus: 1 } },
     colour: 'blue',
   });
   assert.deepEqual(
@@ -45,8 +45,12 @@ test('every problem is reported, each with its path', () => {
       'budgets.ttl',
       'budgets.maxTtl',
       'budgets.maxEnvironmentsPerRepository',
+      'budgets.maxResources.gpus',
+      'budgets.maxResources.cpu',
+      'budgets.maxResources.pods',
     ],
   );
+  assert.match(issues.find((i) => i.path === 'budgets.maxResources.cpu')!.message, /Kubernetes quantity such as 32 or 64Gi/);
   assert.match(issues.find((i) => i.path === 'colour')!.message, /unknown field/);
   assert.match(issues.find((i) => i.path === 'trust.associations[1]')!.message, /unknown association/);
   assert.match(issues.find((i) => i.path === 'budgets.ttl')!.message, /at least 1m/);

@@ -2,6 +2,7 @@
 // YAML/JSON, so `unknown`): every problem is reported at once, each with its path, so a
 // user fixes the file in one go.
 import { ttlProblem } from './budgets.js';
+import { ceilingProblem, type ResourceCeilings } from './resource-ceilings.js';
 import {
   applyOverrides,
   defaultPolicySettings,
@@ -135,7 +136,7 @@ function validateTrust(value: unknown, path: string, issues: Issues): void {
 }
 
 function validateBudgets(value: unknown, path: string, issues: Issues): void {
-  const budgets = object(value, path, ['ttl', 'maxTtl', 'maxEnvironmentsPerRepository'], issues);
+  const budgets = object(value, path, ['ttl', 'maxTtl', 'maxEnvironmentsPerRepository', 'maxResources'], issues);
   if (!budgets) return;
   for (const key of ['ttl', 'maxTtl'] as const) {
     const ttl = budgets[key];
@@ -147,6 +148,13 @@ function validateBudgets(value: unknown, path: string, issues: Issues): void {
   const cap = budgets.maxEnvironmentsPerRepository;
   if (cap !== undefined && cap !== null && !(typeof cap === 'number' && Number.isInteger(cap) && cap >= 1)) {
     issues.push({ path: at(path, 'maxEnvironmentsPerRepository'), message: 'must be a whole number of at least 1, or null for no cap' });
+  }
+  if (budgets.maxResources === undefined) return;
+  const ceilingKeys: (keyof ResourceCeilings)[] = ['cpu', 'memory', 'storage', 'pods', 'gpu'];
+  const ceilings = object(budgets.maxResources, at(path, 'maxResources'), ceilingKeys, issues);
+  for (const key of ceilingKeys) {
+    const problem = ceilings?.[key] === undefined ? undefined : ceilingProblem(key, ceilings[key]);
+    if (problem) issues.push({ path: at(at(path, 'maxResources'), key), message: problem });
   }
 }
 
