@@ -190,10 +190,22 @@ export class RenderingApplier {
   }
 
   /**
+   * Remembers the guards of what serves, from the deployed commit's rendering, where this process
+   * has applied nothing yet (after a restart, while the head is refused): `repairGuards` then has
+   * something to put back. Its key matches no render key, so the next apply is dry-run as usual.
+   */
+  rememberServed(env: EnvironmentObject, rendered: RenderedEnvironment): void {
+    const remembered = this.deps.memory.of(env.metadata.name);
+    if (remembered.applied) return;
+    const namespace = { ...rendered.namespace, metadata: { ...rendered.namespace.metadata, ownerReferences: [controllerReference(env)] } };
+    remembered.applied = { key: `served/${rendered.sha}`, namespace, objects: rendered.objects.filter((o) => rendered.guards.has(o)) };
+  }
+
+  /**
    * Puts the Namespace (its labels and annotations: Pod Security, ownership) and its guards back
    * as last applied where they drifted (the cache tells, so this reads nothing while they are
    * intact; a Namespace that lost its label is read, unless the process caches every namespace). Only in a namespace this environment
-   * controls, and only once this process applied a rendering to it (after a restart: from its first apply).
+   * controls, and only once this process applied a rendering to it or learnt what serves (`rememberServed`).
    */
   async repairGuards(env: EnvironmentObject): Promise<void> {
     const name = env.metadata.name;

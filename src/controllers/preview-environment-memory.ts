@@ -24,8 +24,10 @@ export interface Remembered {
   render?: { key: string; outcome: RenderOutcome };
   /** The render key whose leftovers were last pruned. */
   prunedKey?: string;
-  /** The rendering last applied in full: a new one is dry-run first. */
+  /** The rendering last applied in full (or, after a restart, the guards of the deployed commit): a new one is dry-run first. */
   applied?: AppliedRendering;
+  /** The deployed SHA whose guards were learnt from its rendering after a restart (tried once per SHA). */
+  servedGuardsOf?: string;
   /** A rendering the API server refused, by render key: not dry-run again before the recheck interval. */
   refusal?: { key: string; failure: Failure; at: number };
   /** The object as this controller last wrote it, until the informer has caught up with the write. */

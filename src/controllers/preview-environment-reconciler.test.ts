@@ -39,7 +39,7 @@ function setup(options: Options = {}) {
   files.branch(repository, 'main', first);
   const reporter = new RecordingReporter();
   const informers = fakeEnvironmentInformers(cluster);
-  const reconciler = new PreviewEnvironmentReconciler(cluster.client(), informers, {
+  const settings = {
     reporter,
     repositories: files,
     domain: 'preview.test',
@@ -47,7 +47,8 @@ function setup(options: Options = {}) {
     clock,
     deployingReportDelayMs: 0,
     ...options,
-  });
+  };
+  let reconciler = new PreviewEnvironmentReconciler(cluster.client(), informers, settings);
   const admin = cluster.client('test-admin');
   const environment = (name: string) => cluster.get({ ...previewEnvironmentKind, name }) as EnvironmentObject;
   return {
@@ -55,11 +56,17 @@ function setup(options: Options = {}) {
     files,
     reporter,
     clock,
-    reconciler,
+    get reconciler() {
+      return reconciler;
+    },
     admin,
     environment,
     informers,
     reconcile: (name: string, retries = 0) => reconciler.reconcile(name, { signal: new AbortController().signal, retries }),
+    /** The operator restarts (or another replica takes the lease): a reconciler remembering nothing, over the same cluster. */
+    restart: () => {
+      reconciler = new PreviewEnvironmentReconciler(cluster.client(), informers, settings);
+    },
     /** The PreviewEnvironment of pull request `number`, as the GitHub side writes it. */
     create: async (number: number, spec: { headSha?: string; ttl?: string } = {}) => {
       // An apply: a second call moves the head SHA, as a push does.
@@ -384,6 +391,26 @@ describe('the PreviewEnvironment reconciler', () => {
     t.clock.advance(100_000);
     assert.deepEqual(await t.reconcile(name), { requeueAfter: 30_000 }, 'never waits longer than 30 s');
     assert.deepEqual(t.environment(name).metadata.finalizers, [previewEnvironmentFinalizer], 'held until the namespace is gone');
+  });
+
+  it('drift after a restart while the head is refused: the guards of what serves are learnt from the deployed commit and put back', async () => {
+    const t = setup();
+    const name = await readyEnvironment(t);
+    // The author pushes a head that is refused (here an invalid preview.yaml; a guard refusal is the same).
+    t.files.commit(repository, second, { '.preview/preview.yaml': 'version: 1\nalgorithms:\n  - name: api\n    replicas: many\n' });
+    await t.create(1, { headSha: second });
+    t.restart();
+    await t.reconcile(name);
+    assert.equal(t.environment(name).status?.phase, 'Failed');
+    assert.equal(t.environment(name).status?.deployedSha, first, 'the deployed commit keeps serving');
+    const isolation = { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', namespace: name, name: 'preview-isolation' };
+    const deleted = t.cluster.get(isolation)!;
+    await t.admin.delete(isolation);
+    const networkPolicies = t.informers.guards.find((i) => i.kind.kind === 'NetworkPolicy')!;
+    assert.deepEqual(t.reconciler.driftedGuard(networkPolicies, deleted), [name], 'the deletion wakes the environment');
+    t.clock.advance(60_000);
+    await t.reconcile(name);
+    assert.ok(t.cluster.get(isolation), 'put back');
   });
 
   it('readiness right after the apply: an Ingress created now exists though its watch event has not come yet', async () => {

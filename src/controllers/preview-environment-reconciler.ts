@@ -226,9 +226,15 @@ export class PreviewEnvironmentReconciler implements Reconciler {
     if (held) return held;
     await this.keepWildcardCopy(run);
     const outcome = await this.render(run);
-    if (!outcome.ok) return this.renderFailed(run, outcome.failure);
+    if (!outcome.ok) {
+      await this.repairServedAfterRestart(run);
+      return this.renderFailed(run, outcome.failure);
+    }
     const refused = (await this.checkServed(run, outcome.rendered)) ?? (await this.apply(run, outcome.rendered));
-    if (refused) return refused;
+    if (refused) {
+      await this.repairServedAfterRestart(run);
+      return refused;
+    }
     await this.prune(run, outcome.rendered);
     return this.settle(run, await this.observe(run, outcome.rendered));
   }
@@ -331,6 +337,22 @@ export class PreviewEnvironmentReconciler implements Reconciler {
     run.tls = servesTls(this.settings, perPreview && (await this.client.discovery.has(certificateKind)));
     run.laps = new Laps();
     return this.renderAt(run.env, run.tls, run.policy);
+  }
+
+  /**
+   * The head is refused, and this process has applied nothing to the environment (it restarted
+   * since): the guards of what serves are learnt once from the deployed commit's rendering and put
+   * back if they drifted — and from then on whenever they drift, as after any apply.
+   */
+  private async repairServedAfterRestart(run: Run): Promise<void> {
+    const deployed = run.env.status?.deployedSha;
+    const remembered = this.memory.of(run.name);
+    if (!deployed || !run.namespace || remembered.applied || remembered.servedGuardsOf === deployed) return;
+    remembered.servedGuardsOf = deployed;
+    const served = await this.renderCommit(run.env, deployed, run.tls, run.policy);
+    if (!served.ok) return;
+    this.applier.rememberServed(run.env, served.rendered);
+    await this.applier.repairGuards(run.env);
   }
 
   /** A rendering a user can fix fails the environment; an unreadable commit is looked at again soon. */
@@ -465,13 +487,23 @@ export class PreviewEnvironmentReconciler implements Reconciler {
     const key = `${env.metadata.uid}/${env.metadata.generation}/${env.spec.pullRequest.headSha}/${tls ? 'tls' : 'plain'}/${ceilings}`;
     const memo = this.memory.peek(name)?.render;
     if (memo?.key === key) return memo.outcome;
+    const outcome = await this.renderCommit(env, env.spec.pullRequest.headSha, tls, policy);
+    // A commit or repository that cannot be read may become readable (a push still propagating,
+    // access granted): that failure is looked at again, everything else is a function of the key.
+    if (outcome.ok || outcome.failure.kind !== 'SourceUnavailable') this.memory.of(name).render = { key, outcome };
+    return outcome;
+  }
+
+  /** The environment rendered at `sha` (its head, or the deployed commit), without the memo. */
+  private async renderCommit(env: EnvironmentObject, sha: string, tls: boolean, policy: EffectivePolicy): Promise<RenderOutcome> {
+    const name = env.metadata.name;
     const started = performance.now();
     const token = await this.settings.gitToken?.({ owner: env.spec.repository.owner, name: env.spec.repository.name });
     const { settings } = this;
     const outcome = await renderEnvironment(
       {
         name,
-        spec: env.spec,
+        spec: { ...env.spec, pullRequest: { ...env.spec.pullRequest, headSha: sha } },
         settings: renderSettings(settings, tls),
         trust: policy.trust,
         allowedKinds: this.allowedKinds,
@@ -484,7 +516,7 @@ export class PreviewEnvironmentReconciler implements Reconciler {
     this.logger.info(
       {
         environment: name,
-        sha: env.spec.pullRequest.headSha,
+        sha,
         ms: Math.round(performance.now() - started),
         ...(outcome.ok
           ? { renderer: outcome.rendered.renderer, objects: outcome.rendered.objects.length }
@@ -492,9 +524,6 @@ export class PreviewEnvironmentReconciler implements Reconciler {
       },
       'rendered',
     );
-    // A commit or repository that cannot be read may become readable (a push still propagating,
-    // access granted): that failure is looked at again, everything else is a function of the key.
-    if (outcome.ok || outcome.failure.kind !== 'SourceUnavailable') this.memory.of(name).render = { key, outcome };
     return outcome;
   }
 
