@@ -133,6 +133,10 @@ function renderPolicySettings(read: SettingReader): RenderPolicySettings {
   for (const key of tolerationKeys.filter((k) => !names.qualifiedName.test(k))) {
     read.problem('allowed-toleration-keys', `"${key}" is not a taint key (prefix/name or name)`);
   }
+  const runtimeClasses = read.list('allowed-runtime-classes');
+  for (const name of runtimeClasses.filter((n) => !names.dnsSubdomain.test(n))) {
+    read.problem('allowed-runtime-classes', `"${name}" is not a RuntimeClass name`);
+  }
   const csiDrivers = read.list('allowed-csi-drivers');
   for (const name of csiDrivers.filter((n) => !names.dnsSubdomain.test(n))) {
     read.problem('allowed-csi-drivers', `"${name}" is not a CSI driver name`);
@@ -150,6 +154,7 @@ function renderPolicySettings(read: SettingReader): RenderPolicySettings {
     allowTokenAutomount: allowTokenAutomount!,
     priorityClasses,
     tolerationKeys,
+    runtimeClasses,
     csiDrivers,
     limits,
   };

@@ -313,6 +313,12 @@ export const settings: readonly SettingSpec[] = [
     'Taint keys pods of a rendering may tolerate (default none but the node conditions and the extended resources they request, e.g. nvidia.com/gpu).',
   ),
   setting(
+    'allowed-runtime-classes',
+    'list',
+    'Rendering policy',
+    "RuntimeClasses pods of a rendering may name (default none: the cluster's default runtime; a class brings its own tolerations and node selector).",
+  ),
+  setting(
     'allowed-csi-drivers',
     'list',
     'Rendering policy',

@@ -383,6 +383,10 @@ describe('the rendering policy refuses', () => {
       tolerations: [{ operator: 'Exists' }, { key: 'dedicated', operator: 'Equal', value: 'payments', effect: 'NoSchedule' }],
     });
     assert.deepEqual(rules([reach]), Array(4).fill('scheduling Pod q'));
+    // A RuntimeClass merges its own tolerations and node selector into the pod.
+    assert.deepEqual(rules([pod({ runtimeClassName: 'gpu-nodes' })]), ['scheduling Pod q']);
+    assert.match(check([pod({ runtimeClassName: 'gpu-nodes' })]).violations[0]!.message, /runtimeClassName is "gpu-nodes"/);
+    assert.deepEqual(rules([pod({ runtimeClassName: 'gvisor' })], { runtimeClasses: ['gvisor'] }), []);
     assert.deepEqual(
       check([reach], { priorityClasses: ['production-critical'], tolerationKeys: ['dedicated'] }).violations.map((v) => v.message),
       [

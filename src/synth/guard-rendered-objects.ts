@@ -80,7 +80,7 @@ export type PolicyRule =
   | 'service-account-automount'
   /** A claim of an existing volume: by name, by selector or with the empty StorageClass (it could take another environment's data). */
   | 'volume-binding'
-  /** A pod placed past the scheduler (nodeName), with a priority class or tolerations the operator does not allow. */
+  /** A pod placed past the scheduler (nodeName), with a priority class, runtime class or tolerations the operator does not allow. */
   | 'scheduling'
   /** An annotation that makes another controller act across namespaces or outside the cluster (external-dns, replicators, cloud). */
   | 'controller-annotation'
@@ -116,6 +116,8 @@ export interface RenderPolicySettings {
   priorityClasses: readonly string[];
   /** Taint keys pods may tolerate (default none, but the node conditions every pod tolerates). */
   tolerationKeys: readonly string[];
+  /** RuntimeClasses pods may name (default none: the cluster's default runtime). */
+  runtimeClasses: readonly string[];
   /** CSI drivers pods may use in inline volumes (default none). */
   csiDrivers: readonly string[];
   /** Objects, bytes and depth of a rendering. */
@@ -128,6 +130,7 @@ export const defaultRenderPolicySettings: Readonly<RenderPolicySettings> = Objec
   allowTokenAutomount: false,
   priorityClasses: [],
   tolerationKeys: [],
+  runtimeClasses: [],
   csiDrivers: [],
   limits: defaultOutputLimits,
 });

@@ -2,8 +2,9 @@
 // every other tenant of the cluster: `nodeName` skips it and lands a pod on a node of the author's
 // choice (a control-plane node, another team's); a PriorityClass lets a pod preempt (evict) other
 // namespaces' pods; a toleration lets it onto nodes tainted for someone else (production, GPUs,
-// system workloads). So: no nodeName ever; priority classes and toleration keys only from the
-// operator's allow-lists (default none). Always allowed, because the API server would add them
+// system workloads); a RuntimeClass brings tolerations and a node selector of its own (admission
+// merges its `scheduling` into the pod). So: no nodeName ever; priority classes, runtime classes
+// and toleration keys only from the operator's allow-lists (default none). Always allowed, because the API server would add them
 // itself: tolerations of the two node conditions every pod gets (DefaultTolerationSeconds), which
 // only delay an eviction, and of the extended resources the pod requests, such as
 // `nvidia.com/gpu` (ExtendedResourceToleration) — the namespace's quota bounds those.
@@ -23,6 +24,15 @@ export function checkScheduling(pod: { spec: Record<string, unknown>; path: stri
     const allowed = classes.length > 0 ? `previews may use ${classes.join(', ')}` : "previews use the cluster's default priority";
     const name = String(spec.priorityClassName);
     violate('scheduling', `${pod.path}.priorityClassName is "${name}", which could preempt other namespaces' pods; ${allowed}`);
+  }
+  const runtimes = policy.runtimeClasses ?? [];
+  if (spec.runtimeClassName !== undefined && spec.runtimeClassName !== null && !runtimes.includes(String(spec.runtimeClassName))) {
+    const allowed = runtimes.length > 0 ? `previews may use ${runtimes.join(', ')}` : "previews use the cluster's default runtime";
+    const name = String(spec.runtimeClassName);
+    violate(
+      'scheduling',
+      `${pod.path}.runtimeClassName is "${name}", whose tolerations and node selector place the pod on nodes kept for it; ${allowed}`,
+    );
   }
   const keys = [...(policy.tolerationKeys ?? []), ...extendedResourcesOf(spec)];
   asObjects(spec.tolerations).forEach((toleration, i) => {
