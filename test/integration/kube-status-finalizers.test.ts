@@ -17,6 +17,7 @@ import {
   type KubeObject,
 } from '../../src/kube/index.js';
 import { createNamespace, newIdentity, testCluster, uniqueName, type Identity, type TestCluster } from '../support/test-cluster.js';
+import { waitFor } from '../support/wait.js';
 
 let cluster: TestCluster;
 let me: Identity;
@@ -63,12 +64,22 @@ function gadgetCrd(group: string, subresources: Record<string, unknown>): KubeOb
   };
 }
 
+/** Applies the Gadget CRD and waits until the client's discovery serves the kind (it trails the apply on a busy server). */
+async function installGadget(group: string, subresources: Record<string, unknown>): Promise<void> {
+  await new Applier(client).apply([gadgetCrd(group, subresources)]);
+  const kind = { apiVersion: `${group}/v1`, kind: 'Gadget' };
+  await waitFor(`the API server to serve ${group}`, async () => {
+    client.discovery.invalidate(kind.apiVersion);
+    return client.discovery.has(kind);
+  });
+}
+
 describe('status', () => {
   it('patches the status subresource only when the status changed; conditions keep lastTransitionTime', async () => {
     const ns = uniqueName('status');
     const group = `${uniqueName('g')}.kube-test.io`;
     await createNamespace(cluster.kubeConfig, ns);
-    await new Applier(client).apply([gadgetCrd(group, { status: {} })]);
+    await installGadget(group, { status: {} });
     let gadget = await client.create<Gadget>({
       apiVersion: `${group}/v1`,
       kind: 'Gadget',
@@ -128,7 +139,7 @@ describe('isDeleted', () => {
     const ns = uniqueName('deleted');
     const group = `${uniqueName('g')}.kube-test.io`;
     await createNamespace(cluster.kubeConfig, ns);
-    await new Applier(client).apply([gadgetCrd(group, {})]);
+    await installGadget(group, {});
     try {
       const ref = (name: string) => ({ apiVersion: `${group}/v1`, kind: 'Gadget', namespace: ns, name });
       const gadget = (name: string) => client.create<Gadget>({ ...ref(name), metadata: { name, namespace: ns }, spec: {} });
