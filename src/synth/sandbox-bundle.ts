@@ -58,8 +58,22 @@ function inside(file: string, dir: string): boolean {
   return relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative);
 }
 
-/** How each kind of file the repository's code imports is compiled. */
-const loaders: Record<string, Loader> = { '.ts': 'ts', '.mts': 'ts', '.js': 'js', '.mjs': 'js', '.json': 'json' };
+/**
+ * How each kind of file the repository's code imports is compiled: every extension esbuild
+ * would load by itself is here, so that none of the repository's files is read but through the
+ * policy's onLoad (which refuses any other).
+ */
+const loaders: Record<string, Loader> = {
+  '.ts': 'ts',
+  '.mts': 'ts',
+  '.cts': 'ts',
+  '.tsx': 'tsx',
+  '.js': 'js',
+  '.mjs': 'js',
+  '.cjs': 'js',
+  '.jsx': 'jsx',
+  '.json': 'json',
+};
 
 /**
  * A `sourceMappingURL` comment makes esbuild (writing a source map of its own) open the file it
@@ -121,8 +135,8 @@ function importPolicy(request: SandboxBundleRequest, externalFiles: Set<string>)
         if (!inside(args.path, request.checkoutDir)) return undefined;
         sourceBytes += (await stat(args.path)).size;
         if (sourceBytes > maxSourceBytes) return deny(`the files ${request.entry} imports exceed ${maxSourceBytes} bytes`);
-        const loader = loaders[path.extname(args.path)];
-        if (!loader) return undefined; // esbuild refuses it, naming the file
+        const loader = Object.hasOwn(loaders, path.extname(args.path)) ? loaders[path.extname(args.path)] : undefined;
+        if (!loader) return deny(`${path.relative(request.checkoutDir, args.path)} is not TypeScript, JavaScript or JSON`);
         return { contents: withoutSourceMapLinks(await readFile(args.path, 'utf8')), loader };
       });
     },

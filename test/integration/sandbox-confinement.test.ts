@@ -152,6 +152,10 @@ test(
     import { readFileSync } from 'node:fs';
     import './blocks';
     import './endless';
+    import './linked-cjs.cjs';
+    import './linked-cts.cts';
+    import './linked-tsx.tsx';
+    import './linked-jsx.jsx';
     export default function (chart: Chart): void {
       // The run may read its own bundle: whatever the compiler read for it would be there.
       const bundle = readFileSync(process.argv[1]!, 'utf8');
@@ -169,6 +173,11 @@ test(
         // A read of /dev/ptmx never ends; one of /dev/zero never stops growing.
         '.preview/blocks.ts': 'export const blocks = 1;\n//# sourceMappingURL=/dev/ptmx\n',
         '.preview/endless.ts': 'export const endless = 1;\n/*# sourceMappingURL=/dev/zero */\n',
+        // Every extension esbuild loads by itself.
+        '.preview/linked-cjs.cjs': `module.exports = 1;\n//# sourceMappingURL=${outsideMap}\n`,
+        '.preview/linked-cts.cts': `export const cts = 1;\n//# sourceMappingURL=${outsideMap}\n`,
+        '.preview/linked-tsx.tsx': `export const tsx = 1;\n//# sourceMappingURL=${outsideMap}\n`,
+        '.preview/linked-jsx.jsx': `export const jsx = 1;\n//# sourceMappingURL=${outsideMap}\n`,
       },
     );
     const sources = (result.manifests[0]!.data as { sources: string }).sources;
@@ -177,6 +186,14 @@ test(
     assert.ok(Date.now() - started < 8_000, `rendered within the run's time limit (${Date.now() - started} ms)`);
   },
 );
+
+test('a file of another kind than TypeScript, JavaScript or JSON is not compiled in', async () => {
+  await failure(
+    run(`import notes from './notes.txt';\nexport default function (): void { void notes; }\n`, {}, { '.preview/notes.txt': 'hello\n' }),
+    'permission',
+    /\.preview\/notes\.txt is not TypeScript, JavaScript or JSON/,
+  );
+});
 
 test('starting a process or a worker thread is denied', async () => {
   await failure(
