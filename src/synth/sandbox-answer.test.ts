@@ -22,6 +22,15 @@ test("a failure in a shape the harness never writes is bad output, not the opera
     { kind: 'exception', message: 'x', location: ['a'] },
     { kind: 'crash', message: 'x' },
   ];
+  // A permission named like an Object.prototype member is described as unknown, not called.
+  for (const permission of ['__defineGetter__', '__defineSetter__', 'constructor', 'toString']) {
+    assert.throws(
+      () => answer({ ok: false, error: { kind: 'permission', message: 'x', permission, resource: 'r' } }),
+      (err: unknown) =>
+        err instanceof SandboxError && err.reason === 'permission' && err.message === `.preview/main.ts tried to use ${permission} r`,
+      permission,
+    );
+  }
   for (const error of forged) {
     assert.throws(
       () => answer({ ok: false, error }),

@@ -32,7 +32,8 @@ function describeChildError(error: SandboxChildError, end: ProcessEnd): SandboxE
   if (error.kind === 'permission') {
     const prefix = `${end.checkoutDir}/`;
     const resource = error.resource?.startsWith(prefix) ? error.resource.slice(prefix.length) : (error.resource ?? '');
-    const words = permissionWords[error.permission ?? '']?.(resource) ?? `use ${error.permission} ${resource}`.trim();
+    const known = error.permission !== undefined && Object.hasOwn(permissionWords, error.permission);
+    const words = known ? permissionWords[error.permission!]!(resource) : `use ${error.permission} ${resource}`.trim();
     return new SandboxError('permission', `${end.entry} tried to ${words}${at}`);
   }
   if (error.kind === 'bad-output') return new SandboxError('bad-output', error.message);
