@@ -14,7 +14,7 @@
 // work on a worktree runs outside the lock. One operator process owns a cache directory.
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { GitOperationError } from './git-errors.js';
 import { defaultPassEnvironment, GitRunner } from './git-runner.js';
@@ -65,6 +65,9 @@ export const defaultCheckoutLimits: CheckoutLimits = { files: 20_000, directorie
  * naming a subtree thousands of times at each of ten levels lists billions of entries — is held.
  */
 const maxTreeListingBytes = 16 * 1024 * 1024;
+
+/** `$GIT_DIR/info/attributes` wins over the tree's `.gitattributes`: no conversion, filter or expansion at checkout. */
+const checkoutAttributes = '* -text -eol -ident -filter -working-tree-encoding\n';
 
 /** A GitHub repository and how to reach it. */
 export interface RepositoryLocation {
@@ -349,6 +352,11 @@ export class RepositoryCache implements PreviewFileSource {
       await mkdir(target.bareDir, { recursive: true, mode: 0o700 });
       await this.git.run(target.bareDir, ['init', '--bare', '--quiet']);
     }
+    // Over every .gitattributes of the repository's: a checkout writes each blob as it is. Its
+    // attributes could make git write more than the tree counts (ident, an encoding of four bytes
+    // a character, CRLF) or run a filter; the repository's code reads its files as committed.
+    await mkdir(path.join(target.bareDir, 'info'), { recursive: true, mode: 0o700 });
+    await writeFile(path.join(target.bareDir, 'info', 'attributes'), checkoutAttributes);
     this.pinned.set(target.key, pinned);
     return pinned;
   }

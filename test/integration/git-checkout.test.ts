@@ -534,3 +534,21 @@ test('a commit larger than a checkout may be is refused from its tree, before an
   );
   assert.equal(files, 256);
 });
+
+test("a checkout writes each blob as committed, whatever the repository's .gitattributes ask (ident, encodings, CRLF)", async () => {
+  const origin = await newOrigin();
+  const dollarId = '$' + 'Id$\n';
+  const head = await origin.openPullRequest(67, {
+    files: {
+      '.gitattributes': '*.txt ident working-tree-encoding=UTF-32LE\n*.crlf text eol=crlf\n',
+      'a.txt': dollarId.repeat(64),
+      'b.crlf': 'one\ntwo\n',
+    },
+  });
+  const written = await newCache().withCheckout(at(origin, head), async (dir) => ({
+    txt: readFileSync(path.join(dir, 'a.txt'), 'utf8'),
+    crlf: readFileSync(path.join(dir, 'b.crlf'), 'utf8'),
+  }));
+  assert.equal(written.txt, dollarId.repeat(64), 'no $Id$ expanded, no UTF-32: as committed, as the tree counted it');
+  assert.equal(written.crlf, 'one\ntwo\n');
+});
