@@ -387,6 +387,14 @@ describe('the rendering policy refuses', () => {
     assert.deepEqual(rules([pod({ runtimeClassName: 'gpu-nodes' })]), ['scheduling Pod q']);
     assert.match(check([pod({ runtimeClassName: 'gpu-nodes' })]).violations[0]!.message, /runtimeClassName is "gpu-nodes"/);
     assert.deepEqual(rules([pod({ runtimeClassName: 'gvisor' })], { runtimeClasses: ['gvisor'] }), []);
+    // A PodTemplate (where an operator allows the kind) is a pod spec like any other.
+    const podTemplate: Manifest = {
+      apiVersion: 'v1',
+      kind: 'PodTemplate',
+      metadata: { name: 't' },
+      template: { spec: { ...(pod({}).spec as object), nodeName: 'n1' } },
+    };
+    assert.deepEqual(rules([podTemplate], { allowedKinds: new AllowedKinds(['PodTemplate']) }), ['scheduling PodTemplate t']);
     assert.deepEqual(
       check([reach], { priorityClasses: ['production-critical'], tolerationKeys: ['dedicated'] }).violations.map((v) => v.message),
       [
