@@ -2,7 +2,9 @@
 // drains the node its pods run on. One that allows no eviction (maxUnavailable 0, or a
 // minAvailable as high as the pods) holds up every drain of that node — cluster maintenance —
 // for as long as the preview lives. Previews need no budget, so the kind is off the default
-// allow-list; where an operator allows it, only budgets that always let one pod go pass.
+// allow-list. Where an operator allows it, a budget that plainly allows no eviction is refused;
+// others can still hold drains up (two budgets over one pod, a budget over bare pods, pods kept
+// unready), so allowing the kind accepts that.
 import type { Manifest } from '../../constructs/index.js';
 import { asObject } from './guard-json.js';
 import type { Violate } from './guard-rendered-objects.js';
