@@ -98,7 +98,8 @@ export function newSandboxIdentity(): SandboxIdentity {
  * own close-on-exec). Directories on the way to a kept one that the run's uid could not pass
  * (a checkout under /root, say) are covered by a tmpfs too, so the kept ones are reachable.
  * The run may hold at most 128 descriptors: the memory limit sees only resident memory, and
- * each socket pins kernel buffers (some 200 KiB each) that it never counts.
+ * each socket pins kernel buffers (some 200 KiB each) that it never counts. (Connections left in
+ * a listener's backlog pin theirs without a descriptor: only a cgroup per run would bound those.)
  * Arguments: the count of directories to keep and them, the count of closed ancestors and them,
  * the command.
  */
