@@ -305,6 +305,21 @@ interface CheckRunBody {
   output?: { title?: string; summary?: string; text?: string };
 }
 
+/** GitHub counts a check run's output in bytes (the OpenAPI description's maxLength counts characters). */
+const maxOutputBytes = 65_535;
+
+function outputTooLarge(output: CheckRunBody['output']): Reply | undefined {
+  for (const field of ['summary', 'text'] as const) {
+    const value = output?.[field];
+    if (value !== undefined && Buffer.byteLength(value) > maxOutputBytes) {
+      return error(422, 'Invalid request.', {
+        errors: [`Only ${maxOutputBytes} bytes are allowed. ${field} exceeds a maximum bytesize of ${maxOutputBytes}`],
+      });
+    }
+  }
+  return undefined;
+}
+
 const createCheckRun: RouteHandler = (ctx) => {
   const denied = needsApp(ctx);
   if (denied) return denied;
@@ -314,6 +329,8 @@ const createCheckRun: RouteHandler = (ctx) => {
     return error(422, 'Validation Failed', { errors: [{ resource: 'CheckRun', code: 'invalid', field: 'head_sha' }] });
   if (b.status === 'completed' && !b.conclusion)
     return error(422, 'Validation Failed', { errors: [{ resource: 'CheckRun', code: 'missing_field', field: 'conclusion' }] });
+  const tooLarge = outputTooLarge(b.output);
+  if (tooLarge) return tooLarge;
   const run = ctx.gh.createCheckRun(ctx.repo, app, b);
   return { status: 201, body: checkRunJson(ctx.repo, run, ctx.urls) };
 };
@@ -331,6 +348,8 @@ const updateCheckRun: RouteHandler = (ctx) => {
   const b = ctx.body as CheckRunBody;
   if (b.status === 'completed' && !b.conclusion && !run.conclusion)
     return error(422, 'Validation Failed', { errors: [{ resource: 'CheckRun', code: 'missing_field', field: 'conclusion' }] });
+  const tooLarge = outputTooLarge(b.output);
+  if (tooLarge) return tooLarge;
   if (b.name !== undefined) run.name = b.name;
   if (b.details_url !== undefined) run.detailsUrl = b.details_url;
   if (b.external_id !== undefined) run.externalId = b.external_id;

@@ -232,6 +232,12 @@ describe('GitHub Apps, checks, statuses and deployments', () => {
       ['ci', 'completed'],
       ['emu-app', 'in_progress'],
     ]);
+    // GitHub counts a summary in bytes: 40,000 characters of four bytes each are refused.
+    const summary = '@\u200b'.repeat(20_000);
+    await assert.rejects(
+      installation.rest.checks.update({ owner: 'emu', repo: 'apps', check_run_id: run.data.id, output: { title: 't', summary } }),
+      { status: 422 },
+    );
     await installation.rest.checks.update({ owner: 'emu', repo: 'apps', check_run_id: run.data.id, conclusion: 'failure' });
     suites = (await installation.rest.checks.listSuitesForRef({ owner: 'emu', repo: 'apps', ref: sha('2') })).data.check_suites;
     assert.deepEqual(suites.map((s) => s.conclusion).sort(), ['failure', 'success']);

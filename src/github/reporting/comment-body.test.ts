@@ -12,6 +12,27 @@ const base: CommentInput = {
 };
 
 describe('renderComment', () => {
+  it("stays within GitHub's limits however the repository's text grows when made inert: the check summary's 65,535 bytes, the comment's 65,536 characters", () => {
+    // Each `@` becomes four bytes (a zero-width space after it); a backtick run makes a longer fence.
+    const mentions = Array.from({ length: 21 }, (_, i) => `.preview/preview.yaml: unknown field "${'@'.repeat(990)}${i}"`);
+    const backticks = Array.from({ length: 21 }, (_, i) => `${'`'.repeat(976)} ${i} ${'`'.repeat(10)}`);
+    const resources = Array.from({ length: 50 }, (_, i) => ({
+      kind: 'Algorithm',
+      name: `${'@'.repeat(190)}${i}`,
+      ready: false,
+      message: `${'`@'.repeat(100)}`,
+    }));
+    for (const reasons of [mentions, backticks]) {
+      const input = { ...base, state: 'failed' as const, deployedSha: base.headSha, reasons, resources };
+      const summary = renderReport(input);
+      const comment = renderComment(input);
+      assert.ok(Buffer.byteLength(summary) <= 65_535, `summary of ${Buffer.byteLength(summary)} bytes`);
+      assert.ok(comment.length <= 65_536, `comment of ${comment.length} characters`);
+      assert.match(summary, /- …and \d+ more\n/, 'what did not fit is counted, not cut mid-line');
+      assert.match(summary, /^### Preview environment: ❌ Failed/);
+    }
+  });
+
   it('starts with the hidden marker of its PR, and only the marker is hidden', () => {
     const body = renderComment(base);
     assert.equal(body.split('\n')[0], '<!-- preview-operator:pr-12 -->');

@@ -18,11 +18,32 @@ export function commentMarker(pullRequest: number): string {
   return `<!-- preview-operator:pr-${pullRequest} -->`;
 }
 
-// Bounds that keep the body far below GitHub's 65,536-character limit whatever the input.
+// Bounds on what is listed. They do not bound the rendered size on their own: a code span's fence
+// grows with the backtick runs of its text, and defang turns each `@` into four bytes.
 const maxResources = 50;
 const maxReasons = 20;
 const maxReasonLength = 1000;
 const maxCellLength = 200;
+
+/**
+ * The most bytes the report may have, rendered: GitHub refuses a check run whose summary is over
+ * 65,535 bytes, and a comment over 65,536 characters (422, for every later update too). Room is
+ * left for the comment's marker and the lines that say what was left out.
+ */
+export const maxReportBytes = 64_000;
+const reservedBytes = 400;
+
+/** Lines taken while they fit in what is left of the report's bytes. */
+class ByteBudget {
+  constructor(private left: number) {}
+
+  take(lines: readonly string[]): boolean {
+    const bytes = lines.reduce((sum, line) => sum + Buffer.byteLength(line) + 1, 0);
+    if (bytes > this.left) return false;
+    this.left -= bytes;
+    return true;
+  }
+}
 
 const headline: Record<EnvironmentState, string> = {
   queued: '⏸️ Queued',
@@ -86,18 +107,32 @@ export function renderReport(input: CommentInput): string {
   if (input.deployedSha && input.state !== 'destroyed' && input.state !== 'expired') {
     lines.push(`**Deployed commit:** ${sha(input.deployedSha)}`, '');
   }
+  const budget = new ByteBudget(maxReportBytes - reservedBytes - Buffer.byteLength(lines.join('\n')));
   if (input.reasons.length > 0) {
     lines.push(input.state === 'failed' ? '**Why:**' : '**Details:**', '');
-    for (const reason of input.reasons.slice(0, maxReasons)) lines.push(...reasonItem(reason));
-    if (input.reasons.length > maxReasons) lines.push(`- …and ${input.reasons.length - maxReasons} more`);
+    let shown = 0;
+    for (const reason of input.reasons.slice(0, maxReasons)) {
+      const item = reasonItem(reason);
+      if (!budget.take(item)) break;
+      lines.push(...item);
+      shown++;
+    }
+    if (shown < input.reasons.length) lines.push(`- …and ${input.reasons.length - shown} more`);
     lines.push('');
   }
   if (input.resources.length > 0 && input.state !== 'destroyed' && input.state !== 'expired') {
-    lines.push('| Resource | Name | Ready | Details |', '| --- | --- | --- | --- |');
-    for (const r of input.resources.slice(0, maxResources)) {
-      lines.push(`| ${cell(r.kind)} | ${cell(r.name)} | ${r.ready ? '✅' : '⏳'} | ${r.message ? cell(r.message) : ''} |`);
+    const header = ['| Resource | Name | Ready | Details |', '| --- | --- | --- | --- |'];
+    let shown = 0;
+    const rows: string[] = [];
+    for (const r of budget.take(header) ? input.resources.slice(0, maxResources) : []) {
+      const row = `| ${cell(r.kind)} | ${cell(r.name)} | ${r.ready ? '✅' : '⏳'} | ${r.message ? cell(r.message) : ''} |`;
+      if (!budget.take([row])) break;
+      rows.push(row);
+      shown++;
     }
-    if (input.resources.length > maxResources) lines.push(`| …and ${input.resources.length - maxResources} more | | | |`);
+    if (shown > 0) lines.push(...header, ...rows);
+    if (shown < input.resources.length)
+      lines.push(shown > 0 ? `| …and ${input.resources.length - shown} more | | | |` : `…and ${input.resources.length} more resources`);
     lines.push('');
   }
   return lines.join('\n').trimEnd() + '\n';
