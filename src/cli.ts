@@ -6,6 +6,7 @@ import { ConfigError, loadConfig, type ConfigIssue, type LoadConfigOptions, type
 import { asksForHelp, helpText, usage } from './cli-help.js';
 import { settings } from './config-settings.js';
 import { createLogger } from './logger.js';
+import { plainText } from './plain-text.js';
 
 export interface CliIo {
   stdout: (text: string) => void;
@@ -99,7 +100,8 @@ async function synthCommand({ args, env, io }: CommandContext): Promise<number> 
   const { synthesize } = await import('./cli-synth.js');
   const request = { repo: repo!, pullRequest: pr, sha: own.values.get('sha'), repository: own.values.get('repository') };
   const output = await synthesize(request, config);
-  for (const message of output.messages) io.stderr(`${message}\n`);
+  // The messages quote the repository (its YAML, what its main.ts threw): no terminal controls.
+  for (const message of output.messages) io.stderr(`${plainText(message)}\n`);
   io.stdout(output.yaml);
   return output.ok ? 0 : 1;
 }

@@ -7,6 +7,15 @@ const t1 = new Date('2026-01-01T10:05:00.000Z');
 const t2 = new Date('2026-01-01T10:09:00.000Z');
 
 describe('conditions', () => {
+  it('a message keeps no terminal controls (kubectl describe prints it as it is)', () => {
+    const [condition] = setCondition(
+      undefined,
+      { type: 'Ready', status: 'False', reason: 'ConfigInvalid', message: 'bad key "\u001b]52;c;cHduZWQ=\u0007"' },
+      t0,
+    );
+    assert.equal(condition!.message, 'bad key "]52;c;cHduZWQ="');
+  });
+
   it('a new condition gets the transition time now, in whole seconds', () => {
     const list = setCondition(
       undefined,

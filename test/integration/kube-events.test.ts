@@ -41,6 +41,8 @@ it('an Event recorded twice is one Event with count 2; a different message is an
   await recorder.record(cm, 'Warning', 'RenderFailed', '.preview/preview.yaml: spec.replicas must be >= 1');
   await recorder.record(cm, 'Warning', 'RenderFailed', '.preview/preview.yaml: spec.replicas must be >= 1');
   await recorder.record(cm, 'Normal', 'Deployed', 'deployed abc123');
+  // A message quoting a repository's text keeps no terminal controls: kubectl prints it as it is.
+  await recorder.record(cm, 'Warning', 'ConfigInvalid', 'unknown key "\u001b[2J\u001b]52;c;cHduZWQ=\u0007"');
 
   const events = await eventsFor(ns, cm.metadata.uid!);
   const failed = events.filter((e) => e.reason === 'RenderFailed');
@@ -53,10 +55,14 @@ it('an Event recorded twice is one Event with count 2; a different message is an
   const deployed = events.filter((e) => e.reason === 'Deployed');
   assert.equal(deployed.length, 1);
   assert.equal(deployed[0]!.count, 1);
+  assert.deepEqual(
+    events.filter((e) => e.reason === 'ConfigInvalid').map((e) => e.message),
+    ['unknown key "[2J]52;c;cHduZWQ="'],
+  );
 
   await cluster.audit.settle();
   const writes = cluster.audit.writes(mark, { user: me.username }).map((e) => e.verb);
-  assert.deepEqual(writes, ['create', 'patch', 'create'], 'the repeat is a patch of the count, not a new Event');
+  assert.deepEqual(writes, ['create', 'patch', 'create', 'create'], 'the repeat is a patch of the count, not a new Event');
   meClient.close();
 });
 

@@ -88,4 +88,8 @@ describe('planDeployment', () => {
     assert.ok(!long.includes('\n'));
     assert.ok(long.endsWith('…'));
   });
+
+  it('drops the controls a description could be made to read otherwise with (bidirectional overrides, escapes)', () => {
+    assert.equal(statusDescription('\u202edeliaf skcehc\u202c \u001b[8m'), 'deliaf skcehc [8m');
+  });
 });

@@ -2,6 +2,7 @@
 // was written before. One Deployment per deployed SHA; its statuses follow the environment
 // (in_progress → success with environment_url, or failure); the Deployment that served
 // before stays active until a newer one succeeds, and everything goes inactive on teardown.
+import { plainText } from '../../plain-text.js';
 import type { EnvironmentReport, ReportedGitHubIds } from './reporter.js';
 
 export type DeploymentStatusState = 'in_progress' | 'success' | 'failure' | 'inactive';
@@ -27,7 +28,7 @@ export interface DeploymentPlan {
 
 /** GitHub caps a deployment status description at 140 characters. */
 export function statusDescription(text: string): string {
-  const oneLine = text.replace(/\s+/g, ' ').trim();
+  const oneLine = plainText(text).replace(/\s+/g, ' ').trim();
   return oneLine.length > 140 ? `${oneLine.slice(0, 139)}…` : oneLine;
 }
 

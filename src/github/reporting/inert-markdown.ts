@@ -6,18 +6,14 @@
 // text stays inert if it is ever shown elsewhere, and no forged `<!-- … -->` can pass for the
 // sticky comment's marker. Control characters and bidirectional overrides are dropped.
 
+import { plainText } from '../../plain-text.js';
+
 /** Zero-width space: invisible, and it breaks `@name`, `<!--` and `-->` as tokens. */
 const zws = '\u200b';
 
-/** C0 controls but tab and newline, DEL, and the bidirectional embedding/override/isolate controls. */
-// eslint-disable-next-line no-control-regex
-const invisible = /[\u0000-\u0008\u000b-\u001f\u007f\u202a-\u202e\u2066-\u2069]/g;
-
 /** The text with line endings as `\n`, invisible controls dropped, and mentions and HTML-comment delimiters broken. */
 export function defang(text: string): string {
-  return text
-    .replace(/\r\n?/g, '\n')
-    .replace(invisible, '')
+  return plainText(text.replace(/\r\n?/g, '\n'))
     .replace(/@/g, `@${zws}`)
     .replace(/<!--/g, `<${zws}!--`)
     .replace(/--!?>/g, (end) => `--${zws}${end.slice(2)}`);
