@@ -75,6 +75,14 @@ describe('environment readiness', () => {
     assert.equal(result.ready, false);
   });
 
+  it("a resource's message is plain and within the CRD's 4,096 characters, whatever another controller wrote", () => {
+    const certificate = ref('cert-manager.io/v1', 'Certificate', 'preview-tls');
+    const long = withReady(1, 'False', {}, `issuer answered: \u001b[2J${'x'.repeat(10_000)}`);
+    const [resource] = environmentReadiness([certificate], () => long, host).resources;
+    assert.equal(resource!.message!.length, 4096);
+    assert.ok(resource!.message!.startsWith('issuer answered: [2Jxxx') && resource!.message!.endsWith('...'));
+  });
+
   it('CertificateReady: plain HTTP without cert-manager, issued or not with it, absent when nothing is routed', () => {
     assert.equal(certificateCondition(false, false, [])?.reason, 'CertManagerNotInstalled');
     assert.match(certificateCondition(false, false, [])!.message, /served over plain HTTP/);

@@ -12,6 +12,10 @@
 // controller's default certificate, which is not a working preview.
 import type { ResourceReadiness } from '../../constructs/index.js';
 import type { KubeObject, ObjectRef } from '../kube/index.js';
+import { plainText } from '../plain-text.js';
+
+/** The CRD's bound on `status.resources[].message`: a longer message would have every status write refused. */
+const maxResourceMessageLength = 4096;
 
 const readinessKinds = new Set([
   'ai.alien6.io/Algorithm',
@@ -82,8 +86,16 @@ export function environmentReadiness(
   host: string,
   notes: (ref: ObjectRef) => string | undefined = () => undefined,
 ): { resources: ResourceReadiness[]; ready: boolean } {
-  const resources = applied.filter(hasReadiness).map((ref) => resourceReadiness(ref, lookup(ref), host, notes(ref)));
+  const resources = applied.filter(hasReadiness).map((ref) => withinStatusBounds(resourceReadiness(ref, lookup(ref), host, notes(ref))));
   return { resources, ready: resources.every((r) => r.ready) };
+}
+
+/** Messages come from other controllers (cert-manager's quote an issuer's answer): plain, and within the CRD's bound. */
+function withinStatusBounds(resource: ResourceReadiness): ResourceReadiness {
+  if (resource.message === undefined) return resource;
+  const plain = plainText(resource.message);
+  const message = plain.length > maxResourceMessageLength ? `${plain.slice(0, maxResourceMessageLength - 3)}...` : plain;
+  return { ...resource, message };
 }
 
 export interface CertificateConditionInput {
