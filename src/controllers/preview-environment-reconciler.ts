@@ -480,7 +480,7 @@ export class PreviewEnvironmentReconciler implements Reconciler {
     return expiry ? { requeueAfter: clampRequeue(expiry.getTime() - this.clock.now()) } : {};
   }
 
-  /** The rendering at the head SHA, once per uid, generation, head SHA and whether TLS is served. */
+  /** The rendering at the head SHA, once per uid, generation, head SHA, whether TLS is served and the policy's quota ceilings. */
   private async renderAt(env: EnvironmentObject, tls: boolean, policy: EffectivePolicy): Promise<RenderOutcome> {
     const name = env.metadata.name;
     const ceilings = JSON.stringify(policy.budgets.maxResources);
