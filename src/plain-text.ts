@@ -12,3 +12,9 @@ export const invisibleControls = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a
 export function plainText(text: string): string {
   return text.replace(invisibleControls, '');
 }
+
+/** `text` without invisible controls, cut to `maxLength` (ending in `...`) where it is longer: an API field's bound. */
+export function plainTextWithin(text: string, maxLength: number): string {
+  const plain = plainText(text);
+  return plain.length > maxLength ? `${plain.slice(0, maxLength - 3)}...` : plain;
+}

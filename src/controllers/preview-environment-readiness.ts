@@ -12,7 +12,7 @@
 // controller's default certificate, which is not a working preview.
 import type { ResourceReadiness } from '../../constructs/index.js';
 import type { KubeObject, ObjectRef } from '../kube/index.js';
-import { plainText } from '../plain-text.js';
+import { plainTextWithin } from '../plain-text.js';
 
 /** The CRD's bound on `status.resources[].message`: a longer message would have every status write refused. */
 const maxResourceMessageLength = 4096;
@@ -92,10 +92,7 @@ export function environmentReadiness(
 
 /** Messages come from other controllers (cert-manager's quote an issuer's answer): plain, and within the CRD's bound. */
 function withinStatusBounds(resource: ResourceReadiness): ResourceReadiness {
-  if (resource.message === undefined) return resource;
-  const plain = plainText(resource.message);
-  const message = plain.length > maxResourceMessageLength ? `${plain.slice(0, maxResourceMessageLength - 3)}...` : plain;
-  return { ...resource, message };
+  return resource.message === undefined ? resource : { ...resource, message: plainTextWithin(resource.message, maxResourceMessageLength) };
 }
 
 export interface CertificateConditionInput {

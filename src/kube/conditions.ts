@@ -1,7 +1,7 @@
 // Status conditions as Kubernetes API conventions define them (metav1.Condition). Pure:
 // the caller passes the time, so an unchanged condition yields an identical array and the
 // status patch that follows writes nothing.
-import { plainText } from '../plain-text.js';
+import { plainTextWithin } from '../plain-text.js';
 import type { Condition } from './kube-object.js';
 
 export type { Condition } from './kube-object.js';
@@ -26,8 +26,7 @@ export function formatTime(date: Date): string {
 export function setCondition(conditions: readonly Condition[] | undefined, input: ConditionInput, now: Date): Condition[] {
   if (!reasonPattern.test(input.reason)) throw new Error(`condition ${input.type}: reason "${input.reason}" must be CamelCase`);
   // Messages quote what users wrote (`kubectl describe` prints them to terminals): no controls.
-  const plain = plainText(input.message);
-  const message = plain.length > maxMessageLength ? `${plain.slice(0, maxMessageLength - 3)}...` : plain;
+  const message = plainTextWithin(input.message, maxMessageLength);
   const list = [...(conditions ?? [])];
   const index = list.findIndex((c) => c.type === input.type);
   const previous = index >= 0 ? list[index] : undefined;

@@ -3,7 +3,7 @@
 // instead of creating another, as client-go's recorder does.
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
-import { plainText } from '../plain-text.js';
+import { plainTextWithin } from '../plain-text.js';
 import type { ObjectClient } from './object-client.js';
 import { formatTime } from './conditions.js';
 import { ForbiddenError, NotFoundError, toKubeError } from './errors.js';
@@ -56,8 +56,8 @@ export class EventRecorder {
    * logged, since it must not fail the reconcile that reports it.
    */
   record(involved: KubeObject, type: EventType, reason: string, message: string): Promise<void> {
-    const plain = plainText(message);
-    const text = plain.length > maxMessageLength ? `${plain.slice(0, maxMessageLength - 3)}...` : plain;
+    // Messages quote what users wrote (`kubectl describe` prints them to terminals): no controls.
+    const text = plainTextWithin(message, maxMessageLength);
     const key = [
       involved.apiVersion,
       involved.kind,
