@@ -106,7 +106,7 @@ export class RenderingApplier {
     const remembered = this.deps.memory.of(name);
     const key = remembered.render?.key ?? '';
     const ownership = ownershipOf(name);
-    const namespace = { ...rendered.namespace, metadata: { ...rendered.namespace.metadata, ownerReferences: [controllerReference(env)] } };
+    const namespace = ownedNamespace(env, rendered);
     try {
       // A namespace to create comes first: the operator's own object, and nothing can be dry-run in it before.
       const [created] = liveNamespace ? [] : await this.applier.apply([namespace], { ownership });
@@ -197,7 +197,7 @@ export class RenderingApplier {
   rememberServed(env: EnvironmentObject, rendered: RenderedEnvironment): void {
     const remembered = this.deps.memory.of(env.metadata.name);
     if (remembered.applied) return;
-    const namespace = { ...rendered.namespace, metadata: { ...rendered.namespace.metadata, ownerReferences: [controllerReference(env)] } };
+    const namespace = ownedNamespace(env, rendered);
     remembered.applied = { key: `served/${rendered.sha}`, namespace, objects: rendered.objects.filter((o) => rendered.guards.has(o)) };
   }
 
@@ -291,4 +291,9 @@ function describeRejection(err: unknown): Failure | undefined {
   }
   if (err instanceof NoKindMatchError) return { kind: 'ApplyRejected', message: err.message, details: [err.message] };
   return undefined;
+}
+
+/** The rendering's Namespace, controlled by its environment (the owner reference the apply gives it). */
+function ownedNamespace(env: EnvironmentObject, rendered: RenderedEnvironment): RenderedEnvironment['namespace'] {
+  return { ...rendered.namespace, metadata: { ...rendered.namespace.metadata, ownerReferences: [controllerReference(env)] } };
 }
