@@ -197,12 +197,11 @@ export class RepositoryCache implements PreviewFileSource {
       throw err;
     }
     let [files, directories, bytes] = [0, 0, 0];
-    for (const line of listing.split('\0')) {
-      const [, type, , size] = line.slice(0, Math.max(0, line.indexOf('\t'))).split(/\s+/);
-      if (type === 'tree') directories++;
-      if (type !== 'blob') continue;
+    for (const entry of treeEntries(listing, target.sha)) {
+      if (entry.kind === 'directory') directories++;
+      if (entry.kind !== 'file' && entry.kind !== 'symlink') continue;
       files++;
-      bytes += Number(size) || 0;
+      bytes += entry.size;
     }
     if (files > limits.files || directories > limits.directories || bytes > limits.bytes) {
       throw refuse(`${files} files, ${directories} directories, ${bytes} bytes`);
@@ -220,20 +219,11 @@ export class RepositoryCache implements PreviewFileSource {
       await this.prepare(target);
       // --literal-pathspecs: each path is a name, never a glob or pathspec magic.
       const listing = await this.git.run(target.bareDir, ['--literal-pathspecs', 'ls-tree', '-z', '-l', target.sha, '--', ...files]);
-      // Every entry ends with NUL: anything else is an answer cut short, worth a retry.
-      if (listing !== '' && !listing.endsWith('\0')) {
-        throw new GitOperationError('git-failed', `the listing of ${target.sha.slice(0, 12)} ended mid-entry`);
-      }
-      const entries = new Map<string, TreeEntry>();
-      for (const line of listing.split('\0')) {
-        const tab = line.indexOf('\t');
-        if (tab < 0) continue;
-        const entryPath = line.slice(tab + 1);
-        if (!files.includes(entryPath)) continue;
-        const [mode, type, object, size] = line.slice(0, tab).split(/\s+/) as [string, string, string, string];
-        entries.set(entryPath, { path: entryPath, kind: entryKind(mode, type), object, size: Number(size) || 0 });
-      }
-      return entries;
+      return new Map(
+        treeEntries(listing, target.sha)
+          .filter((e) => files.includes(e.path))
+          .map((e) => [e.path, e]),
+      );
     });
   }
 
@@ -370,6 +360,22 @@ export class RepositoryCache implements PreviewFileSource {
       await this.git.run(bareDir, ['worktree', 'prune']);
     }
   }
+}
+
+/** The entries of a `git ls-tree -z -l` listing of `sha`. */
+function treeEntries(listing: string, sha: string): TreeEntry[] {
+  // Every entry ends with NUL: anything else is an answer cut short, worth a retry.
+  if (listing !== '' && !listing.endsWith('\0')) {
+    throw new GitOperationError('git-failed', `the listing of ${sha.slice(0, 12)} ended mid-entry`);
+  }
+  return listing
+    .split('\0')
+    .filter((line) => line.includes('\t'))
+    .map((line) => {
+      const tab = line.indexOf('\t');
+      const [mode, type, object, size] = line.slice(0, tab).split(/\s+/) as [string, string, string, string];
+      return { path: line.slice(tab + 1), kind: entryKind(mode, type), object, size: Number(size) || 0 };
+    });
 }
 
 function entryKind(mode: string, type: string): TreeEntry['kind'] {
