@@ -114,14 +114,15 @@ export class GitRunner {
       const overflow = command.maxOutputBytes === undefined ? undefined : capOutput(git, command.maxOutputBytes);
       const tooLong = () =>
         new GitOperationError('too-large', `git ${args[0] ?? ''} answered more than ${command.maxOutputBytes} bytes and was stopped`);
+      let output: string;
       try {
-        const output = await git.raw([...args]);
-        if (overflow?.reached) throw tooLong();
-        return output;
+        output = await git.raw([...args]);
       } catch (err) {
         if (overflow?.reached) throw tooLong();
-        throw err instanceof GitOperationError ? err : toOperationError(args, err, secrets);
+        throw toOperationError(args, err, secrets);
       }
+      if (overflow?.reached) throw tooLong();
+      return output;
     });
   }
 }
