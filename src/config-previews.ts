@@ -113,6 +113,13 @@ function wildcardSecretSetting(
   return { namespace, name };
 }
 
+/** A list setting of Kubernetes names; each that is not one (`what`) is a problem of the setting. */
+function nameList(read: SettingReader, setting: string, pattern: RegExp, what: string): string[] {
+  const list = read.list(setting);
+  for (const name of list.filter((n) => !pattern.test(n))) read.problem(setting, `"${name}" is not ${what}`);
+  return list;
+}
+
 function renderPolicySettings(read: SettingReader): RenderPolicySettings {
   const serviceTypes = read.list('allowed-service-types');
   const badTypes = serviceTypes.filter((t) => !(optionalServiceTypes as readonly string[]).includes(t));
@@ -125,22 +132,10 @@ function renderPolicySettings(read: SettingReader): RenderPolicySettings {
     if (reason) read.problem('allowed-ingress-annotations', reason);
   }
   const allowTokenAutomount = read.bool('allow-token-automount');
-  const priorityClasses = read.list('allowed-priority-classes');
-  for (const name of priorityClasses.filter((n) => !names.dnsSubdomain.test(n))) {
-    read.problem('allowed-priority-classes', `"${name}" is not a PriorityClass name`);
-  }
-  const tolerationKeys = read.list('allowed-toleration-keys');
-  for (const key of tolerationKeys.filter((k) => !names.qualifiedName.test(k))) {
-    read.problem('allowed-toleration-keys', `"${key}" is not a taint key (prefix/name or name)`);
-  }
-  const runtimeClasses = read.list('allowed-runtime-classes');
-  for (const name of runtimeClasses.filter((n) => !names.dnsSubdomain.test(n))) {
-    read.problem('allowed-runtime-classes', `"${name}" is not a RuntimeClass name`);
-  }
-  const csiDrivers = read.list('allowed-csi-drivers');
-  for (const name of csiDrivers.filter((n) => !names.dnsSubdomain.test(n))) {
-    read.problem('allowed-csi-drivers', `"${name}" is not a CSI driver name`);
-  }
+  const priorityClasses = nameList(read, 'allowed-priority-classes', names.dnsSubdomain, 'a PriorityClass name');
+  const tolerationKeys = nameList(read, 'allowed-toleration-keys', names.qualifiedName, 'a taint key (prefix/name or name)');
+  const runtimeClasses = nameList(read, 'allowed-runtime-classes', names.dnsSubdomain, 'a RuntimeClass name');
+  const csiDrivers = nameList(read, 'allowed-csi-drivers', names.dnsSubdomain, 'a CSI driver name');
   // Depth at most 1000: past the check, objects are cloned and serialised recursively.
   const limits = {
     maxObjects: read.int('max-rendered-objects', 1)!,
