@@ -4,6 +4,7 @@
 // Every body being read also draws on one budget for all of them: the bytes are held before
 // anyone knows whether they are signed, so many large uploads at once must not fill the memory.
 import type { IncomingMessage } from 'node:http';
+import { ByteBudget } from '../byte-budget.js';
 
 /**
  * 1 MiB: the deliveries the operator reads (pull_request, check_run, check_suite) are tens of
@@ -14,24 +15,6 @@ export const defaultMaxBodyBytes = 1024 * 1024;
 
 /** 32 MiB of bodies read at once, signed or not. */
 export const defaultMaxBodyBytesInFlight = 32 * 1024 * 1024;
-
-/** The bytes of every body being read, against one limit. */
-export class BodyBudget {
-  private held = 0;
-
-  constructor(readonly limitBytes: number) {}
-
-  /** Takes `bytes` if they fit. */
-  take(bytes: number): boolean {
-    if (this.held + bytes > this.limitBytes) return false;
-    this.held += bytes;
-    return true;
-  }
-
-  give(bytes: number): void {
-    this.held -= bytes;
-  }
-}
 
 export class BodyBudgetError extends Error {
   constructor(readonly limitBytes: number) {
@@ -48,7 +31,7 @@ export class BodyTooLargeError extends Error {
 }
 
 /** The body's bytes, at most `limitBytes`, each drawn from `budget` until the body is whole or refused. */
-export function readWebhookBody(req: IncomingMessage, limitBytes: number, budget = new BodyBudget(Infinity)): Promise<Buffer> {
+export function readWebhookBody(req: IncomingMessage, limitBytes: number, budget = new ByteBudget(Infinity)): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limitBytes) return Promise.reject(new BodyTooLargeError(limitBytes));
   return new Promise((resolve, reject) => {

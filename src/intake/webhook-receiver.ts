@@ -11,20 +11,14 @@
 // writer is full (an API server away for long under a flood of deliveries) the delivery is
 // answered 503 `unavailable`: GitHub shows it failed, it can be redelivered, the resync repairs it.
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { ByteBudget } from '../byte-budget.js';
 import { silentLogger, type Logger } from '../kube/logger.js';
 import type { PolicyConfig } from '../policy/policy-config.js';
 import type { ApprovalRevoker } from '../github/reporting/approval-revoker.js';
 import { DeliveryDedupe } from './delivery-dedupe.js';
 import { WriterFullError, type EnvironmentWriter } from './environment-writer.js';
 import { PayloadError, type PullRequestFactsOptions } from './pull-request-payload.js';
-import {
-  BodyBudget,
-  BodyBudgetError,
-  BodyTooLargeError,
-  defaultMaxBodyBytes,
-  defaultMaxBodyBytesInFlight,
-  readWebhookBody,
-} from './webhook-body.js';
+import { BodyBudgetError, BodyTooLargeError, defaultMaxBodyBytes, defaultMaxBodyBytesInFlight, readWebhookBody } from './webhook-body.js';
 import { CheckRerunHandler, rerunEvents, type CheckRerunOptions } from './webhook-check-rerun.js';
 import {
   PullRequestEventHandler,
@@ -99,7 +93,7 @@ export interface WebhookReceiverOptions {
 
 export class WebhookReceiver {
   readonly maxBodyBytes: number;
-  private readonly bodies: BodyBudget;
+  private readonly bodies: ByteBudget;
   private readonly secrets: readonly string[];
   private readonly dedupe: DeliveryDedupe;
   private readonly pullRequests: PullRequestEventHandler;
@@ -112,7 +106,7 @@ export class WebhookReceiver {
     if (this.secrets.length === 0 || this.secrets.some((s) => !s))
       throw new Error('a webhook secret is required (an empty secret would accept forged deliveries)');
     this.maxBodyBytes = options.maxBodyBytes ?? defaultMaxBodyBytes;
-    this.bodies = new BodyBudget(options.maxBodyBytesInFlight ?? defaultMaxBodyBytesInFlight);
+    this.bodies = new ByteBudget(options.maxBodyBytesInFlight ?? defaultMaxBodyBytesInFlight);
     this.dedupe = options.dedupe ?? new DeliveryDedupe();
     this.logger = options.logger ?? silentLogger;
     this.observe = options.observe ?? (() => {});

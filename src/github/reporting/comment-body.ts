@@ -1,5 +1,6 @@
 // The sticky PR comment's Markdown: a pure function of the environment's report. No clock,
 // nothing random, so an unchanged environment renders the same bytes (and is not re-sent).
+import { ByteBudget } from '../../byte-budget.js';
 import { codeBlock, codeCell, codeSpan } from './inert-markdown.js';
 import type { EnvironmentState, ResourceReadiness } from './reporter.js';
 
@@ -33,16 +34,9 @@ const maxCellLength = 200;
 export const maxReportBytes = 64_000;
 const reservedBytes = 400;
 
-/** Lines taken while they fit in what is left of the report's bytes. */
-class ByteBudget {
-  constructor(private left: number) {}
-
-  take(lines: readonly string[]): boolean {
-    const bytes = lines.reduce((sum, line) => sum + Buffer.byteLength(line) + 1, 0);
-    if (bytes > this.left) return false;
-    this.left -= bytes;
-    return true;
-  }
+/** Takes `lines` (each with its newline) from `budget` if they fit. */
+function takeLines(budget: ByteBudget, lines: readonly string[]): boolean {
+  return budget.take(lines.reduce((sum, line) => sum + Buffer.byteLength(line) + 1, 0));
 }
 
 const headline: Record<EnvironmentState, string> = {
@@ -113,7 +107,7 @@ export function renderReport(input: CommentInput): string {
     let shown = 0;
     for (const reason of input.reasons.slice(0, maxReasons)) {
       const item = reasonItem(reason);
-      if (!budget.take(item)) break;
+      if (!takeLines(budget, item)) break;
       lines.push(...item);
       shown++;
     }
@@ -124,9 +118,9 @@ export function renderReport(input: CommentInput): string {
     const header = ['| Resource | Name | Ready | Details |', '| --- | --- | --- | --- |'];
     let shown = 0;
     const rows: string[] = [];
-    for (const r of budget.take(header) ? input.resources.slice(0, maxResources) : []) {
+    for (const r of takeLines(budget, header) ? input.resources.slice(0, maxResources) : []) {
       const row = `| ${cell(r.kind)} | ${cell(r.name)} | ${r.ready ? '✅' : '⏳'} | ${r.message ? cell(r.message) : ''} |`;
-      if (!budget.take([row])) break;
+      if (!takeLines(budget, [row])) break;
       rows.push(row);
       shown++;
     }
