@@ -566,6 +566,14 @@ test('every request is observed with its result and duration', async () => {
     ],
   );
   assert.ok(outcomes.every((o) => o.durationMs >= 0));
+  // The headers are not signed: what the log keeps of them is bounded.
+  await delivery.deliver(url, {
+    headers: { 'x-hub-signature-256': 'sha256=00', 'x-github-event': 'e'.repeat(4000), 'x-github-delivery': 'd'.repeat(4000) },
+  });
+  assert.deepEqual(
+    outcomes.slice(2).map((o) => [o.status, o.event, o.delivery]),
+    [[401, 'e'.repeat(100), 'd'.repeat(100)]],
+  );
 });
 
 test('an empty secret is refused at construction', () => {

@@ -59,7 +59,9 @@ export interface WebhookAnswer {
 export interface WebhookOutcome {
   status: number;
   result: WebhookResult;
+  /** As the request named it, cut to `headerExcerptLength` (the header is not signed). */
   delivery?: string;
+  /** As the request named it, cut to `headerExcerptLength`: label metrics with `webhookEventLabel`. */
   event?: string;
   action?: string;
   durationMs: number;
@@ -208,8 +210,8 @@ export class WebhookReceiver {
       status: answer.status,
       result,
       durationMs,
-      delivery: delivery ?? header(headers, 'x-github-delivery'),
-      event: event ?? header(headers, 'x-github-event'),
+      delivery: (delivery ?? header(headers, 'x-github-delivery'))?.slice(0, headerExcerptLength),
+      event: (event ?? header(headers, 'x-github-event'))?.slice(0, headerExcerptLength),
       ...(action ? { action } : {}),
     };
     const level = answer.status >= 500 ? 'error' : answer.status >= 400 ? 'warn' : 'info';
@@ -225,6 +227,22 @@ export class WebhookReceiver {
 function reply(status: number, body: WebhookAnswer['body'], headers: Record<string, string> = {}): WebhookAnswer {
   return { status, body, headers };
 }
+
+/** The events the receiver answers by name; a metric labelled by event counts every other one as `other`. */
+const answeredEvents = new Set(['ping', 'pull_request', ...rerunEvents]);
+
+/**
+ * A bounded metric label for a request's event. The X-GitHub-Event header is not covered by the
+ * signature (a replayed body can carry any), and a refused request names whatever it likes: as a
+ * label it would add a series per value, for ever.
+ */
+export function webhookEventLabel(event: string | undefined): string {
+  if (event === undefined) return 'unknown';
+  return answeredEvents.has(event) ? event : 'other';
+}
+
+/** How much of a header an outcome keeps for the log (Node allows 16 KiB of headers). */
+const headerExcerptLength = 100;
 
 function header(headers: IncomingHttpHeaders, name: string): string | undefined {
   const value = headers[name];

@@ -1,5 +1,10 @@
 import assert from 'node:assert/strict';
+import { createHmac, randomUUID } from 'node:crypto';
 import { test } from 'node:test';
+import { ApprovalRevoker } from '../github/reporting/approval-revoker.js';
+import { EnvironmentWriter } from '../intake/environment-writer.js';
+import { WebhookReceiver } from '../intake/webhook-receiver.js';
+import { resolvePolicyConfig } from '../policy/policy-validation.js';
 import { RateLimitObserver } from '../github/octokit-rate-limit.js';
 import { createServer } from './create-server.js';
 import { metricsRouter } from './metrics-router.js';
@@ -131,6 +136,47 @@ test('GET /metrics serves the exposition through the server extension point', as
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /^text\/plain; version=0.0.4/);
     assert.match(await res.text(), /preview_operator_queue_depth\{controller="preview-environment"\} 2/);
+  } finally {
+    await server.close();
+  }
+});
+
+test('requests naming events of their choosing, signed or not, add no metric series', async () => {
+  const metrics = new OperatorMetrics({ processMetrics: false });
+  const store = { upsert: async () => {}, delete: async () => 'deleted' as const };
+  const secret = 'webhook-secret';
+  const webhook = new WebhookReceiver({
+    secret,
+    writer: new EnvironmentWriter({ store }),
+    approvals: new ApprovalRevoker({ removeLabel: async () => {} }),
+    policy: resolvePolicyConfig(),
+    observe: metrics.webhookDelivery, // as src/cli-run-intake.ts wires it
+  });
+  const server = await startServer(createServer({ webhook, routers: [metricsRouter(metrics)] }));
+  const send = async (event: string, signed: boolean) => {
+    const body = '{"zen":"x"}';
+    const signature = signed ? { 'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}` } : {};
+    const res = await fetch(`${server.url}/api/github/webhooks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-github-event': event, 'x-github-delivery': randomUUID(), ...signature },
+      body,
+    });
+    await res.arrayBuffer();
+    return res.status;
+  };
+  try {
+    for (let i = 0; i < 40; i++) {
+      // Unsigned: anyone who reaches the port. Signed: a captured body replayed with any event header (not signed).
+      assert.equal(await send(`made-up-${i}-${'x'.repeat(2000)}`, false), 401);
+      assert.equal(await send(`made-up-${i}`, true), 202);
+    }
+    assert.equal(await send('ping', true), 200);
+    const series = (await metrics.metrics()).split('\n').filter((l) => l.startsWith('preview_operator_webhook_deliveries_total{'));
+    assert.deepEqual(series.sort(), [
+      'preview_operator_webhook_deliveries_total{event="other",result="unauthorized",status="401"} 40',
+      'preview_operator_webhook_deliveries_total{event="other",result="unused",status="202"} 40',
+      'preview_operator_webhook_deliveries_total{event="ping",result="pong",status="200"} 1',
+    ]);
   } finally {
     await server.close();
   }

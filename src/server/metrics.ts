@@ -10,7 +10,7 @@ import type { KubeObject } from '../kube/kube-object.js';
 import type { RateLimitObserver } from '../github/octokit-rate-limit.js';
 import type { EnvironmentWrite } from '../intake/environment-writer.js';
 import type { ResyncSummary } from '../intake/resync.js';
-import type { WebhookOutcome } from '../intake/webhook-receiver.js';
+import { webhookEventLabel, type WebhookOutcome } from '../intake/webhook-receiver.js';
 
 const prefix = 'preview_operator_';
 
@@ -64,7 +64,7 @@ function controllerSeries(registers: Registers) {
 function webhookSeries(registers: Registers, pendingWrites: () => number) {
   const deliveries = new Counter({
     name: `${prefix}webhook_deliveries_total`,
-    help: 'GitHub webhook deliveries answered, by event, result and HTTP status.',
+    help: 'GitHub webhook deliveries answered, by event (ping, pull_request, check_run, check_suite; other; unknown: none named), result and HTTP status.',
     labelNames: ['event', 'result', 'status'] as const,
     registers,
   });
@@ -242,7 +242,7 @@ export class OperatorMetrics implements ControllerMetrics {
 
   /** The webhook receiver's `observe` option. */
   readonly webhookDelivery = (outcome: WebhookOutcome): void => {
-    const event = outcome.event ?? 'unknown';
+    const event = webhookEventLabel(outcome.event);
     this.webhook.deliveries.inc({ event, result: outcome.result, status: String(outcome.status) });
     this.webhook.seconds.observe({ event }, outcome.durationMs / 1000);
   };
