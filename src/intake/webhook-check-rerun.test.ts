@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { webhookExample } from '../../test/github-emulator/webhook-delivery.js';
 import type { KubeObject } from '../kube/kube-object.js';
 import { environmentName } from './pull-request-environment-name.js';
-import { CheckRerunHandler } from './webhook-check-rerun.js';
+import { CheckRerunHandler, rerunCooldownMs } from './webhook-check-rerun.js';
 
 const sha = 'c'.repeat(40);
 const repository = { owner: 'acme', name: 'shop' };
@@ -75,5 +75,38 @@ describe('check_run and check_suite rerequested', () => {
     const broken = payload('check_run', [3]);
     delete (broken.check_run as Record<string, unknown>).head_sha;
     assert.throws(() => handler.handle('check_run', 'rerequested', broken, at), /check_run: needs repository.owner.login/);
+  });
+});
+
+describe('a re-run asked for again within the cooldown', () => {
+  const later = (ms: number) => new Date(at.getTime() + ms);
+
+  it('is not asked again: a captured delivery replayed under new ids re-runs once a minute at most', () => {
+    const { handler, asked } = setup([environment(7, sha)]);
+    assert.equal(handler.handle('check_run', 'rerequested', payload('check_run', [7]), at).result, 'accepted');
+    for (const ms of [10, 1_000, rerunCooldownMs - 1]) {
+      const outcome = handler.handle('check_run', 'rerequested', payload('check_run', [7]), later(ms));
+      assert.equal(outcome.result, 'stale');
+      assert.match(outcome.reason ?? '', /was asked for in the last 60 s/);
+    }
+    assert.equal(handler.handle('check_suite', 'rerequested', payload('check_suite', []), later(5_000)).result, 'stale');
+    assert.equal(handler.handle('check_run', 'rerequested', payload('check_run', [7]), later(rerunCooldownMs + 1)).result, 'accepted');
+    assert.deepEqual(asked, [
+      `${environmentName(repository, 7)}@2026-03-01T10:00:00.000Z`,
+      `${environmentName(repository, 7)}@2026-03-01T10:01:00.001Z`,
+    ]);
+  });
+
+  it('by another replica or an earlier process: the cached spec.rerunRequestedAt counts', () => {
+    const recent = { ...environment(7, sha) } as KubeObject & { spec: Record<string, unknown> };
+    recent.spec = { ...recent.spec, rerunRequestedAt: later(-30_000).toISOString() };
+    const { handler, asked } = setup([recent, environment(8, sha)]);
+    const outcome = handler.handle('check_suite', 'rerequested', payload('check_suite', [7, 8]), at);
+    assert.equal(outcome.result, 'accepted');
+    assert.deepEqual(
+      asked,
+      [`${environmentName(repository, 8)}@2026-03-01T10:00:00.000Z`],
+      'only the environment not re-run within the minute',
+    );
   });
 });

@@ -4,6 +4,11 @@
 // generation, and the controller renders and applies the head commit anew — at once, also where
 // it failed. A re-run for a commit that is no longer the head changes nothing: the head commit's
 // own check run is the one to re-run. The write follows the answer, like a pull_request's.
+//
+// Two presses of Re-run on an unchanged check run send the same signed body (only the delivery id,
+// which the signature does not cover, differs), so a captured delivery replayed under new ids reads
+// as a press. What bounds it: an environment asked to re-run within the last `rerunCooldownMs` (its
+// `spec.rerunRequestedAt`, as the cache has it) is not asked again; the answer is `stale`.
 import type { KubeObject } from '../kube/kube-object.js';
 import { silentLogger, type Logger } from '../kube/logger.js';
 import { recordsRepository } from './environment-recency.js';
@@ -11,7 +16,12 @@ import { environmentName } from './pull-request-environment-name.js';
 import { PayloadError } from './pull-request-payload.js';
 import type { PullRequestOutcome } from './webhook-pull-request.js';
 
-type Environment = KubeObject & { spec?: { repository?: { owner: string; name: string }; pullRequest?: { headSha?: string } } };
+type Environment = KubeObject & {
+  spec?: { repository?: { owner: string; name: string }; pullRequest?: { headSha?: string }; rerunRequestedAt?: string };
+};
+
+/** How long after a re-run of an environment another is not asked for (a double press, or a replay). */
+export const rerunCooldownMs = 60_000;
 
 export interface CheckRerunOptions {
   /** Sets `spec.rerunRequestedAt` of the environment (after the answer); a failure is logged. */
@@ -45,6 +55,8 @@ function targetOf(event: string, payload: Record<string, unknown>): RerunTarget 
 
 export class CheckRerunHandler {
   private readonly logger: Logger;
+  /** Re-runs this process asked for within the cooldown, by environment (ms): the cache shows them only after their write. */
+  private readonly asked = new Map<string, number>();
 
   constructor(private readonly options: CheckRerunOptions) {
     this.logger = options.logger ?? silentLogger;
@@ -59,13 +71,26 @@ export class CheckRerunHandler {
     if (names.length === 0) {
       return { result: 'ignored', reason: `no environment has ${sha} as its head commit: nothing to re-run` };
     }
+    const due = names.filter((name) => !this.reranSince(name, receivedAt.getTime() - rerunCooldownMs));
+    if (due.length === 0) {
+      const seconds = rerunCooldownMs / 1000;
+      return { result: 'stale', environment: names[0], reason: `a re-run of ${names.join(', ')} was asked for in the last ${seconds} s` };
+    }
     const requestedAt = receivedAt.toISOString();
-    for (const name of names) {
+    for (const name of due) {
+      this.asked.set(name, receivedAt.getTime());
       this.options.requestRerun(name, requestedAt).catch((err: unknown) => {
         this.logger.error({ environment: name, sha: target.sha, err }, "could not ask for a re-run of the environment's deploy");
       });
     }
-    return { result: 'accepted', environment: names[0], reason: `re-running the deploy of ${sha} in ${names.join(', ')}` };
+    return { result: 'accepted', environment: due[0], reason: `re-running the deploy of ${sha} in ${due.join(', ')}` };
+  }
+
+  /** Whether this process, or the cache (another replica, an earlier process), has a re-run of the environment after `since` (ms). */
+  private reranSince(name: string, since: number): boolean {
+    for (const [environment, at] of this.asked) if (at <= since) this.asked.delete(environment);
+    const recorded = (this.options.environments?.get(name) as Environment | undefined)?.spec?.rerunRequestedAt;
+    return this.asked.has(name) || (recorded !== undefined && Date.parse(recorded) > since);
   }
 
   /** The environments whose head is the commit: the payload's pull requests, and (forks) those the cache records at it. */
