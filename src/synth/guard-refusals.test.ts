@@ -415,6 +415,22 @@ describe('the rendering policy refuses', () => {
     assert.deepEqual(rules([usual]), []);
     const withoutGpu = { ...usual, spec: { ...(usual.spec as object), containers: (pod({}).spec as { containers: unknown }).containers } };
     assert.deepEqual(rules([withoutGpu]), ['scheduling Pod q'], 'a GPU toleration of a pod that requests no GPU');
+    // A "resource" the scheduler fits anywhere (zero), or one the API server takes for native (`kubernetes.io/` in its
+    // name, checked no further): naming the taint it tolerates put a pod on the control plane, or on a cordoned node.
+    const tolerating = (key: string, limits: Record<string, string>) =>
+      pod({ tolerations: [{ key, operator: 'Exists', effect: 'NoSchedule' }] }, { limits: { cpu: '1', ...limits } });
+    const attempts = [
+      tolerating('node-role.kubernetes.io/control-plane', { 'node-role.kubernetes.io/control-plane': '0' }),
+      tolerating('node-role.kubernetes.io/control-plane', { 'node-role.kubernetes.io/control-plane': '1' }),
+      tolerating('node.kubernetes.io/unschedulable', { 'node.kubernetes.io/unschedulable': '1' }),
+      tolerating('dedicated.example.com/prod', { 'dedicated.example.com/prod': '0' }),
+      tolerating('nvidia.com/gpu', { 'nvidia.com/gpu': '0m' }),
+    ];
+    assert.deepEqual(
+      attempts.map((attempt) => rules([attempt])),
+      Array(5).fill(['scheduling Pod q']),
+    );
+    assert.deepEqual(rules([tolerating('nvidia.com/gpu', { 'nvidia.com/gpu': '2' })]), []);
   });
 
   it('inline CSI volumes of drivers the operator does not allow (another identity acts on them), and grace periods past teardown', () => {

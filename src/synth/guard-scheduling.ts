@@ -7,7 +7,10 @@
 // and toleration keys only from the operator's allow-lists (default none). Always allowed, because the API server would add them
 // itself: tolerations of the two node conditions every pod gets (DefaultTolerationSeconds), which
 // only delay an eviction, and of the extended resources the pod requests, such as
-// `nvidia.com/gpu` (ExtendedResourceToleration) — the namespace's quota bounds those.
+// `nvidia.com/gpu` (ExtendedResourceToleration) — the namespace's quota bounds those. Only an amount
+// above zero counts (the scheduler fits a zero anywhere), and only a name the API server takes for
+// an extended resource: one naming `kubernetes.io/` anywhere is native to it, checked no further,
+// so `node-role.kubernetes.io/control-plane: 0` would otherwise let a pod tolerate that taint.
 import { asObject, asObjects } from './guard-json.js';
 import type { RenderPolicy, Violate } from './guard-rendered-objects.js';
 
@@ -45,16 +48,21 @@ export function checkScheduling(pod: { spec: Record<string, unknown>; path: stri
   });
 }
 
-/** Extended resources (`<domain>/<name>` outside kubernetes.io) the pod's containers request or limit. */
+/** Extended resources (`<domain>/<name>`, no `kubernetes.io/` in it) the pod's containers request or limit, above zero. */
 function extendedResourcesOf(spec: Record<string, unknown>): string[] {
   const names = new Set<string>();
   for (const container of [...asObjects(spec.initContainers), ...asObjects(spec.containers)]) {
     const resources = asObject(container.resources);
     for (const amounts of [resources?.limits, resources?.requests]) {
-      for (const name of Object.keys(asObject(amounts) ?? {})) {
-        if (name.includes('/') && !name.startsWith('kubernetes.io/')) names.add(name);
+      for (const [name, amount] of Object.entries(asObject(amounts) ?? {})) {
+        if (isExtendedResource(name) && Number.parseFloat(String(amount)) > 0) names.add(name);
       }
     }
   }
   return [...names];
+}
+
+/** As the API server tells one: a domain-prefixed name, not native (`kubernetes.io/` anywhere), not a quota's `requests.` form. */
+function isExtendedResource(name: string): boolean {
+  return name.includes('/') && !name.includes('kubernetes.io/') && !name.startsWith('requests.');
 }
