@@ -362,6 +362,31 @@ describe('the rendering policy refuses', () => {
       spec: claim({ storageClassName: 'fast' }),
     };
     assert.deepEqual(rules([provisioned, { ...objects[1]!, spec: podSpec([ephemeral({})]) }]), []);
+    // The beta storage-class annotation still wins over spec.storageClassName: with "" it bound an admin's
+    // class-less PersistentVolume (a hostPath of production data). The binder's own annotations alike.
+    const annotated = (annotations: Record<string, string>) => ({ metadata: { name: 'd', annotations }, spec: claim({}) });
+    const byAnnotation: Manifest[] = [
+      { apiVersion: 'v1', kind: 'PersistentVolumeClaim', ...annotated({ 'volume.beta.kubernetes.io/storage-class': '' }) },
+      {
+        ...objects[0]!,
+        spec: { ...(objects[0]!.spec as object), volumeClaimTemplates: [annotated({ 'volume.kubernetes.io/selected-node': 'n1' })] },
+      },
+      {
+        ...objects[1]!,
+        spec: podSpec([
+          { name: 'v', ephemeral: { volumeClaimTemplate: annotated({ 'volume.beta.kubernetes.io/storage-class': 'fast' }) } },
+        ]),
+      },
+    ];
+    assert.deepEqual(rules(byAnnotation), [
+      'volume-binding PersistentVolumeClaim d',
+      'volume-binding StatefulSet.apps s',
+      'volume-binding Pod p',
+    ]);
+    assert.match(
+      formatPolicyViolations(check(byAnnotation).violations),
+      /PersistentVolumeClaim d: metadata\.annotations\["volume\.beta\.kubernetes\.io\/storage-class"\] chooses the claim's volume/,
+    );
   });
 
   it('pods placed past the scheduler, with a priority class or tolerations the operator does not allow', () => {

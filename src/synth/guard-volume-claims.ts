@@ -1,35 +1,59 @@
 // Volume claims a rendering may make: new volumes, provisioned for it by a StorageClass. A claim
 // that binds an existing volume — by name, by a label selector, or with the empty StorageClass
 // that asks for a pre-provisioned one — could take another environment's (or production's) data;
-// one that copies data from another namespace reads it. Every claim spec is checked, wherever it
+// one that copies data from another namespace reads it. Every claim is checked, wherever it
 // appears: a PersistentVolumeClaim, a StatefulSet's volumeClaimTemplates, a pod's ephemeral volumes.
+// Its metadata too: the beta storage-class annotation still wins over `storageClassName`, and with
+// "" binds a pre-provisioned volume; the provisioner and node annotations are the binder's own.
 import type { Manifest } from '../../constructs/index.js';
 import { asObject, asObjects, isSet } from './guard-json.js';
 import { podTemplateOf } from './guard-pod-security.js';
 import type { RenderPolicy, Violate } from './guard-rendered-objects.js';
 
-/** Every claim spec of an object, with its path. */
-function claimSpecsOf(object: Manifest): { spec: Record<string, unknown>; path: string }[] {
-  const found: { spec: Record<string, unknown>; path: string }[] = [];
-  const add = (spec: unknown, path: string) => {
-    const claim = asObject(spec);
-    if (claim) found.push({ spec: claim, path });
+/** Annotations on a claim that pick its volume past `spec` (the binder's, or the class's beta form). */
+const bindingAnnotations = [
+  'volume.beta.kubernetes.io/storage-class',
+  'volume.beta.kubernetes.io/storage-provisioner',
+  'volume.kubernetes.io/storage-provisioner',
+  'volume.kubernetes.io/selected-node',
+];
+
+/** One claim of an object: its spec and metadata, and their paths (`<path>.spec`, `<path>.metadata`). */
+interface Claim {
+  spec: Record<string, unknown>;
+  metadata: Record<string, unknown> | undefined;
+  path: string;
+}
+
+/** Every claim of an object. */
+function claimsOf(object: Manifest): Claim[] {
+  const found: Claim[] = [];
+  const add = (claim: unknown, path: string) => {
+    const spec = asObject(asObject(claim)?.spec);
+    if (spec) found.push({ spec, metadata: asObject(asObject(claim)?.metadata), path });
   };
   const group = object.apiVersion.includes('/') ? object.apiVersion.slice(0, object.apiVersion.indexOf('/')) : '';
   const spec = asObject(object.spec) ?? {};
-  if (group === '' && object.kind === 'PersistentVolumeClaim') add(spec, 'spec');
+  if (group === '' && object.kind === 'PersistentVolumeClaim') add(object, '');
   if (group === 'apps' && object.kind === 'StatefulSet') {
-    asObjects(spec.volumeClaimTemplates).forEach((template, i) => add(template.spec, `spec.volumeClaimTemplates[${i}].spec`));
+    asObjects(spec.volumeClaimTemplates).forEach((template, i) => add(template, `spec.volumeClaimTemplates[${i}].`));
   }
   const pod = podTemplateOf(object as Manifest & { metadata: { annotations?: Record<string, string> } });
   asObjects(pod?.spec.volumes).forEach((volume, i) => {
-    add(asObject(asObject(volume.ephemeral)?.volumeClaimTemplate)?.spec, `${pod!.path}.volumes[${i}].ephemeral.volumeClaimTemplate.spec`);
+    add(asObject(volume.ephemeral)?.volumeClaimTemplate, `${pod!.path}.volumes[${i}].ephemeral.volumeClaimTemplate.`);
   });
   return found;
 }
 
 export function checkVolumeClaims(object: Manifest, policy: RenderPolicy, violate: Violate): void {
-  for (const { spec, path } of claimSpecsOf(object)) {
+  for (const claim of claimsOf(object)) {
+    const { spec } = claim;
+    const path = `${claim.path}spec`;
+    const annotations = asObject(claim.metadata?.annotations) ?? {};
+    for (const key of bindingAnnotations.filter((k) => k in annotations)) {
+      const fix = 'name a StorageClass in spec.storageClassName, or leave it unset (the default)';
+      violate('volume-binding', `${claim.path}metadata.annotations["${key}"] chooses the claim's volume past its spec; ${fix}`);
+    }
     if (isSet(spec.volumeName)) {
       violate('volume-binding', `${path}.volumeName binds an existing volume (${String(spec.volumeName)}); claims must be provisioned`);
     }
