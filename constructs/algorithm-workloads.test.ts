@@ -135,6 +135,7 @@ describe('renderAlgorithmWorkloads', () => {
     assert.deepEqual(find(objects, 'PodDisruptionBudget', 'recommendation-engine-v2').spec, {
       maxUnavailable: 1,
       selector: { matchLabels: { 'ai.alien6.io/algorithm': 'recommendation-engine-v2' } },
+      unhealthyPodEvictionPolicy: 'AlwaysAllow',
     });
     assert.deepEqual(find(objects, 'ConfigMap', 'recommendation-engine-v2-config').data, {
       ALGORITHM_NAME: 'recommendation-engine-v2',

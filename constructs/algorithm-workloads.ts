@@ -287,14 +287,20 @@ function addAutoscaler(chart: Chart, ctx: WorkloadContext): void {
 
 /**
  * maxUnavailable 1 over a single pod allows what no budget allows (its eviction): a budget only
- * where two pods can run, so a one-replica preview costs no object or status writes.
+ * where two pods can run, so a one-replica preview costs no object or status writes. Unhealthy
+ * pods may always be evicted (`AlwaysAllow`): under the default, pods an image keeps unready
+ * would refuse every eviction and hold node drains up for as long as the preview lives.
  */
 function addDisruptionBudget(chart: Chart, ctx: WorkloadContext, stableReplicas: number | undefined): void {
   const mostStablePods = Math.max(stableReplicas ?? 1, ctx.algorithm.spec.scaling?.maxReplicas ?? 1);
   if (mostStablePods + (ctx.options.canary?.replicas ?? 0) <= 1) return;
   new k8s.KubePodDisruptionBudget(chart, 'disruption-budget', {
     metadata: meta(ctx, ctx.names.disruptionBudget),
-    spec: { maxUnavailable: k8s.IntOrString.fromNumber(1), selector: { matchLabels: { [algorithmLabel]: ctx.algorithm.metadata.name } } },
+    spec: {
+      maxUnavailable: k8s.IntOrString.fromNumber(1),
+      selector: { matchLabels: { [algorithmLabel]: ctx.algorithm.metadata.name } },
+      unhealthyPodEvictionPolicy: 'AlwaysAllow',
+    },
   });
 }
 

@@ -84,17 +84,25 @@ describe('what a normal preview renders passes the policy with the default setti
     const database = seed('Database');
     // PodDisruptionBudgets are off the default allow-list; the library's lets a pod go, so it passes where allowed.
     const withBudgets = new AllowedKinds([...defaultAllowedKinds, 'PodDisruptionBudget.policy']);
-    assertPasses(
-      [
-        ...renderAlgorithmWorkloads(
-          { metadata: { name: algorithm.metadata.name }, spec: algorithm.spec as unknown as AlgorithmSpec },
-          {
-            canary: { image: 'registry.alien6.io/algo/reco:2.2.0', replicas: 1 },
-          },
-        ),
-        ...renderDatabaseWorkloads({ metadata: { name: database.metadata.name }, spec: database.spec as unknown as DatabaseSpec }),
-      ],
-      withBudgets,
+    const objects = [
+      ...renderAlgorithmWorkloads(
+        { metadata: { name: algorithm.metadata.name }, spec: algorithm.spec as unknown as AlgorithmSpec },
+        {
+          canary: { image: 'registry.alien6.io/algo/reco:2.2.0', replicas: 1 },
+        },
+      ),
+      ...renderDatabaseWorkloads({ metadata: { name: database.metadata.name }, spec: database.spec as unknown as DatabaseSpec }),
+    ];
+    // All but the Algorithm controller's own pod labels, which only it may write (its budget selects them).
+    const result = checkRenderedObjects(objects, { ...policy, allowedKinds: withBudgets });
+    const reserved = /spec\.template\.metadata\.labels\["ai\.alien6\.io\/(algorithm|track)"\] is the Algorithm controller's/;
+    assert.deepEqual(
+      result.violations.filter((v) => !reserved.test(v.message)),
+      [],
+    );
+    assert.deepEqual(
+      [...new Set(result.violations.map((v) => v.object))],
+      ['Deployment.apps recommendation-engine-v2', 'Deployment.apps recommendation-engine-v2-canary'],
     );
   });
 

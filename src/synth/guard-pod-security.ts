@@ -276,19 +276,27 @@ function checkRestrictedCapabilities(sc: Json, at: string, name: string, add: Ad
  */
 export function podTemplateOf(
   object_: { apiVersion: string; kind: string; metadata?: { annotations?: Record<string, string> } } & Json,
-): { spec: Json; annotations: Record<string, string> | undefined; path: string } | undefined {
+): { spec: Json; annotations: Record<string, string> | undefined; labels: Json | undefined; path: string } | undefined {
   const group = object_.apiVersion.includes('/') ? object_.apiVersion.slice(0, object_.apiVersion.indexOf('/')) : '';
   const template = (t: unknown, path: string) => {
     const tpl = object(t);
     const podSpec = object(tpl?.spec);
     if (!podSpec) return undefined;
-    return { spec: podSpec, annotations: object(object(tpl?.metadata)?.annotations) as Record<string, string> | undefined, path };
+    const metadata = object(tpl?.metadata);
+    return {
+      spec: podSpec,
+      annotations: object(metadata?.annotations) as Record<string, string> | undefined,
+      labels: object(metadata?.labels),
+      path,
+    };
   };
   // A PodTemplate has no spec of its own: its pod spec is under `template`.
   if (group === '' && object_.kind === 'PodTemplate') return template(object_.template, 'template.spec');
   const spec = object(object_.spec);
   if (!spec) return undefined;
-  if (group === '' && object_.kind === 'Pod') return { spec, annotations: object_.metadata?.annotations, path: 'spec' };
+  if (group === '' && object_.kind === 'Pod') {
+    return { spec, annotations: object_.metadata?.annotations, labels: object(object(object_.metadata)?.labels), path: 'spec' };
+  }
   if (group === '' && object_.kind === 'ReplicationController') return template(spec.template, 'spec.template.spec');
   if (group === 'apps' && ['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet'].includes(object_.kind)) {
     return template(spec.template, 'spec.template.spec');

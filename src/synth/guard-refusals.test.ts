@@ -608,7 +608,12 @@ describe('the rendering policy refuses', () => {
   });
 
   it('disruption budgets: off by default; where allowed, one that could refuse every eviction (node drains held up)', () => {
-    const budget = (spec: object): Manifest => ({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'web' }, spec });
+    const budget = (spec: object): Manifest => ({
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      metadata: { name: 'web' },
+      spec: { unhealthyPodEvictionPolicy: 'AlwaysAllow', ...spec },
+    });
     const selector = { matchLabels: { app: 'web' } };
     assert.deepEqual(rules([budget({ maxUnavailable: 1, selector })]), ['kind-not-allowed PodDisruptionBudget.policy web']);
     const allowed = { allowedKinds: new AllowedKinds(['ConfigMap', 'PodDisruptionBudget.policy']) };
@@ -621,6 +626,36 @@ describe('the rendering policy refuses', () => {
     }
     assert.match(formatPolicyViolations(check([budget({ maxUnavailable: 0, selector })], allowed).violations), /holds up node drains/);
     for (const maxUnavailable of [1, 3, '1%', '50%']) assert.deepEqual(rules([budget({ maxUnavailable, selector })], allowed), []);
+    // Unready pods protected (the default IfHealthyBudget): an image kept unready refuses every eviction.
+    for (const unhealthyPodEvictionPolicy of [undefined, 'IfHealthyBudget']) {
+      assert.deepEqual(rules([budget({ maxUnavailable: 1, selector, unhealthyPodEvictionPolicy })], allowed), [
+        'disruption-budget PodDisruptionBudget.policy web',
+      ]);
+    }
+    // The Algorithm controller's budget selects its pods by its label: a Job's pods under that label (the disruption
+    // controller finds no scale for them and allows nothing) turned it against every drain, with no budget rendered.
+    const job: Manifest = {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name: 'hold' },
+      spec: {
+        template: {
+          metadata: { labels: { 'ai.alien6.io/algorithm': 'api', app: 'hold' } },
+          spec: {
+            restartPolicy: 'Never',
+            securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+            containers: [{ name: 'c', image: 'x', securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } } }],
+          },
+        },
+      },
+    };
+    assert.deepEqual(rules([job]), ['disruption-budget Job.batch hold']);
+    assert.match(
+      formatPolicyViolations(check([job]).violations),
+      /spec\.template\.metadata\.labels\["ai\.alien6\.io\/algorithm"\] is the Algorithm controller's/,
+    );
+    const own = { ...job, spec: { template: { ...(job.spec as { template: object }).template, metadata: { labels: { app: 'hold' } } } } };
+    assert.deepEqual(rules([own]), []);
   });
 
   it('Roles with wildcards, privileged verbs, RBAC or token requests', () => {

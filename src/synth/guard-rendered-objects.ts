@@ -8,7 +8,7 @@ import type { Manifest } from '../../constructs/index.js';
 import { AllowedKinds, formatGroupKind, groupKindOf, isKnownClusterScoped } from './guard-allowed-kinds.js';
 import { checkCertificate } from './guard-certificates.js';
 import { deniedAnnotation } from './guard-controller-annotations.js';
-import { checkDisruptionBudget } from './guard-disruption-budgets.js';
+import { checkAlgorithmPodLabels, checkDisruptionBudget } from './guard-disruption-budgets.js';
 import { asObject } from './guard-json.js';
 import { checkIngress, checkService, type OptionalServiceType } from './guard-network-exposure.js';
 import { checkPodFields } from './guard-object-fields.js';
@@ -301,6 +301,7 @@ function checkPods(object: Manifest, policy: RenderPolicy, violate: Violate): vo
   checkReservedSecretMounts(pod, violate);
   checkScheduling(pod, policy, violate);
   checkPodReach(pod, policy, violate);
+  checkAlgorithmPodLabels(pod, violate);
   if (pod.path !== 'spec') checkAnnotations(pod.annotations, pod.path.replace(/spec$/, 'metadata.annotations'), violate);
 }
 
