@@ -1,7 +1,8 @@
 // What a rendered Certificate may ask the operator's issuer for: a server certificate for the
 // environment's own host names, nothing more. The issuer is shared by every environment and
 // usually trusted wider than a preview: a CA certificate, a client certificate or a name other
-// than a DNS name under the host would let the author speak for someone else.
+// than a DNS name under the host would let the author speak for someone else. With TLS off there
+// is no issuer of the previews': a Certificate would spend one of the cluster's.
 import type { Manifest } from '../../constructs/index.js';
 import { asObject, asStrings, isSet } from './guard-json.js';
 import { withinHost } from './guard-network-exposure.js';
@@ -34,12 +35,15 @@ export function checkCertificate(object: Manifest, policy: RenderPolicy, violate
   }
   const issuer = asObject(spec.issuerRef) ?? {};
   const wanted = policy.certificateIssuer;
+  if (!wanted) {
+    // TLS off: the cluster's issuers (if cert-manager runs for other reasons) are none of the preview's.
+    const name = `${String(issuer.kind ?? 'Issuer')} "${String(issuer.name)}"`;
+    violate('certificate-issuer', `issuerRef is ${name}, but previews get no certificates here (TLS is off: --tls-issuer none)`);
+    return;
+  }
   // Another group is another issuer of the same kind and name (an external issuer's).
   const group = issuer.group ?? 'cert-manager.io';
-  if (
-    wanted &&
-    (issuer.name !== wanted.name || (issuer.kind ?? 'Issuer') !== wanted.kind || (group !== 'cert-manager.io' && group !== ''))
-  ) {
+  if (issuer.name !== wanted.name || (issuer.kind ?? 'Issuer') !== wanted.kind || (group !== 'cert-manager.io' && group !== '')) {
     violate(
       'certificate-issuer',
       `issuerRef is ${String(issuer.kind ?? 'Issuer')}.${String(group)} "${String(issuer.name)}"; previews use ${wanted.kind} "${wanted.name}"`,

@@ -157,6 +157,11 @@ describe('the rendering policy refuses', () => {
       rules([certificate({ issuerRef: { name: 'preview-issuer', kind: 'ClusterIssuer', group: 'awspca.cert-manager.io' } })]),
       ['certificate-issuer Certificate.cert-manager.io tls'],
     );
+    // TLS off (--tls-issuer none): a cluster running cert-manager for other reasons has issuers (an internal CA,
+    // a public one with its rate limits), none of them the previews'.
+    const internal = certificate({ issuerRef: { name: 'corp-internal-ca', kind: 'ClusterIssuer' } });
+    assert.deepEqual(rules([internal], { certificateIssuer: undefined }), ['certificate-issuer Certificate.cert-manager.io tls']);
+    assert.match(formatPolicyViolations(check([internal], { certificateIssuer: undefined }).violations), /TLS is off: --tls-issuer none/);
   });
 
   it('a Secret that asks for a ServiceAccount token', () => {
