@@ -202,11 +202,19 @@ describe('the rendering policy refuses', () => {
         ...pod({ volumes: [{ name: 't', projected: { sources: [{ serviceAccountToken: { path: 'token', audience: 'api' } }] } }] }),
         metadata: { name: 'q' },
       },
+      // A cluster signer's certificate for the pod's identity (Kubernetes 1.35+): a credential like a token.
+      {
+        ...pod({
+          volumes: [{ name: 'id', projected: { sources: [{ podCertificate: { signerName: 'example.com/spiffe', keyType: 'ED25519' } }] } }],
+        }),
+        metadata: { name: 'r' },
+      },
     ];
     assert.deepEqual(rules(tokens), [
       'service-account-automount ServiceAccount bot',
       'service-account-automount Pod p',
       'service-account-automount Pod q',
+      'service-account-automount Pod r',
     ]);
     assert.deepEqual(rules(tokens, { allowTokenAutomount: true }), []);
     assert.deepEqual(

@@ -2,7 +2,8 @@
 // file, readable by whatever runs in the pod and easy to carry out of it. Previews run the
 // author's images, which need no API access by default, so tokens are refused unless the
 // operator allows them: long-lived token Secrets always, automounted and projected tokens
-// unless `allowTokenAutomount`.
+// unless `allowTokenAutomount`. A projected `podCertificate` is the same kind of credential: a
+// cluster signer's certificate for the pod's identity, which other services may trust.
 import type { Manifest } from '../../constructs/index.js';
 import { asObject, asObjects } from './guard-json.js';
 import type { RenderPolicy, Violate } from './guard-rendered-objects.js';
@@ -29,7 +30,7 @@ export function checkServiceAccount(object: Manifest, policy: RenderPolicy, viol
   );
 }
 
-/** A pod (template) asking for a token: `automountServiceAccountToken: true`, or a projected token volume. */
+/** A pod (template) asking for a token: `automountServiceAccountToken: true`, or a projected token or pod certificate. */
 export function checkPodTokens(pod: { spec: Record<string, unknown>; path: string }, policy: RenderPolicy, violate: Violate): void {
   if (policy.allowTokenAutomount) return;
   if (pod.spec.automountServiceAccountToken === true) {
@@ -42,6 +43,12 @@ export function checkPodTokens(pod: { spec: Record<string, unknown>; path: strin
     asObjects(asObject(volume.projected)?.sources).forEach((source, j) => {
       if (source.serviceAccountToken !== undefined) {
         violate('service-account-automount', `${pod.path}.volumes[${i}].projected.sources[${j}].serviceAccountToken mounts an API token`);
+      }
+      if (source.podCertificate !== undefined) {
+        violate(
+          'service-account-automount',
+          `${pod.path}.volumes[${i}].projected.sources[${j}].podCertificate mounts a cluster signer's certificate for the pod's identity`,
+        );
       }
     });
   });
