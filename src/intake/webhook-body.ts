@@ -3,6 +3,8 @@
 // refused from its Content-Length when it has one, else as soon as it grows past it.
 // Every body being read also draws on one budget for all of them: the bytes are held before
 // anyone knows whether they are signed, so many large uploads at once must not fill the memory.
+// And each body has a deadline: GitHub gives up on a delivery not answered within 10 s, so a body
+// still arriving after that is no delivery anyone waits for — only an upload holding the budget.
 import type { IncomingMessage } from 'node:http';
 import { ByteBudget } from '../byte-budget.js';
 
@@ -23,6 +25,16 @@ export class BodyBudgetError extends Error {
   }
 }
 
+/** 10 s: how long GitHub waits for the answer to a delivery. */
+export const defaultBodyDeadlineMs = 10_000;
+
+export class BodyTimeoutError extends Error {
+  constructor(readonly deadlineMs: number) {
+    super(`the body did not arrive within ${deadlineMs} ms`);
+    this.name = 'BodyTimeoutError';
+  }
+}
+
 export class BodyTooLargeError extends Error {
   constructor(readonly limitBytes: number) {
     super(`body larger than ${limitBytes} bytes`);
@@ -30,13 +42,22 @@ export class BodyTooLargeError extends Error {
   }
 }
 
-/** The body's bytes, at most `limitBytes`, each drawn from `budget` until the body is whole or refused. */
-export function readWebhookBody(req: IncomingMessage, limitBytes: number, budget = new ByteBudget(Infinity)): Promise<Buffer> {
+/**
+ * The body's bytes, at most `limitBytes`, each drawn from `budget` until the body is whole or
+ * refused; refused when it is not whole `deadlineMs` after the call.
+ */
+export function readWebhookBody(
+  req: IncomingMessage,
+  limitBytes: number,
+  budget = new ByteBudget(Infinity),
+  deadlineMs = defaultBodyDeadlineMs,
+): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limitBytes) return Promise.reject(new BodyTooLargeError(limitBytes));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    const deadline = setTimeout(() => refuse(new BodyTimeoutError(deadlineMs)), deadlineMs);
     const refuse = (err: Error) => {
       cleanup();
       chunks.length = 0;
@@ -55,6 +76,7 @@ export function readWebhookBody(req: IncomingMessage, limitBytes: number, budget
     };
     const onError = (err: Error) => refuse(err);
     const cleanup = () => {
+      clearTimeout(deadline);
       budget.give(size);
       size = 0;
       req.off('data', onData);

@@ -438,6 +438,47 @@ test('many large unsigned uploads at once: past the in-flight budget they are an
   await server.close();
 });
 
+test('uploads held open past the body deadline are answered 408 and let go of the budget, so deliveries are read again', async () => {
+  // Three uploads fill the budget and never finish; GitHub waits 10 s for an answer, so a body
+  // still arriving after the deadline is no delivery: the uploader must resend to hold the budget.
+  const receiver = new WebhookReceiver({
+    secret: hook.secret,
+    writer,
+    approvals,
+    policy: resolvePolicyConfig(),
+    maxBodyBytes: 64 * 1024,
+    maxBodyBytesInFlight: 192 * 1024,
+    bodyDeadlineMs: 1_000,
+  });
+  const server = await startServer(createServer({ webhook: receiver }));
+  const target = new URL(`${server.url}/api/github/webhooks`);
+  const answers: string[] = [];
+  const sockets = Array.from({ length: 3 }, () => {
+    const socket = connect({ host: target.hostname, port: Number(target.port) });
+    const head = `POST ${target.pathname} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${64 * 1024}\r\n\r\n`;
+    socket.write(head + 'x'.repeat(64 * 1024 - 1)); // all but the last byte, and then nothing
+    let text = '';
+    socket.on('data', (d: Buffer) => (text += d.toString('utf8')));
+    socket.on('close', () => answers.push(text));
+    socket.on('error', () => {});
+    return socket;
+  });
+  try {
+    await reset();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const starved = await prDelivery('opened').deliver(target.href);
+    assert.equal(starved.status, 503, 'while the uploads hold the budget');
+    await waitFor('the held uploads answered', () => answers.length === 3, { timeoutMs: 5_000 });
+    for (const answer of answers) assert.match(answer, /^HTTP\/1\.1 408 [^]*did not arrive within 1000 ms/);
+    const delivered = await prDelivery('opened').deliver(target.href);
+    assert.equal(delivered.status, 202, 'the budget is free again, with the uploaders still connected');
+    await writer.idle();
+  } finally {
+    for (const socket of sockets) socket.destroy();
+    await server.close();
+  }
+});
+
 test('ping 200, events the operator does not use 202, other pull_request actions 202', async () => {
   await reset();
   const ping = await createDelivery({ event: 'ping', payload: webhookExample('ping'), hook }).deliver(url);

@@ -18,7 +18,15 @@ import type { ApprovalRevoker } from '../github/reporting/approval-revoker.js';
 import { DeliveryDedupe } from './delivery-dedupe.js';
 import { WriterFullError, type EnvironmentWriter } from './environment-writer.js';
 import { PayloadError, type PullRequestFactsOptions } from './pull-request-payload.js';
-import { BodyBudgetError, BodyTooLargeError, defaultMaxBodyBytes, defaultMaxBodyBytesInFlight, readWebhookBody } from './webhook-body.js';
+import {
+  BodyBudgetError,
+  BodyTimeoutError,
+  BodyTooLargeError,
+  defaultBodyDeadlineMs,
+  defaultMaxBodyBytes,
+  defaultMaxBodyBytesInFlight,
+  readWebhookBody,
+} from './webhook-body.js';
 import { CheckRerunHandler, rerunEvents, type CheckRerunOptions } from './webhook-check-rerun.js';
 import {
   PullRequestEventHandler,
@@ -79,6 +87,8 @@ export interface WebhookReceiverOptions {
   maxBodyBytes?: number;
   /** The bodies being read at once, all together; a delivery that would pass it is answered 503 (default 32 MiB). */
   maxBodyBytesInFlight?: number;
+  /** A body not whole this long after its headers is answered 408 and its bytes let go (default 10 s, GitHub's own wait). */
+  bodyDeadlineMs?: number;
   /** Remembers delivery ids (default: one hour, at most 10,000 ids). */
   dedupe?: DeliveryDedupe;
   cloneUrl?: PullRequestFactsOptions['cloneUrl'];
@@ -96,6 +106,7 @@ export interface WebhookReceiverOptions {
 export class WebhookReceiver {
   readonly maxBodyBytes: number;
   private readonly bodies: ByteBudget;
+  private readonly bodyDeadlineMs: number;
   private readonly secrets: readonly string[];
   private readonly dedupe: DeliveryDedupe;
   private readonly pullRequests: PullRequestEventHandler;
@@ -109,6 +120,7 @@ export class WebhookReceiver {
       throw new Error('a webhook secret is required (an empty secret would accept forged deliveries)');
     this.maxBodyBytes = options.maxBodyBytes ?? defaultMaxBodyBytes;
     this.bodies = new ByteBudget(options.maxBodyBytesInFlight ?? defaultMaxBodyBytesInFlight);
+    this.bodyDeadlineMs = options.bodyDeadlineMs ?? defaultBodyDeadlineMs;
     this.dedupe = options.dedupe ?? new DeliveryDedupe();
     this.logger = options.logger ?? silentLogger;
     this.observe = options.observe ?? (() => {});
@@ -130,7 +142,7 @@ export class WebhookReceiver {
     const started = performance.now();
     let body: Buffer;
     try {
-      body = await readWebhookBody(req, this.maxBodyBytes, this.bodies);
+      body = await readWebhookBody(req, this.maxBodyBytes, this.bodies, this.bodyDeadlineMs);
     } catch (err) {
       return this.finish(unreadBody(err, this.maxBodyBytes), req.headers, started);
     }
@@ -253,6 +265,9 @@ function header(headers: IncomingHttpHeaders, name: string): string | undefined 
 function unreadBody(err: unknown, maxBodyBytes: number): WebhookAnswer {
   if (err instanceof BodyTooLargeError) {
     return reply(413, { result: 'too-large', reason: `the body is larger than ${maxBodyBytes} bytes` }, { connection: 'close' });
+  }
+  if (err instanceof BodyTimeoutError) {
+    return reply(408, { result: 'bad-request', reason: `${err.message}; GitHub waits no longer` }, { connection: 'close' });
   }
   if (err instanceof BodyBudgetError) {
     const reason = `${err.message}; redeliver later`;
