@@ -90,6 +90,12 @@ export class UpdateMemory {
     this.record(name, { ...this.live(name), approval: { repository: repositoryKey(repository), headSha } });
   }
 
+  /** Forgets the approval of `name`: it was taken away at the head it was given on (a new base). */
+  revoke(name: string): void {
+    const live = this.live(name);
+    if (live?.approval) this.record(name, { update: live.update });
+  }
+
   /** The newest update accepted for `name` within the window. */
   newest(name: string): string | undefined {
     return this.live(name)?.update;

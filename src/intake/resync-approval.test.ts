@@ -21,18 +21,26 @@ const pr = (over: Partial<PullRequestFacts>): PullRequestFacts => ({
   ...over,
 });
 const trust = defaultPolicySettings.trust;
+/** An environment at `headSha` on `baseRef`. */
+const at = (headSha: string, baseRef = 'main') => ({ headSha, baseRef });
 
 describe('resyncApproval', () => {
   it('keeps the approval of an untrusted pull request only at the SHA its environment already runs', () => {
-    const confirmed = resyncApproval(pr({}), trust, sha('b'));
+    const confirmed = resyncApproval(pr({}), trust, at(sha('b')));
     assert.equal(confirmed.unconfirmed, false);
     assert.deepEqual(confirmed.facts.labels, ['preview-approved', 'bug']);
   });
 
   it('drops the label after a push the webhook approved nothing for (the label removal failed)', () => {
-    const moved = resyncApproval(pr({}), trust, sha('a'));
+    const moved = resyncApproval(pr({}), trust, at(sha('a')));
     assert.equal(moved.unconfirmed, true);
     assert.deepEqual(moved.facts.labels, ['bug']);
+  });
+
+  it('drops the label where the environment runs another base (retargeted: that base was not approved)', () => {
+    const retargeted = resyncApproval(pr({ baseRef: 'experimental' }), trust, at(sha('b'), 'main'));
+    assert.equal(retargeted.unconfirmed, true);
+    assert.deepEqual(retargeted.facts.labels, ['bug']);
   });
 
   it('drops the label when no environment exists (an approval the resync cannot tie to a commit)', () => {

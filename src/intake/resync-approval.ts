@@ -5,7 +5,8 @@
 // label to a head SHA, and the webhook records that tie as the environment it creates.
 //
 // So the resync takes an untrusted pull request's approval label into account only for
-// the SHA an environment already exists at; for any other SHA the label counts as absent.
+// the SHA (and base branch) an environment already exists at; for any other the label counts
+// as absent: a new base is rendered from that base's configuration, which nobody approved.
 // A label whose removal failed after a new push therefore never makes the resync deploy the
 // unapproved commit: it finds no environment at that SHA and leaves (or deletes) it. The
 // cost: an approval whose webhook was lost is not picked up by the resync; the maintainer
@@ -20,9 +21,15 @@ export interface ResyncApproval {
   unconfirmed: boolean;
 }
 
-/** The facts the resync decides on, given the head SHA of the existing environment (if any). */
-export function resyncApproval(pr: PullRequestFacts, trust: TrustPolicy, environmentHeadSha: string | undefined): ResyncApproval {
+/** The facts the resync decides on, given where the existing environment (if any) is. */
+export function resyncApproval(
+  pr: PullRequestFacts,
+  trust: TrustPolicy,
+  environment: { headSha: string | undefined; baseRef: string | undefined } | undefined,
+): ResyncApproval {
   if (isTrusted(pr, trust) || !hasApprovalLabel(pr, trust)) return { facts: pr, unconfirmed: false };
-  if (environmentHeadSha !== undefined && environmentHeadSha === pr.headSha) return { facts: pr, unconfirmed: false };
+  if (environment?.headSha !== undefined && environment.headSha === pr.headSha && environment.baseRef === pr.baseRef) {
+    return { facts: pr, unconfirmed: false };
+  }
   return { facts: withoutApproval(pr, trust), unconfirmed: true };
 }

@@ -174,7 +174,7 @@ export class ResyncPass {
   /** The webhook's decision, with the resync's rule for approvals: an upsert written now, a deletion queued, or nothing. */
   private async decideOn(read: RepositoryRead, pr: PullRequestFacts, existing: CachedEnvironment | undefined): Promise<void> {
     const policy = effectivePolicy(this.config, pr.repository);
-    const approval = resyncApproval(pr, policy.trust, existing?.headSha);
+    const approval = resyncApproval(pr, policy.trust, existing);
     if (approval.unconfirmed) this.summary.unconfirmedApprovals += 1;
     const decision = decide(approval.facts, policy);
     if (decision.action === 'ignore') this.summary.ignored += 1;

@@ -20,6 +20,7 @@ export interface CachedEnvironment {
   name: string;
   number: number;
   headSha: string | undefined;
+  baseRef: string | undefined;
   object: KubeObject;
 }
 
@@ -64,7 +65,8 @@ function cachedEnvironments(cache: EnvironmentCache): Map<string, ResyncTarget> 
       target = { repository: { owner, name }, environments: new Map() };
       byRepository.set(key, target);
     }
-    target.environments.set(number, { name: object.metadata.name, number, headSha: spec?.pullRequest?.headSha, object });
+    const { headSha, baseRef } = spec?.pullRequest ?? {};
+    target.environments.set(number, { name: object.metadata.name, number, headSha, baseRef, object });
   }
   return byRepository;
 }

@@ -111,7 +111,10 @@ export class PullRequestEventHandler {
         this.updates.accept(decision.name, facts.updatedAt);
         const label = `label "${policy.trust.approvalLabel}"`;
         const reasons = {
-          revoked: `the approval covers an earlier commit; this one needs a maintainer's approval again (${label})`,
+          revoked:
+            action === 'edited'
+              ? `the approval was given on another base branch, whose configuration this one's need not be; a maintainer approves again (${label})`
+              : `the approval covers an earlier commit; this one needs a maintainer's approval again (${label})`,
           unconfirmed: `the ${label} is not known to be given on this commit: a maintainer removes it and adds it again`,
           none: decision.reason,
         };
@@ -140,6 +143,7 @@ export class PullRequestEventHandler {
     }
     const revoked = revokesApproval(delivery, facts, trust, approvedSha);
     if (revoked) {
+      this.updates.revoke(name);
       const { owner, name: repo } = facts.repository;
       this.options.approvals.revoke({ owner, repo, number: facts.number, label: trust.approvalLabel });
     }

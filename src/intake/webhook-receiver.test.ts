@@ -221,6 +221,35 @@ test('a new push from an approved fork deletes the environment and removes the l
   assert.deepEqual(removed, []);
 });
 
+test("a fork retargeted to another base loses its approval: that base's configuration was not approved", async () => {
+  await reset();
+  const labeled = await prDelivery('labeled', approveFork).deliver(url);
+  assert.equal(JSON.parse(labeled.body).op, 'upsert');
+  await reset();
+  // The author (any PR author may) moves the pull request to a base branch whose .preview/ no maintainer approved.
+  const retarget = await prDelivery('edited', (p) => {
+    makeFork(p, ['preview-approved']);
+    p.pull_request.base.ref = 'experimental';
+    p.changes = { base: { ref: { from: 'master' }, sha: { from: 'a'.repeat(40) } } };
+  }).deliver(url);
+  const body = JSON.parse(retarget.body);
+  assert.deepEqual([body.result, body.op, body.approvalRevoked], ['accepted', 'delete', true]);
+  assert.match(body.reason, /given on another base branch/);
+  await writer.idle();
+  assert.deepEqual(store.calls, [{ op: 'delete', name: exampleName }]);
+  await approvals.idle();
+  assert.deepEqual(removed, [['Codertocat', 'Hello-World', 2, 'preview-approved']]);
+  // A later delivery at the same head, the label not yet gone from its payload: the approval is not remembered.
+  await reset();
+  const later = await prDelivery('ready_for_review', (p) => {
+    makeFork(p, ['preview-approved']);
+    p.pull_request.base.ref = 'experimental';
+  }).deliver(url);
+  assert.equal(JSON.parse(later.body).op, 'delete');
+  await writer.idle();
+  assert.deepEqual(store.calls, [{ op: 'delete', name: exampleName }]);
+});
+
 test('a repeated delivery id is answered 200 with no effect', async () => {
   await reset();
   const delivery = prDelivery('opened');

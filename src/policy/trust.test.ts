@@ -50,7 +50,7 @@ test('the approval label (case-insensitive, configurable) admits an untrusted pu
   assert.equal(trustRejection(pr({ authorAssociation: 'NONE', labels: ['ok-to-test'] }), custom), undefined);
 });
 
-test('the approval holds at the head SHA it was given on; a push, or a delivery at another SHA, revokes it', () => {
+test('the approval holds at the head SHA it was given on; a push, a new base, or a delivery at another SHA, revokes it', () => {
   const A = 'a'.repeat(40);
   const approvedFork = pr({ fork: true, labels: ['preview-approved', 'bug'], headSha: A });
   const pushed = { ...approvedFork, headSha: 'b'.repeat(40) };
@@ -58,15 +58,19 @@ test('the approval holds at the head SHA it was given on; a push, or a delivery 
   assert.equal(revokesApproval({ action: 'labeled', label: 'Preview-Approved' }, pushed, trust, A), false);
   assert.equal(revokesApproval({ action: 'opened' }, pushed, trust, undefined), false);
   // At the SHA it was tied to, nothing revokes it.
-  for (const action of ['labeled', 'unlabeled', 'reopened', 'edited', 'ready_for_review', 'converted_to_draft']) {
+  for (const action of ['labeled', 'unlabeled', 'reopened', 'ready_for_review', 'converted_to_draft']) {
     assert.equal(revokesApproval({ action, label: 'bug' }, approvedFork, trust, A), false, action);
   }
+  // A new base (the only `edited` that reaches the trust rules) is rendered from that base's configuration: revoked, like a push.
+  assert.equal(approvalHolds({ action: 'edited' }, approvedFork, trust, A), false);
+  assert.equal(revokesApproval({ action: 'edited' }, approvedFork, trust, A), true);
+  assert.equal(revokesApproval({ action: 'edited' }, approvedFork, trust, undefined), true);
   // At another SHA (a reopen after commits pushed while closed; another label before the revocation landed): revoked.
   for (const action of ['synchronize', 'reopened', 'ready_for_review', 'labeled', 'edited']) {
     assert.equal(revokesApproval({ action, label: 'bug' }, pushed, trust, A), true, action);
   }
   // With no approved SHA known (a restart; the approval's own delivery still on its way) it does not hold, and only a push revokes it.
-  for (const action of ['reopened', 'ready_for_review', 'labeled', 'edited']) {
+  for (const action of ['reopened', 'ready_for_review', 'labeled']) {
     assert.equal(approvalHolds({ action, label: 'bug' }, approvedFork, trust, undefined), false, action);
     assert.equal(revokesApproval({ action, label: 'bug' }, approvedFork, trust, undefined), false, `${action}, no SHA known`);
   }

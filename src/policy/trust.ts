@@ -31,7 +31,7 @@ export interface DeliveryAction {
 /**
  * Whether an untrusted pull request's approval label holds for this delivery. A delivery that
  * gives the label (`labeled` with it, or `opened` with it) ties it to the head SHA it carries; a
- * push never keeps it; any other delivery counts it only at the SHA it was tied to before
+ * push or a new base never keeps it; any other delivery counts it only at the SHA it was tied to before
  * (`approvedSha`: the head of the environment, or of the last upsert this process accepted).
  */
 export function approvalHolds(
@@ -43,7 +43,16 @@ export function approvalHolds(
   const givesLabel = delivery.label !== undefined && delivery.label.toLowerCase() === trust.approvalLabel.toLowerCase();
   if (delivery.action === 'opened' || (delivery.action === 'labeled' && givesLabel)) return true;
   // A push always takes it away, even back to the approved commit: "every new push removes the label".
-  return delivery.action !== 'synchronize' && approvedSha !== undefined && approvedSha === pr.headSha;
+  return !movesApproval(delivery) && approvedSha !== undefined && approvedSha === pr.headSha;
+}
+
+/**
+ * A push, and a new base (the only `edited` that reaches here): an untrusted pull request is
+ * rendered from its base branch's configuration, so an approval given on one base does not cover
+ * the configuration of another the author retargets to.
+ */
+function movesApproval(delivery: DeliveryAction): boolean {
+  return delivery.action === 'synchronize' || delivery.action === 'edited';
 }
 
 /**
@@ -60,7 +69,7 @@ export function revokesApproval(
   approvedSha: string | undefined,
 ): boolean {
   if (isTrusted(pr, trust) || !hasApprovalLabel(pr, trust) || approvalHolds(delivery, pr, trust, approvedSha)) return false;
-  return delivery.action === 'synchronize' || (approvedSha !== undefined && approvedSha !== pr.headSha);
+  return movesApproval(delivery) || (approvedSha !== undefined && approvedSha !== pr.headSha);
 }
 
 /** The pull request as it is once the approval label is removed. */

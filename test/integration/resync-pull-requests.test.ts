@@ -439,8 +439,14 @@ describe('resync and untrusted pull requests', () => {
     assert.match(resync.summary.message, /1 untrusted pull request\(s\) carry an approval label not confirmed for their head commit/);
 
     // Had the `synchronize` been lost too, the environment at the old commit goes instead of moving to the new one.
+    // (Here it was delivered, and took the approval away: a maintainer approves the old commit again to set the scene.)
     const pr = (await prJson()) as { head: object };
-    assert.equal(handler.handle('labeled', { pull_request: { ...pr, head: { ...pr.head, sha: sha(0x70) } } }).op, 'upsert');
+    const atOld = {
+      pull_request: { ...pr, head: { ...pr.head, sha: sha(0x70) } },
+      label: { name: 'preview-approved' },
+      sender: { login: 'maintainer', type: 'User' },
+    };
+    assert.equal(handler.handle('labeled', atOld).op, 'upsert');
     await writer.idle();
     await waitFor('the environment at the approved commit', () => environmentsOf(repo)[0]?.spec.pullRequest.headSha === sha(0x70));
     const lostSync = await pass(opts);
