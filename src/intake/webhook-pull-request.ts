@@ -10,7 +10,16 @@ import type { KubeObject } from '../kube/kube-object.js';
 import { effectivePolicy, type PolicyConfig } from '../policy/policy-config.js';
 import type { TrustPolicy } from '../policy/policy-config.js';
 import type { PullRequestFacts } from '../policy/pull-request-facts.js';
-import { approvalHolds, hasApprovalLabel, isTrusted, revokesApproval, withoutApproval, type DeliveryAction } from '../policy/trust.js';
+import {
+  approvalHolds,
+  givesApproval,
+  hasApprovalLabel,
+  isTrusted,
+  revokesApproval,
+  senderMayApprove,
+  withoutApproval,
+  type DeliveryAction,
+} from '../policy/trust.js';
 import type { ApprovalRevoker } from '../github/reporting/approval-revoker.js';
 import { isOlder, newer, recordedUpdate, recordsRepository, UpdateMemory } from './environment-recency.js';
 import type { EnvironmentIntent, EnvironmentWriter } from './environment-writer.js';
@@ -86,7 +95,8 @@ export class PullRequestEventHandler {
       return { result: 'stale', environment: name, reason };
     }
     const policy = effectivePolicy(this.options.policy(), facts.repository);
-    const approval = this.judgeApproval(name, { action, label: addedLabel(payload) }, facts, policy.trust, environment);
+    const delivery: DeliveryAction = { action, label: addedLabel(payload), sender: senderOf(payload) };
+    const approval = this.judgeApproval(name, delivery, facts, policy.trust, environment);
     facts = approval.facts;
     const approvalRevoked = approval.outcome === 'revoked';
 
@@ -111,10 +121,7 @@ export class PullRequestEventHandler {
         this.updates.accept(decision.name, facts.updatedAt);
         const label = `label "${policy.trust.approvalLabel}"`;
         const reasons = {
-          revoked:
-            action === 'edited'
-              ? `the approval was given on another base branch, whose configuration this one's need not be; a maintainer approves again (${label})`
-              : `the approval covers an earlier commit; this one needs a maintainer's approval again (${label})`,
+          revoked: revocationReason(delivery, facts, policy.trust, label),
           unconfirmed: `the ${label} is not known to be given on this commit: a maintainer removes it and adds it again`,
           none: decision.reason,
         };
@@ -149,6 +156,24 @@ export class PullRequestEventHandler {
     }
     return { facts: withoutApproval(facts, trust), outcome: revoked ? 'revoked' : 'unconfirmed' };
   }
+}
+
+/** Why the approval label was taken away, for the answer. */
+function revocationReason(delivery: DeliveryAction, facts: PullRequestFacts, trust: TrustPolicy, label: string): string {
+  if (givesApproval(delivery, trust) && !senderMayApprove(delivery, facts)) {
+    return `the ${label} was given by the pull request's author or a bot, not a maintainer; a maintainer adds it`;
+  }
+  if (delivery.action === 'edited') {
+    return `the approval was given on another base branch, whose configuration this one's need not be; a maintainer approves again (${label})`;
+  }
+  return `the approval covers an earlier commit; this one needs a maintainer's approval again (${label})`;
+}
+
+/** Who sent a delivery (`sender`), when the payload names one. */
+function senderOf(payload: Record<string, unknown>): DeliveryAction['sender'] {
+  const sender = payload.sender as { login?: unknown; type?: unknown } | undefined;
+  if (typeof sender?.login !== 'string') return undefined;
+  return { login: sender.login, ...(typeof sender.type === 'string' ? { type: sender.type } : {}) };
 }
 
 /** The label a `labeled` delivery adds. */

@@ -112,6 +112,7 @@ function makeFork(payload: Record<string, any>, labels: string[] = []): void {
 function approveFork(payload: Record<string, any>): void {
   makeFork(payload, ['preview-approved']);
   payload.label = { id: 0, name: 'preview-approved' };
+  payload.sender = { ...payload.sender, login: 'maintainer', id: 77, type: 'User' };
 }
 
 const exampleName = environmentName({ owner: 'Codertocat', name: 'Hello-World' }, 2);
@@ -248,6 +249,26 @@ test("a fork retargeted to another base loses its approval: that base's configur
   assert.equal(JSON.parse(later.body).op, 'delete');
   await writer.idle();
   assert.deepEqual(store.calls, [{ op: 'delete', name: exampleName }]);
+});
+
+test("an approval label a fork's author (or a bot) adds approves nothing, and is removed", async () => {
+  for (const sender of [undefined, { login: 'labeler[bot]', id: 78, type: 'Bot' }]) {
+    await reset();
+    // The author has triage access to the base repository (it can label its own pull request), or a workflow labels it.
+    const res = await prDelivery('labeled', (p) => {
+      makeFork(p, ['preview-approved']);
+      p.label = { id: 0, name: 'preview-approved' };
+      if (sender) p.sender = { ...p.sender, ...sender };
+      else assert.equal(p.sender.login, p.pull_request.user.login, 'sent by the author');
+    }).deliver(url);
+    const body = JSON.parse(res.body);
+    assert.deepEqual([body.result, body.op, body.approvalRevoked], ['accepted', 'delete', true], JSON.stringify(sender));
+    assert.match(body.reason, /given by the pull request's author or a bot, not a maintainer/);
+    await writer.idle();
+    assert.deepEqual(store.calls, [{ op: 'delete', name: exampleName }]);
+    await approvals.idle();
+    assert.deepEqual(removed, [['Codertocat', 'Hello-World', 2, 'preview-approved']]);
+  }
 });
 
 test('a repeated delivery id is answered 200 with no effect', async () => {

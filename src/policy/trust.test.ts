@@ -55,8 +55,21 @@ test('the approval holds at the head SHA it was given on; a push, a new base, or
   const approvedFork = pr({ fork: true, labels: ['preview-approved', 'bug'], headSha: A });
   const pushed = { ...approvedFork, headSha: 'b'.repeat(40) };
   // Giving the label ties it to the head SHA the delivery carries.
-  assert.equal(revokesApproval({ action: 'labeled', label: 'Preview-Approved' }, pushed, trust, A), false);
-  assert.equal(revokesApproval({ action: 'opened' }, pushed, trust, undefined), false);
+  const maintainer = { login: 'octocat', type: 'User' };
+  assert.equal(revokesApproval({ action: 'labeled', label: 'Preview-Approved', sender: maintainer }, pushed, trust, A), false);
+  assert.equal(revokesApproval({ action: 'opened', sender: maintainer }, pushed, trust, undefined), false);
+  // Given by the author (triage access, or opened with the label through the API) or by a bot: no approval, and the label goes.
+  for (const sender of [{ login: 'ALICE', type: 'User' }, { login: 'labeler[bot]', type: 'Bot' }, undefined]) {
+    for (const delivery of [
+      { action: 'labeled', label: 'preview-approved', sender },
+      { action: 'opened', sender },
+    ]) {
+      assert.equal(approvalHolds(delivery, pushed, trust, undefined), false, JSON.stringify(delivery));
+      assert.equal(revokesApproval(delivery, pushed, trust, undefined), true, JSON.stringify(delivery));
+    }
+  }
+  // What a maintainer approved at this commit before still holds, whoever labels it again.
+  assert.equal(approvalHolds({ action: 'labeled', label: 'preview-approved', sender: { login: 'alice' } }, approvedFork, trust, A), true);
   // At the SHA it was tied to, nothing revokes it.
   for (const action of ['labeled', 'unlabeled', 'reopened', 'ready_for_review', 'converted_to_draft']) {
     assert.equal(revokesApproval({ action, label: 'bug' }, approvedFork, trust, A), false, action);

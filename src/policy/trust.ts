@@ -22,15 +22,29 @@ export function trustRejection(pr: PullRequestFacts, trust: TrustPolicy): string
   return `${who} need a maintainer's approval: the label "${trust.approvalLabel}"`;
 }
 
-/** What a `pull_request` delivery is: its action, and for `labeled` the label it adds. */
+/** What a `pull_request` delivery is: its action, for `labeled` the label it adds, and who sent it. */
 export interface DeliveryAction {
   action: string;
   label?: string;
+  /** The account whose action the delivery reports (`sender`): for `labeled`, who added the label. */
+  sender?: { login: string; type?: string };
+}
+
+/**
+ * Whether the delivery's sender can give an approval: not the pull request's author (an author
+ * with triage access, or one who opens the pull request with the label through the API, would
+ * approve their own code) and not a bot (an automation labelling what no one has read).
+ */
+export function senderMayApprove(delivery: DeliveryAction, pr: PullRequestFacts): boolean {
+  const sender = delivery.sender;
+  if (!sender) return false;
+  return sender.login.toLowerCase() !== pr.author.toLowerCase() && sender.type !== 'Bot';
 }
 
 /**
  * Whether an untrusted pull request's approval label holds for this delivery. A delivery that
- * gives the label (`labeled` with it, or `opened` with it) ties it to the head SHA it carries; a
+ * gives the label (`labeled` with it, or `opened` with it), sent by a maintainer rather than the
+ * author or a bot, ties it to the head SHA it carries; a
  * push or a new base never keeps it; any other delivery counts it only at the SHA it was tied to before
  * (`approvedSha`: the head of the environment, or of the last upsert this process accepted).
  */
@@ -40,10 +54,15 @@ export function approvalHolds(
   trust: TrustPolicy,
   approvedSha: string | undefined,
 ): boolean {
-  const givesLabel = delivery.label !== undefined && delivery.label.toLowerCase() === trust.approvalLabel.toLowerCase();
-  if (delivery.action === 'opened' || (delivery.action === 'labeled' && givesLabel)) return true;
+  if (givesApproval(delivery, trust) && senderMayApprove(delivery, pr)) return true;
   // A push always takes it away, even back to the approved commit: "every new push removes the label".
   return !movesApproval(delivery) && approvedSha !== undefined && approvedSha === pr.headSha;
+}
+
+/** Whether the delivery gives the approval label: `labeled` with it, or `opened` with it. */
+export function givesApproval(delivery: DeliveryAction, trust: TrustPolicy): boolean {
+  const givesLabel = delivery.label !== undefined && delivery.label.toLowerCase() === trust.approvalLabel.toLowerCase();
+  return delivery.action === 'opened' || (delivery.action === 'labeled' && givesLabel);
 }
 
 /**
@@ -69,7 +88,8 @@ export function revokesApproval(
   approvedSha: string | undefined,
 ): boolean {
   if (isTrusted(pr, trust) || !hasApprovalLabel(pr, trust) || approvalHolds(delivery, pr, trust, approvedSha)) return false;
-  return movesApproval(delivery) || (approvedSha !== undefined && approvedSha !== pr.headSha);
+  const givenByOther = givesApproval(delivery, trust) && !senderMayApprove(delivery, pr);
+  return movesApproval(delivery) || givenByOther || (approvedSha !== undefined && approvedSha !== pr.headSha);
 }
 
 /** The pull request as it is once the approval label is removed. */

@@ -410,7 +410,11 @@ describe('resync and untrusted pull requests', () => {
     const handler = new PullRequestEventHandler({ writer, policy: opts.policy, approvals });
 
     // A maintainer's label on the fork's commit 0x70: the `labeled` webhook deploys it.
-    assert.equal(handler.handle('labeled', { pull_request: await prJson(), label: { name: 'preview-approved' } }).op, 'upsert');
+    const maintainer = { login: 'maintainer', type: 'User' };
+    assert.equal(
+      handler.handle('labeled', { pull_request: await prJson(), label: { name: 'preview-approved' }, sender: maintainer }).op,
+      'upsert',
+    );
     await writer.idle();
     await cacheShows(repo, [7]);
     const approved = await pass(opts);
