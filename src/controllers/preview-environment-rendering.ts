@@ -29,6 +29,7 @@ import type { TrustPolicy } from '../policy/policy-config.js';
 import type { PullRequestFacts } from '../policy/pull-request-facts.js';
 import { capResources, type ResourceCeilings } from '../policy/resource-ceilings.js';
 import type { AllowedKinds } from '../synth/guard-allowed-kinds.js';
+import { quotaExtendedResources } from '../synth/guard-extended-resources.js';
 import {
   checkRenderedObjects,
   formatPolicyViolations,
@@ -248,7 +249,8 @@ async function render(request: RenderRequest, deps: RenderDependencies): Promise
   if ('ok' in ran) return ran;
 
   const split = splitRendering(operator, ran.manifests, identity.namespace);
-  const checked = checkPolicy(split.objects, identity, request);
+  const quota = split.guards.find((g) => g.kind === 'ResourceQuota' && g.apiVersion === 'v1');
+  const checked = checkPolicy(split.objects, identity, request, quota ? quotaExtendedResources(quota) : []);
   if ('ok' in checked) return checked;
   const { config, configSource, notes } = chosen;
   return {
@@ -328,7 +330,12 @@ async function runMain(
 }
 
 /** The rendered objects under the preview policy: every violation fails the rendering. */
-function checkPolicy(objects: Manifest[], identity: PreviewIdentity, request: RenderRequest): { objects: Manifest[] } | Failed {
+function checkPolicy(
+  objects: Manifest[],
+  identity: PreviewIdentity,
+  request: RenderRequest,
+  boundedResources: readonly string[],
+): { objects: Manifest[] } | Failed {
   const { settings } = request;
   const issuer = settings.tls === false ? undefined : settings.tls.issuer;
   const checked = checkRenderedObjects(objects, {
@@ -337,6 +344,7 @@ function checkPolicy(objects: Manifest[], identity: PreviewIdentity, request: Re
     allowedKinds: request.allowedKinds,
     podSecurity: settings.podSecurity,
     ingressClassName: settings.ingressClassName,
+    quotaExtendedResources: boundedResources,
     ...request.renderPolicy,
     certificateIssuer:
       settings.tls === false ? undefined : { name: issuer?.name ?? 'preview-issuer', kind: issuer?.kind ?? 'ClusterIssuer' },

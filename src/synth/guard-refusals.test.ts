@@ -471,6 +471,48 @@ describe('the rendering policy refuses', () => {
     assert.deepEqual(rules([tolerating('nvidia.com/gpu', { 'nvidia.com/gpu': '2' })]), []);
   });
 
+  it("GPUs the namespace's quota does not bound, where it bounds others: past the ceiling the operator set", () => {
+    const gpuQuota = { quotaExtendedResources: ['nvidia.com/gpu'] };
+    const podAsking = (limits: Record<string, string>, tolerations: object[] = []): Manifest => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'q' },
+      spec: {
+        securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+        tolerations,
+        containers: [
+          {
+            name: 'c',
+            image: 'x',
+            resources: { limits },
+            securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+          },
+        ],
+      },
+    });
+    const algorithm = (resources: object): Manifest => ({
+      apiVersion: 'ai.alien6.io/v1',
+      kind: 'Algorithm',
+      metadata: { name: 'a' },
+      spec: { image: 'registry.example.com/a:1', resources },
+    });
+    const amd = [{ key: 'amd.com/gpu', operator: 'Exists', effect: 'NoSchedule' }];
+    assert.deepEqual(rules([podAsking({ 'amd.com/gpu': '8' })], gpuQuota), ['unbounded-resource Pod q']);
+    assert.deepEqual(rules([podAsking({ 'amd.com/gpu': '8' }, amd)], gpuQuota), ['scheduling Pod q', 'unbounded-resource Pod q']);
+    assert.deepEqual(rules([algorithm({ gpu: 'amd.com/gpu', gpuCount: 4 })], gpuQuota), ['unbounded-resource Algorithm.ai.alien6.io a']);
+    assert.match(
+      formatPolicyViolations(check([algorithm({ gpu: 'amd.com/gpu', gpuCount: 4 })], gpuQuota).violations),
+      /does not bound \(it bounds nvidia\.com\/gpu\)/,
+    );
+    // What the quota bounds passes, and so does everything where it bounds no GPU at all.
+    const nvidia = [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }];
+    assert.deepEqual(rules([podAsking({ 'nvidia.com/gpu': '1' }, nvidia), algorithm({ gpuCount: 2 })], gpuQuota), []);
+    assert.deepEqual(
+      rules([podAsking({ 'amd.com/gpu': '8' }, amd), algorithm({ gpu: 'amd.com/gpu', gpuCount: 4 })], { quotaExtendedResources: [] }),
+      [],
+    );
+  });
+
   it('inline CSI volumes of drivers the operator does not allow (another identity acts on them), and grace periods past teardown', () => {
     const securePod = { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } };
     const container = { name: 'c', image: 'x', securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } } };

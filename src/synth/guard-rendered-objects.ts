@@ -9,6 +9,7 @@ import { AllowedKinds, formatGroupKind, groupKindOf, isKnownClusterScoped } from
 import { checkCertificate } from './guard-certificates.js';
 import { deniedAnnotation } from './guard-controller-annotations.js';
 import { checkAlgorithmPodLabels, checkDisruptionBudget } from './guard-disruption-budgets.js';
+import { checkAlgorithmGpu, checkPodExtendedResources } from './guard-extended-resources.js';
 import { asObject } from './guard-json.js';
 import { checkIngress, checkService, type OptionalServiceType } from './guard-network-exposure.js';
 import { checkPodFields } from './guard-object-fields.js';
@@ -93,7 +94,9 @@ export type PolicyRule =
   /** An inline CSI volume of a driver the operator does not allow: the driver acts on its attributes with its own identity. */
   | 'inline-volume'
   /** A termination grace period past the limit: a pod ignoring SIGTERM would outlive its namespace's deletion. */
-  | 'termination-grace';
+  | 'termination-grace'
+  /** An extended resource (a GPU) the namespace's quota does not bound, where it bounds others: past the ceiling. */
+  | 'unbounded-resource';
 
 export type Violate = (rule: PolicyRule, message: string) => void;
 
@@ -147,6 +150,8 @@ export interface RenderPolicy extends Partial<RenderPolicySettings> {
   certificateIssuer?: { name: string; kind: string };
   /** The IngressClass of every Ingress (set where an Ingress names none). */
   ingressClassName: string;
+  /** The extended resources the namespace's ResourceQuota bounds: where it bounds any, pods and Algorithms ask for no other. */
+  quotaExtendedResources?: readonly string[];
 }
 
 export interface PolicyResult {
@@ -193,6 +198,7 @@ const kindChecks: Record<string, ObjectCheck> = {
   'rbac.authorization.k8s.io/Role': (object, _policy, violate) => checkRole(object, violate),
   'rbac.authorization.k8s.io/RoleBinding': checkRoleBinding,
   'policy/PodDisruptionBudget': (object, _policy, violate) => checkDisruptionBudget(object, violate),
+  'ai.alien6.io/Algorithm': checkAlgorithmGpu,
 };
 
 export function describeObject(object: { apiVersion?: string; kind?: string; metadata?: { name?: string; namespace?: string } }): string {
@@ -302,6 +308,7 @@ function checkPods(object: Manifest, policy: RenderPolicy, violate: Violate): vo
   checkScheduling(pod, policy, violate);
   checkPodReach(pod, policy, violate);
   checkAlgorithmPodLabels(pod, violate);
+  checkPodExtendedResources(pod, policy, violate);
   if (pod.path !== 'spec') checkAnnotations(pod.annotations, pod.path.replace(/spec$/, 'metadata.annotations'), violate);
 }
 

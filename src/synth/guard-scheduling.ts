@@ -7,11 +7,13 @@
 // and toleration keys only from the operator's allow-lists (default none). Always allowed, because the API server would add them
 // itself: tolerations of the two node conditions every pod gets (DefaultTolerationSeconds), which
 // only delay an eviction, and of the extended resources the pod requests, such as
-// `nvidia.com/gpu` (ExtendedResourceToleration) — the namespace's quota bounds those. Only an amount
+// `nvidia.com/gpu` (ExtendedResourceToleration) — the namespace's quota bounds those (where it bounds
+// any, only those it names: guard-extended-resources.ts). Only an amount
 // above zero counts (the scheduler fits a zero anywhere), and only a name the API server takes for
 // an extended resource: one naming `kubernetes.io/` anywhere is native to it, checked no further,
 // so `node-role.kubernetes.io/control-plane: 0` would otherwise let a pod tolerate that taint.
-import { asObject, asObjects } from './guard-json.js';
+import { asObjects } from './guard-json.js';
+import { extendedResourceRequests } from './guard-extended-resources.js';
 import type { RenderPolicy, Violate } from './guard-rendered-objects.js';
 
 /** Tolerated by every pod for a while anyway: allowed, with effect NoExecute, whatever the setting. */
@@ -37,7 +39,9 @@ export function checkScheduling(pod: { spec: Record<string, unknown>; path: stri
       `${pod.path}.runtimeClassName is "${name}", whose tolerations and node selector place the pod on nodes kept for it; ${allowed}`,
     );
   }
-  const keys = [...(policy.tolerationKeys ?? []), ...extendedResourcesOf(spec)];
+  const bounded = policy.quotaExtendedResources ?? [];
+  const requested = extendedResourceRequests(spec).filter((name) => bounded.length === 0 || bounded.includes(name));
+  const keys = [...(policy.tolerationKeys ?? []), ...requested];
   asObjects(spec.tolerations).forEach((toleration, i) => {
     const key = typeof toleration.key === 'string' ? toleration.key : '';
     if (nodeConditionKeys.has(key) && toleration.effect === 'NoExecute') return;
@@ -46,23 +50,4 @@ export function checkScheduling(pod: { spec: Record<string, unknown>; path: stri
     const allowed = keys.length > 0 ? `tolerations may name ${keys.join(', ')}` : 'previews run on untainted nodes';
     violate('scheduling', `${pod.path}.tolerations[${i}] ${what}, which lets the pod onto nodes kept for others; ${allowed}`);
   });
-}
-
-/** Extended resources (`<domain>/<name>`, no `kubernetes.io/` in it) the pod's containers request or limit, above zero. */
-function extendedResourcesOf(spec: Record<string, unknown>): string[] {
-  const names = new Set<string>();
-  for (const container of [...asObjects(spec.initContainers), ...asObjects(spec.containers)]) {
-    const resources = asObject(container.resources);
-    for (const amounts of [resources?.limits, resources?.requests]) {
-      for (const [name, amount] of Object.entries(asObject(amounts) ?? {})) {
-        if (isExtendedResource(name) && Number.parseFloat(String(amount)) > 0) names.add(name);
-      }
-    }
-  }
-  return [...names];
-}
-
-/** As the API server tells one: a domain-prefixed name, not native (`kubernetes.io/` anywhere), not a quota's `requests.` form. */
-function isExtendedResource(name: string): boolean {
-  return name.includes('/') && !name.includes('kubernetes.io/') && !name.startsWith('requests.');
 }

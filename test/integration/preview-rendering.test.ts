@@ -151,6 +151,27 @@ describe('rendering an environment from a repository', () => {
     assert.equal(outcome.rendered.namespace.metadata.labels?.['pod-security.kubernetes.io/enforce'], 'restricted');
   });
 
+  it("GPUs the quota does not bound are refused: an Algorithm or a pod asking for another vendor's, past the ceiling", async () => {
+    // The example's quota bounds nvidia.com/gpu (4, from preview.yaml); main.ts asks for AMD's, which nothing would bound.
+    const headSha = await repository.openPullRequest(3, {
+      files: {
+        '.preview/main.ts': `
+          import { Algorithm, type PreviewEnvironmentChart } from 'preview-operator/constructs';
+          export default function (chart: PreviewEnvironmentChart): void {
+            new Algorithm(chart, 'trainer', {
+              name: 'trainer', image: 'registry.example.com/team/trainer:1.0', resources: { gpu: 'amd.com/gpu', gpuCount: 16 },
+            });
+          }`,
+      },
+    });
+    const outcome = await renderEnvironment(request(headSha, 3), { repositories, sandbox, sandboxRuns });
+    assert.equal(outcome.ok, false);
+    assert.match(
+      outcome.ok ? '' : outcome.failure.message,
+      /Algorithm\.ai\.alien6\.io pr-3-reco\/trainer: spec\.resources\.gpu is amd\.com\/gpu, which the namespace's quota does not bound \(it bounds nvidia\.com\/gpu\)/,
+    );
+  });
+
   it('a missing or invalid configuration is a failure with every error, not an exception', async () => {
     const missing = await repository.openPullRequest(3, { files: { '.preview/preview.yaml': null } });
     const none = await renderEnvironment(request(missing, 3), { repositories, sandbox, sandboxRuns });
