@@ -667,6 +667,20 @@ test('every request is observed with its result and duration', async () => {
   );
 });
 
+test('a delivery id that is no id (the header is not signed) is refused before the dedupe keeps it', async () => {
+  await reset();
+  const captured = prDelivery('opened');
+  for (const id of ['x'.repeat(65), 'a b', 'id\u00e9', '../etc']) {
+    const res = await captured.deliver(url, { headers: { 'x-github-delivery': id } });
+    assert.equal(res.status, 400, id);
+    assert.match(JSON.parse(res.body).reason, /not a delivery id/);
+  }
+  await writer.idle();
+  assert.deepEqual(store.calls, [], 'nothing queued');
+  assert.equal((await captured.deliver(url, { headers: { 'x-github-delivery': randomUUID() } })).status, 202);
+  await writer.idle();
+});
+
 test('an empty secret is refused at construction', () => {
   assert.throws(() => new WebhookReceiver({ secret: '', writer, approvals, policy: resolvePolicyConfig() }), /secret/);
   assert.throws(() => new WebhookReceiver({ secret: [], writer, approvals, policy: resolvePolicyConfig() }), /secret/);

@@ -169,6 +169,10 @@ export class WebhookReceiver {
     const delivery = header(headers, 'x-github-delivery');
     const event = header(headers, 'x-github-event');
     if (!delivery || !event) return reply(400, { result: 'bad-request', reason: 'missing X-GitHub-Delivery or X-GitHub-Event' });
+    // Not covered by the signature: a replayed body may carry any id, and the dedupe keeps each one for an hour.
+    if (!deliveryIdPattern.test(delivery)) {
+      return reply(400, { result: 'bad-request', reason: 'X-GitHub-Delivery is not a delivery id (GitHub sends a GUID)' });
+    }
     let payload: unknown;
     try {
       payload = JSON.parse(body.toString('utf8'));
@@ -252,6 +256,9 @@ export function webhookEventLabel(event: string | undefined): string {
   if (event === undefined) return 'unknown';
   return answeredEvents.has(event) ? event : 'other';
 }
+
+/** A delivery id as GitHub sends one (a GUID), with room for other short ids: never kilobytes. */
+const deliveryIdPattern = /^[A-Za-z0-9._-]{1,64}$/;
 
 /** How much of a header an outcome keeps for the log (Node allows 16 KiB of headers). */
 const headerExcerptLength = 100;
