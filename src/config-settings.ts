@@ -310,7 +310,7 @@ export const settings: readonly SettingSpec[] = [
     'allowed-toleration-keys',
     'list',
     'Rendering policy',
-    'Taint keys pods of a rendering may tolerate (default none but the node conditions and the extended resources they request, e.g. nvidia.com/gpu).',
+    'Taint keys pods of a rendering may tolerate (default none but the node conditions and the extended resources they request that the quota bounds, e.g. nvidia.com/gpu).',
   ),
   setting(
     'allowed-runtime-classes',

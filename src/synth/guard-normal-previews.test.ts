@@ -94,7 +94,8 @@ describe('what a normal preview renders passes the policy with the default setti
       ...renderDatabaseWorkloads({ metadata: { name: database.metadata.name }, spec: database.spec as unknown as DatabaseSpec }),
     ];
     // All but the Algorithm controller's own pod labels, which only it may write (its budget selects them).
-    const result = checkRenderedObjects(objects, { ...policy, allowedKinds: withBudgets });
+    // The seed's GPUs are bounded by its quota (nvidia.com/gpu), which makes their toleration the API server's own.
+    const result = checkRenderedObjects(objects, { ...policy, allowedKinds: withBudgets, quotaExtendedResources: ['nvidia.com/gpu'] });
     const reserved = /spec\.template\.metadata\.labels\["ai\.alien6\.io\/(algorithm|track)"\] is the Algorithm controller's/;
     assert.deepEqual(
       result.violations.filter((v) => !reserved.test(v.message)),

@@ -440,7 +440,9 @@ describe('the rendering policy refuses', () => {
         'spec.tolerations[0] tolerates every taint, which lets the pod onto nodes kept for others; tolerations may name dedicated',
       ],
     );
-    // What the API server adds itself: the node conditions (NoExecute) and the extended resources the pod requests.
+    // What the API server adds itself: the node conditions (NoExecute) and the extended resources the pod requests,
+    // where the namespace's quota bounds them.
+    const gpuQuota = { quotaExtendedResources: ['nvidia.com/gpu'] };
     const usual = pod(
       {
         tolerations: [
@@ -450,9 +452,10 @@ describe('the rendering policy refuses', () => {
       },
       { limits: { 'nvidia.com/gpu': '1' } },
     );
-    assert.deepEqual(rules([usual]), []);
+    assert.deepEqual(rules([usual], gpuQuota), []);
+    assert.deepEqual(rules([usual]), ['scheduling Pod q'], 'a GPU no quota bounds: its tainted nodes are not for previews');
     const withoutGpu = { ...usual, spec: { ...(usual.spec as object), containers: (pod({}).spec as { containers: unknown }).containers } };
-    assert.deepEqual(rules([withoutGpu]), ['scheduling Pod q'], 'a GPU toleration of a pod that requests no GPU');
+    assert.deepEqual(rules([withoutGpu], gpuQuota), ['scheduling Pod q'], 'a GPU toleration of a pod that requests no GPU');
     // A "resource" the scheduler fits anywhere (zero), or one the API server takes for native (`kubernetes.io/` in its
     // name, checked no further): naming the taint it tolerates put a pod on the control plane, or on a cordoned node.
     const tolerating = (key: string, limits: Record<string, string>) =>
@@ -465,10 +468,10 @@ describe('the rendering policy refuses', () => {
       tolerating('nvidia.com/gpu', { 'nvidia.com/gpu': '0m' }),
     ];
     assert.deepEqual(
-      attempts.map((attempt) => rules([attempt])),
+      attempts.map((attempt) => rules([attempt], gpuQuota)),
       Array(5).fill(['scheduling Pod q']),
     );
-    assert.deepEqual(rules([tolerating('nvidia.com/gpu', { 'nvidia.com/gpu': '2' })]), []);
+    assert.deepEqual(rules([tolerating('nvidia.com/gpu', { 'nvidia.com/gpu': '2' })], gpuQuota), []);
   });
 
   it("GPUs the namespace's quota does not bound, where it bounds others: past the ceiling the operator set", () => {
@@ -504,13 +507,13 @@ describe('the rendering policy refuses', () => {
       formatPolicyViolations(check([algorithm({ gpu: 'amd.com/gpu', gpuCount: 4 })], gpuQuota).violations),
       /does not bound \(it bounds nvidia\.com\/gpu\)/,
     );
-    // What the quota bounds passes, and so does everything where it bounds no GPU at all.
+    // What the quota bounds passes. Where it bounds no GPU at all nothing is bounded (documented), but no toleration
+    // lets a pod onto GPU nodes tainted for others; an Algorithm's GPUs get theirs from its controller.
     const nvidia = [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }];
     assert.deepEqual(rules([podAsking({ 'nvidia.com/gpu': '1' }, nvidia), algorithm({ gpuCount: 2 })], gpuQuota), []);
-    assert.deepEqual(
-      rules([podAsking({ 'amd.com/gpu': '8' }, amd), algorithm({ gpu: 'amd.com/gpu', gpuCount: 4 })], { quotaExtendedResources: [] }),
-      [],
-    );
+    const none = { quotaExtendedResources: [] };
+    assert.deepEqual(rules([podAsking({ 'amd.com/gpu': '8' }), algorithm({ gpu: 'amd.com/gpu', gpuCount: 4 })], none), []);
+    assert.deepEqual(rules([podAsking({ 'amd.com/gpu': '8' }, amd)], none), ['scheduling Pod q']);
   });
 
   it('inline CSI volumes of drivers the operator does not allow (another identity acts on them), and grace periods past teardown', () => {

@@ -7,8 +7,9 @@
 // and toleration keys only from the operator's allow-lists (default none). Always allowed, because the API server would add them
 // itself: tolerations of the two node conditions every pod gets (DefaultTolerationSeconds), which
 // only delay an eviction, and of the extended resources the pod requests, such as
-// `nvidia.com/gpu` (ExtendedResourceToleration) — the namespace's quota bounds those (where it bounds
-// any, only those it names: guard-extended-resources.ts). Only an amount
+// `nvidia.com/gpu` (ExtendedResourceToleration) — where the namespace's quota bounds them: a
+// toleration of a GPU nothing bounds would let a preview take a tenant's tainted GPU nodes whole
+// (guard-extended-resources.ts; an Algorithm's GPUs get their toleration from its controller). Only an amount
 // above zero counts (the scheduler fits a zero anywhere), and only a name the API server takes for
 // an extended resource: one naming `kubernetes.io/` anywhere is native to it, checked no further,
 // so `node-role.kubernetes.io/control-plane: 0` would otherwise let a pod tolerate that taint.
@@ -40,7 +41,7 @@ export function checkScheduling(pod: { spec: Record<string, unknown>; path: stri
     );
   }
   const bounded = policy.quotaExtendedResources ?? [];
-  const requested = extendedResourceRequests(spec).filter((name) => bounded.length === 0 || bounded.includes(name));
+  const requested = extendedResourceRequests(spec).filter((name) => bounded.includes(name));
   const keys = [...(policy.tolerationKeys ?? []), ...requested];
   asObjects(spec.tolerations).forEach((toleration, i) => {
     const key = typeof toleration.key === 'string' ? toleration.key : '';
