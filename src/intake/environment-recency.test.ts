@@ -44,15 +44,19 @@ describe('UpdateMemory', () => {
     assert.equal(memory.newest('pr-2'), undefined);
   });
 
-  it('remembers the head an approval holds at, for its own repository only (two may map to one name)', () => {
+  it('remembers where an approval holds (head and base), for its own repository only (two may map to one name)', () => {
     const memory = new UpdateMemory();
+    const at = { headSha: 'a'.repeat(40), baseRef: 'main' };
     memory.accept('pr-1', '2024-01-01T00:00:05Z');
-    memory.approve('pr-1', { owner: 'Acme', name: 'Shop' }, 'a'.repeat(40));
-    assert.equal(memory.approvedHead('pr-1', { owner: 'acme', name: 'shop' }), 'a'.repeat(40));
-    assert.equal(memory.approvedHead('pr-1', { owner: 'mallory', name: 'shop' }), undefined);
+    memory.approve('pr-1', { owner: 'Acme', name: 'Shop' }, at);
+    assert.deepEqual(memory.approvedAt('pr-1', { owner: 'acme', name: 'shop' }), at);
+    assert.equal(memory.approvedAt('pr-1', { owner: 'mallory', name: 'shop' }), undefined);
     assert.equal(memory.newest('pr-1'), '2024-01-01T00:00:05Z', 'the update stays');
     memory.accept('pr-1', '2024-01-01T00:00:06Z');
-    assert.equal(memory.approvedHead('pr-1', { owner: 'acme', name: 'shop' }), 'a'.repeat(40), 'and so does the approval');
+    assert.deepEqual(memory.approvedAt('pr-1', { owner: 'acme', name: 'shop' }), at, 'and so does the approval');
+    memory.revoke('pr-1');
+    assert.equal(memory.approvedAt('pr-1', { owner: 'acme', name: 'shop' }), undefined, 'until it is taken away');
+    assert.equal(memory.newest('pr-1'), '2024-01-01T00:00:06Z', 'the update stays then too');
   });
 
   it('is bounded: by its window and by a number of environments, the least recently accepted first', () => {

@@ -14,6 +14,7 @@
 import { repositoryKey, type RepositoryName } from '../github/octokit-factory.js';
 import { systemClock, type Clock } from '../kube/clock.js';
 import type { KubeObject } from '../kube/kube-object.js';
+import type { ApprovedAt } from '../policy/trust.js';
 
 /** The pull request update an environment object records, if any. */
 export function recordedUpdate(object: KubeObject | undefined): string | undefined {
@@ -50,10 +51,9 @@ export interface UpdateMemoryOptions {
 }
 
 /** The head an untrusted pull request's approval was given at, and the repository it is of. */
-interface Approval {
+interface Approval extends ApprovedAt {
   /** `owner/name`, lower-cased: two repositories may map to one environment name. */
   repository: string;
-  headSha: string;
 }
 
 /**
@@ -85,9 +85,12 @@ export class UpdateMemory {
     this.record(name, { ...previous, update: newer(previous?.update, update) });
   }
 
-  /** Records that the approval of `repository`'s pull request behind `name` holds at `headSha`. */
-  approve(name: string, repository: RepositoryName, headSha: string): void {
-    this.record(name, { ...this.live(name), approval: { repository: repositoryKey(repository), headSha } });
+  /** Records that the approval of `repository`'s pull request behind `name` holds at `at` (its head and base). */
+  approve(name: string, repository: RepositoryName, at: ApprovedAt): void {
+    this.record(name, {
+      ...this.live(name),
+      approval: { repository: repositoryKey(repository), headSha: at.headSha, baseRef: at.baseRef },
+    });
   }
 
   /** Forgets the approval of `name`: it was taken away at the head it was given on (a new base). */
@@ -101,10 +104,10 @@ export class UpdateMemory {
     return this.live(name)?.update;
   }
 
-  /** The head SHA the approval of `repository`'s pull request behind `name` holds at, if recorded within the window. */
-  approvedHead(name: string, repository: RepositoryName): string | undefined {
+  /** Where (head SHA, base branch) the approval of `repository`'s pull request behind `name` holds, if recorded within the window. */
+  approvedAt(name: string, repository: RepositoryName): ApprovedAt | undefined {
     const approval = this.live(name)?.approval;
-    return approval?.repository === repositoryKey(repository) ? approval.headSha : undefined;
+    return approval?.repository === repositoryKey(repository) ? { headSha: approval.headSha, baseRef: approval.baseRef } : undefined;
   }
 
   private record(name: string, entry: { update?: string; approval?: Approval }): void {

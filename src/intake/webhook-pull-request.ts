@@ -18,6 +18,7 @@ import {
   revokesApproval,
   senderMayApprove,
   withoutApproval,
+  type ApprovedAt,
   type DeliveryAction,
 } from '../policy/trust.js';
 import type { ApprovalRevoker } from '../github/reporting/approval-revoker.js';
@@ -143,12 +144,12 @@ export class PullRequestEventHandler {
     environment: KubeObject | undefined,
   ): { facts: PullRequestFacts; outcome: 'none' | 'revoked' | 'unconfirmed' } {
     if (isTrusted(facts, trust) || !hasApprovalLabel(facts, trust)) return { facts, outcome: 'none' };
-    const approvedSha = this.updates.approvedHead(name, facts.repository) ?? recordedHead(environment, facts.repository);
-    if (approvalHolds(delivery, facts, trust, approvedSha)) {
-      this.updates.approve(name, facts.repository, facts.headSha);
+    const approved = this.updates.approvedAt(name, facts.repository) ?? recordedAt(environment, facts.repository);
+    if (approvalHolds(delivery, facts, trust, approved)) {
+      this.updates.approve(name, facts.repository, { headSha: facts.headSha, baseRef: facts.baseRef });
       return { facts, outcome: 'none' };
     }
-    const revoked = revokesApproval(delivery, facts, trust, approvedSha);
+    const revoked = revokesApproval(delivery, facts, trust, approved);
     if (revoked) {
       this.updates.revoke(name);
       const { owner, name: repo } = facts.repository;
@@ -182,11 +183,12 @@ function addedLabel(payload: Record<string, unknown>): string | undefined {
   return typeof name === 'string' ? name : undefined;
 }
 
-/** The head SHA an environment object of `repository` is at, if any (two repositories may map to one name). */
-function recordedHead(object: KubeObject | undefined, repository: { owner: string; name: string }): string | undefined {
+/** Where an environment object of `repository` is (head SHA and base branch), if anywhere (two repositories may map to one name). */
+function recordedAt(object: KubeObject | undefined, repository: { owner: string; name: string }): ApprovedAt | undefined {
   if (!recordsRepository(object, repository)) return undefined;
-  const sha = (object as { spec?: { pullRequest?: { headSha?: unknown } } }).spec?.pullRequest?.headSha;
-  return typeof sha === 'string' ? sha : undefined;
+  const pullRequest = (object as { spec?: { pullRequest?: { headSha?: unknown; baseRef?: unknown } } }).spec?.pullRequest;
+  if (typeof pullRequest?.headSha !== 'string') return undefined;
+  return { headSha: pullRequest.headSha, baseRef: typeof pullRequest.baseRef === 'string' ? pullRequest.baseRef : undefined };
 }
 
 function hasBaseChange(payload: Record<string, unknown>): boolean {

@@ -251,6 +251,26 @@ test("a fork retargeted to another base loses its approval: that base's configur
   assert.deepEqual(store.calls, [{ op: 'delete', name: exampleName }]);
 });
 
+test('a retarget whose own delivery never came (another replica, a 503) is seen at the next delivery: no approval', async () => {
+  await reset();
+  const labeled = await prDelivery('labeled', approveFork).deliver(url);
+  assert.equal(JSON.parse(labeled.body).op, 'upsert');
+  await reset();
+  // A bot adds another label after the author retargeted the pull request; the edited delivery went elsewhere.
+  const later = await prDelivery('labeled', (p) => {
+    makeFork(p, ['preview-approved', 'size/M']);
+    p.label = { id: 1, name: 'size/M' };
+    p.sender = { ...p.sender, login: 'labeler[bot]', type: 'Bot' };
+    p.pull_request.base.ref = 'experimental';
+  }).deliver(url);
+  const body = JSON.parse(later.body);
+  assert.deepEqual([body.op, body.approvalRevoked], ['delete', true]);
+  await writer.idle();
+  assert.deepEqual(store.calls, [{ op: 'delete', name: exampleName }]);
+  await approvals.idle();
+  assert.deepEqual(removed, [['Codertocat', 'Hello-World', 2, 'preview-approved']]);
+});
+
 test("an approval label a fork's author (or a bot) adds approves nothing, and is removed", async () => {
   for (const sender of [undefined, { login: 'labeler[bot]', id: 78, type: 'Bot' }]) {
     await reset();

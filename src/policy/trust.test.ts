@@ -52,11 +52,13 @@ test('the approval label (case-insensitive, configurable) admits an untrusted pu
 
 test('the approval holds at the head SHA it was given on; a push, a new base, or a delivery at another SHA, revokes it', () => {
   const A = 'a'.repeat(40);
+  /** The approval as given: at commit A, on the base branch main. */
+  const atA = { headSha: A, baseRef: 'main' };
   const approvedFork = pr({ fork: true, labels: ['preview-approved', 'bug'], headSha: A });
   const pushed = { ...approvedFork, headSha: 'b'.repeat(40) };
   // Giving the label ties it to the head SHA the delivery carries.
   const maintainer = { login: 'octocat', type: 'User' };
-  assert.equal(revokesApproval({ action: 'labeled', label: 'Preview-Approved', sender: maintainer }, pushed, trust, A), false);
+  assert.equal(revokesApproval({ action: 'labeled', label: 'Preview-Approved', sender: maintainer }, pushed, trust, atA), false);
   assert.equal(revokesApproval({ action: 'opened', sender: maintainer }, pushed, trust, undefined), false);
   // Given by the author (triage access, or opened with the label through the API) or by a bot: no approval, and the label goes.
   for (const sender of [{ login: 'ALICE', type: 'User' }, { login: 'labeler[bot]', type: 'Bot' }, undefined]) {
@@ -69,18 +71,18 @@ test('the approval holds at the head SHA it was given on; a push, a new base, or
     }
   }
   // What a maintainer approved at this commit before still holds, whoever labels it again.
-  assert.equal(approvalHolds({ action: 'labeled', label: 'preview-approved', sender: { login: 'alice' } }, approvedFork, trust, A), true);
+  assert.equal(approvalHolds({ action: 'labeled', label: 'preview-approved', sender: { login: 'alice' } }, approvedFork, trust, atA), true);
   // At the SHA it was tied to, nothing revokes it.
   for (const action of ['labeled', 'unlabeled', 'reopened', 'ready_for_review', 'converted_to_draft']) {
-    assert.equal(revokesApproval({ action, label: 'bug' }, approvedFork, trust, A), false, action);
+    assert.equal(revokesApproval({ action, label: 'bug' }, approvedFork, trust, atA), false, action);
   }
   // A new base (the only `edited` that reaches the trust rules) is rendered from that base's configuration: revoked, like a push.
-  assert.equal(approvalHolds({ action: 'edited' }, approvedFork, trust, A), false);
-  assert.equal(revokesApproval({ action: 'edited' }, approvedFork, trust, A), true);
+  assert.equal(approvalHolds({ action: 'edited' }, approvedFork, trust, atA), false);
+  assert.equal(revokesApproval({ action: 'edited' }, approvedFork, trust, atA), true);
   assert.equal(revokesApproval({ action: 'edited' }, approvedFork, trust, undefined), true);
   // At another SHA (a reopen after commits pushed while closed; another label before the revocation landed): revoked.
   for (const action of ['synchronize', 'reopened', 'ready_for_review', 'labeled', 'edited']) {
-    assert.equal(revokesApproval({ action, label: 'bug' }, pushed, trust, A), true, action);
+    assert.equal(revokesApproval({ action, label: 'bug' }, pushed, trust, atA), true, action);
   }
   // With no approved SHA known (a restart; the approval's own delivery still on its way) it does not hold, and only a push revokes it.
   for (const action of ['reopened', 'ready_for_review', 'labeled']) {
@@ -88,8 +90,14 @@ test('the approval holds at the head SHA it was given on; a push, a new base, or
     assert.equal(revokesApproval({ action, label: 'bug' }, approvedFork, trust, undefined), false, `${action}, no SHA known`);
   }
   assert.equal(revokesApproval({ action: 'synchronize' }, approvedFork, trust, undefined), true);
-  assert.equal(approvalHolds({ action: 'reopened' }, pushed, trust, A), false);
-  assert.equal(approvalHolds({ action: 'synchronize' }, approvedFork, trust, A), false, 'a push, even back to the approved commit');
+  assert.equal(approvalHolds({ action: 'reopened' }, pushed, trust, atA), false);
+  assert.equal(approvalHolds({ action: 'synchronize' }, approvedFork, trust, atA), false, 'a push, even back to the approved commit');
+  // At the approved commit, on another base (a retarget whose own delivery went elsewhere, or raced a close and reopen): revoked.
+  const retargeted = { ...approvedFork, baseRef: 'experimental' };
+  for (const action of ['reopened', 'labeled', 'ready_for_review', 'closed']) {
+    assert.equal(approvalHolds({ action, label: 'size/M' }, retargeted, trust, atA), false, action);
+    assert.equal(revokesApproval({ action, label: 'size/M' }, retargeted, trust, atA), true, action);
+  }
   const trusted = pr({ labels: ['preview-approved'] });
   assert.equal(revokesApproval({ action: 'synchronize' }, trusted, trust, undefined), false, 'a trusted PR has nothing to revoke');
   assert.equal(revokesApproval({ action: 'synchronize' }, pr({ fork: true }), trust, undefined), false, 'no approval to revoke');

@@ -41,22 +41,33 @@ export function senderMayApprove(delivery: DeliveryAction, pr: PullRequestFacts)
   return sender.login.toLowerCase() !== pr.author.toLowerCase() && sender.type !== 'Bot';
 }
 
+/** Where an approval was given: the head commit, on the base branch whose configuration renders it. */
+export interface ApprovedAt {
+  headSha: string;
+  baseRef: string | undefined;
+}
+
+/** Whether the pull request is where the approval was given. */
+function isAt(approved: ApprovedAt, pr: PullRequestFacts): boolean {
+  return approved.headSha === pr.headSha && approved.baseRef === pr.baseRef;
+}
+
 /**
  * Whether an untrusted pull request's approval label holds for this delivery. A delivery that
  * gives the label (`labeled` with it, or `opened` with it), sent by a maintainer rather than the
  * author or a bot, ties it to the head SHA it carries; a
- * push or a new base never keeps it; any other delivery counts it only at the SHA it was tied to before
- * (`approvedSha`: the head of the environment, or of the last upsert this process accepted).
+ * push or a new base never keeps it; any other delivery counts it only where it was tied to before
+ * (`approved`: the head and base of the environment, or of the last upsert this process accepted).
  */
 export function approvalHolds(
   delivery: DeliveryAction,
   pr: PullRequestFacts,
   trust: TrustPolicy,
-  approvedSha: string | undefined,
+  approved: ApprovedAt | undefined,
 ): boolean {
   if (givesApproval(delivery, trust) && senderMayApprove(delivery, pr)) return true;
   // A push always takes it away, even back to the approved commit: "every new push removes the label".
-  return !movesApproval(delivery) && approvedSha !== undefined && approvedSha === pr.headSha;
+  return !movesApproval(delivery) && approved !== undefined && isAt(approved, pr);
 }
 
 /** Whether the delivery gives the approval label: `labeled` with it, or `opened` with it. */
@@ -76,20 +87,21 @@ function movesApproval(delivery: DeliveryAction): boolean {
 
 /**
  * Whether the delivery takes the approval away (the label is removed on GitHub): an untrusted
- * pull request carries it, it does not hold, and the head has moved — a push, or a head other
- * than the approved one. Where no approved head is known (a restart, another replica, a label
- * given a moment ago whose delivery is still on its way) the label only does not count for this
- * delivery: it may be a maintainer's approval of this very commit.
+ * pull request carries it, it does not hold, and the head has moved — a push, a new base, a head
+ * or base other than the approved one, or the label given by its author or a bot. Where no
+ * approval is known (a restart, another replica, a label given a moment ago whose delivery is
+ * still on its way) the label only does not count for this delivery: it may be a maintainer's
+ * approval of this very commit.
  */
 export function revokesApproval(
   delivery: DeliveryAction,
   pr: PullRequestFacts,
   trust: TrustPolicy,
-  approvedSha: string | undefined,
+  approved: ApprovedAt | undefined,
 ): boolean {
-  if (isTrusted(pr, trust) || !hasApprovalLabel(pr, trust) || approvalHolds(delivery, pr, trust, approvedSha)) return false;
+  if (isTrusted(pr, trust) || !hasApprovalLabel(pr, trust) || approvalHolds(delivery, pr, trust, approved)) return false;
   const givenByOther = givesApproval(delivery, trust) && !senderMayApprove(delivery, pr);
-  return movesApproval(delivery) || givenByOther || (approvedSha !== undefined && approvedSha !== pr.headSha);
+  return movesApproval(delivery) || givenByOther || (approved !== undefined && !isAt(approved, pr));
 }
 
 /** The pull request as it is once the approval label is removed. */
