@@ -136,6 +136,7 @@ function renderPolicySettings(read: SettingReader): RenderPolicySettings {
   const tolerationKeys = nameList(read, 'allowed-toleration-keys', names.qualifiedName, 'a taint key (prefix/name or name)');
   const runtimeClasses = nameList(read, 'allowed-runtime-classes', names.dnsSubdomain, 'a RuntimeClass name');
   const csiDrivers = nameList(read, 'allowed-csi-drivers', names.dnsSubdomain, 'a CSI driver name');
+  const storageClasses = nameList(read, 'allowed-storage-classes', names.dnsSubdomain, 'a StorageClass name');
   // Depth at most 1000: past the check, objects are cloned and serialised recursively.
   const limits = {
     maxObjects: read.int('max-rendered-objects', 1)!,
@@ -151,6 +152,7 @@ function renderPolicySettings(read: SettingReader): RenderPolicySettings {
     tolerationKeys,
     runtimeClasses,
     csiDrivers,
+    storageClasses,
     limits,
   };
 }

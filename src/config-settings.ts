@@ -319,6 +319,12 @@ export const settings: readonly SettingSpec[] = [
     "RuntimeClasses pods of a rendering may name (default none: the cluster's default runtime; a class brings its own tolerations and node selector).",
   ),
   setting(
+    'allowed-storage-classes',
+    'list',
+    'Rendering policy',
+    "StorageClasses a rendering's volume claims may name (default none: claims leave it unset and get the cluster's default class; a class of volumes made by hand, such as manual, binds any of them).",
+  ),
+  setting(
     'allowed-csi-drivers',
     'list',
     'Rendering policy',

@@ -274,6 +274,7 @@ test('the rendering policy: strict by default, loosened only within what can be 
     tolerationKeys: [],
     runtimeClasses: [],
     csiDrivers: [],
+    storageClasses: [],
     limits: { maxObjects: 500, maxBytes: 4 * 1024 * 1024, maxObjectBytes: 512 * 1024, maxDepth: 64 },
   });
   const loose = load(

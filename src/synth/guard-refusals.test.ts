@@ -374,7 +374,17 @@ describe('the rendering policy refuses', () => {
       metadata: { name: 'ok' },
       spec: claim({ storageClassName: 'fast' }),
     };
-    assert.deepEqual(rules([provisioned, { ...objects[1]!, spec: podSpec([ephemeral({})]) }]), []);
+    const fast = { storageClasses: ['fast'] };
+    assert.deepEqual(rules([provisioned, { ...objects[1]!, spec: podSpec([ephemeral({})]) }], fast), []);
+    // A class the operator does not allow: one of volumes made by hand (the docs' `manual`) binds any of them.
+    const manual: Manifest = { ...provisioned, metadata: { name: 'grab' }, spec: claim({ storageClassName: 'manual' }) };
+    assert.deepEqual(rules([provisioned, manual], fast), ['volume-binding PersistentVolumeClaim grab']);
+    assert.match(
+      formatPolicyViolations(check([manual], fast).violations),
+      /storageClassName "manual" is not one the operator allows .*; leave it unset \(the cluster's default class\) or name fast/,
+    );
+    assert.deepEqual(rules([provisioned]), ['volume-binding PersistentVolumeClaim ok'], 'none allowed by default');
+    assert.deepEqual(rules([{ ...provisioned, spec: claim({}) }]), [], "unset: the cluster's default class");
     // The beta storage-class annotation still wins over spec.storageClassName: with "" it bound an admin's
     // class-less PersistentVolume (a hostPath of production data). The binder's own annotations alike.
     const annotated = (annotations: Record<string, string>) => ({ metadata: { name: 'd', annotations }, spec: claim({}) });

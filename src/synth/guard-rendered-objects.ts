@@ -123,6 +123,8 @@ export interface RenderPolicySettings {
   runtimeClasses: readonly string[];
   /** CSI drivers pods may use in inline volumes (default none). */
   csiDrivers: readonly string[];
+  /** StorageClasses volume claims may name (default none: the cluster's default class). */
+  storageClasses: readonly string[];
   /** Objects, bytes and depth of a rendering. */
   limits: OutputLimits;
 }
@@ -135,6 +137,7 @@ export const defaultRenderPolicySettings: Readonly<RenderPolicySettings> = Objec
   tolerationKeys: [],
   runtimeClasses: [],
   csiDrivers: [],
+  storageClasses: [],
   limits: defaultOutputLimits,
 });
 

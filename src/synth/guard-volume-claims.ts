@@ -5,6 +5,10 @@
 // appears: a PersistentVolumeClaim, a StatefulSet's volumeClaimTemplates, a pod's ephemeral volumes.
 // Its metadata too: the beta storage-class annotation still wins over `storageClassName`, and with
 // "" binds a pre-provisioned volume; the provisioner and node annotations are the binder's own.
+// And its class: a claim binds any available volume of its class, so a class of volumes made by
+// hand (the docs' `manual`, `local-storage`) hands them out to whoever names it. Only classes the
+// operator allows (`--allowed-storage-classes`, ones that provision) may be named; unset, a claim
+// gets the cluster's default class.
 import type { Manifest } from '../../constructs/index.js';
 import { asObject, asObjects, isSet } from './guard-json.js';
 import { podTemplateOf } from './guard-pod-security.js';
@@ -60,9 +64,16 @@ export function checkVolumeClaims(object: Manifest, policy: RenderPolicy, violat
     if (spec.selector !== undefined && spec.selector !== null) {
       violate('volume-binding', `${path}.selector picks existing volumes by label; claims must be provisioned`);
     }
+    const classes = policy.storageClasses ?? [];
+    const fix = `leave it unset (the cluster's default class)${classes.length > 0 ? ` or name ${classes.join(', ')}` : ''}`;
     if (spec.storageClassName === '') {
-      const fix = 'name a StorageClass or leave it unset (the default)';
       violate('volume-binding', `${path}.storageClassName "" binds a pre-provisioned volume; ${fix}`);
+    } else if (isSet(spec.storageClassName) && !classes.includes(String(spec.storageClassName))) {
+      const name = String(spec.storageClassName);
+      violate(
+        'volume-binding',
+        `${path}.storageClassName "${name}" is not one the operator allows (a class of volumes made by hand binds any of them); ${fix}`,
+      );
     }
     const source = asObject(spec.dataSourceRef);
     if (source?.namespace !== undefined && source.namespace !== policy.namespace) {
