@@ -85,6 +85,13 @@ export interface AlgorithmWorkloadOptions {
    */
   readonly cpuTargetUtilization?: number;
   /**
+   * Whether a PodDisruptionBudget protects the pods where more than one can run. False in a
+   * preview's namespace: its pods' readiness is the author's, and one pod kept unready beside a
+   * ready one would have the budget refuse every eviction of the ready one, holding its node's drain.
+   * @default true
+   */
+  readonly disruptionBudget?: boolean;
+  /**
    * The port the algorithm's container listens on (HTTP).
    * @default 8080
    */
@@ -292,6 +299,7 @@ function addAutoscaler(chart: Chart, ctx: WorkloadContext): void {
  * would refuse every eviction and hold node drains up for as long as the preview lives.
  */
 function addDisruptionBudget(chart: Chart, ctx: WorkloadContext, stableReplicas: number | undefined): void {
+  if (ctx.options.disruptionBudget === false) return;
   const mostStablePods = Math.max(stableReplicas ?? 1, ctx.algorithm.spec.scaling?.maxReplicas ?? 1);
   if (mostStablePods + (ctx.options.canary?.replicas ?? 0) <= 1) return;
   new k8s.KubePodDisruptionBudget(chart, 'disruption-budget', {

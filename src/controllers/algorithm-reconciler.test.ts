@@ -17,11 +17,17 @@ const interval = 60_000;
 const prometheus = 'http://prometheus.test';
 
 /** A reconciler on a fake cluster, with the analysis answering `rates` in turn (a number, `empty` or `down`); its info lines in `logs`. */
-function setup(options: AlgorithmControllerOptions = {}, rates: (number | 'empty' | 'down')[] = []) {
+function setup(
+  options: AlgorithmControllerOptions = {},
+  rates: (number | 'empty' | 'down')[] = [],
+  namespaceLabels: Record<string, string> = {},
+) {
   let now = new Date('2026-03-01T10:00:00Z');
   const cluster = new FakeCluster(() => now);
+  cluster.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: namespaceLabels } }, 'test-admin', {});
   const owned = { labelSelector: algorithmLabel };
   const informers = {
+    namespaces: cluster.informer({ apiVersion: 'v1', kind: 'Namespace' }),
     algorithms: cluster.informer(algorithmKind),
     deployments: cluster.informer({ apiVersion: 'apps/v1', kind: 'Deployment' }, owned),
     services: cluster.informer({ apiVersion: 'v1', kind: 'Service' }, owned),
@@ -85,6 +91,17 @@ const image = (deployment: KubeObject | undefined) =>
 const replicas = (deployment: KubeObject | undefined) => (deployment?.spec as { replicas?: number } | undefined)?.replicas;
 
 describe('the Algorithm reconciler', () => {
+  it("in a preview's namespace, no disruption budget: the author keeps one pod unready and it would hold the drain of the other's node", async () => {
+    const t = setup({}, [], { 'preview.alien6.io/environment': 'pr-1-shop-abc' });
+    await t.create('reco', { image: 'reco:1', replicas: 2 });
+    await t.reconcile('reco');
+    const applied = t.cluster
+      .writesSince(0)
+      .filter((w) => w.startsWith('apply'))
+      .sort();
+    assert.deepEqual(applied, ['apply ConfigMap reco-config', 'apply Deployment reco', 'apply Service reco']);
+  });
+
   it('creates the workloads; a rollout done within the progress interval writes one status, Running; unchanged, nothing', async () => {
     const t = setup();
     await t.create('reco', { image: 'reco:1', replicas: 2 });

@@ -9,6 +9,7 @@ import {
   algorithmObjectNames,
   defaultLatencyMetric,
   isAlgorithm,
+  ownershipLabelKeys,
   type AlgorithmResource,
   type AlgorithmStatus,
   type AlgorithmWorkloadOptions,
@@ -224,6 +225,15 @@ export class AlgorithmReconciler implements Reconciler {
     };
   }
 
+  /**
+   * Whether the namespace is known and no preview's (it carries no environment label): only there
+   * does an Algorithm get a disruption budget (see AlgorithmWorkloadOptions.disruptionBudget).
+   */
+  private outsidePreviews(namespace: string): boolean {
+    const cached = this.informers.namespaces?.get(namespace);
+    return cached !== undefined && cached.metadata.labels?.[ownershipLabelKeys.environment] === undefined;
+  }
+
   /** The workloads the constructs render for this rollout, and the traffic route when the Gateway API splits it. */
   private async build(algorithm: AlgorithmResource, observed: Observed, rollout: Rollout): Promise<Desired> {
     const {
@@ -247,6 +257,7 @@ export class AlgorithmReconciler implements Reconciler {
       canary,
       latencyMetric: autoscaling.latencyMetric,
       ownerReferences,
+      disruptionBudget: this.outsidePreviews(namespace),
     });
     const routed = !!this.options.gatewayApi && (await this.client.discovery.has(httpRouteKind));
     if (routed) {
