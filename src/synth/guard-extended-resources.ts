@@ -1,8 +1,11 @@
 // Extended resources (GPUs and the like): what the namespace's ResourceQuota bounds is the
 // environment's budget of them. The quota names each resource it bounds (`requests.nvidia.com/gpu`);
 // a pod asking for one it does not name is bounded by nothing, past the ceiling the operator set.
-// So where the quota bounds any, pods and Algorithms may ask for those alone; where it bounds none
-// (no GPU total in preview.yaml and no `budgets.maxResources.gpu`), none is bounded anyway.
+// So where the quota bounds any, pods may ask for those alone; where it bounds none (no GPU total in
+// preview.yaml and no `budgets.maxResources.gpu`), none is bounded anyway, but no toleration takes
+// a pod onto the nodes tainted for them (guard-scheduling.ts). An Algorithm's GPUs come with the
+// toleration its controller writes under the operator's identity: an Algorithm may ask only for a
+// GPU the quota names, whether or not it bounds others.
 import type { Manifest } from '../../constructs/index.js';
 import { asObject, asObjects } from './guard-json.js';
 import type { RenderPolicy, Violate } from './guard-rendered-objects.js';
@@ -57,15 +60,17 @@ export function checkPodExtendedResources(
   }
 }
 
-/** An Algorithm's GPUs become a limit and a toleration its controller writes: the same rule, on its spec. */
+/** An Algorithm's GPUs become a limit and a toleration its controller writes: only GPUs the quota names. */
 export function checkAlgorithmGpu(object: Manifest, policy: RenderPolicy, violate: Violate): void {
   const resources = asObject(asObject(object.spec)?.resources);
   const count = resources?.gpuCount;
   if (typeof count !== 'number' || count <= 0) return;
   const name = typeof resources?.gpu === 'string' ? resources.gpu : 'nvidia.com/gpu';
-  if (!unbounded(name, policy)) return;
-  violate(
-    'unbounded-resource',
-    `spec.resources.gpu is ${name}, which the namespace's quota does not bound (it bounds ${boundedNames(policy)}); name it in preview.yaml's algorithms[].resources.gpu`,
-  );
+  const bounded = policy.quotaExtendedResources ?? [];
+  if (bounded.includes(name)) return;
+  const quota =
+    bounded.length > 0
+      ? `the namespace's quota does not bound it (it bounds ${boundedNames(policy)}); name it in preview.yaml's algorithms[].resources.gpu`
+      : "the namespace's quota bounds no GPU; set a GPU total in preview.yaml's resources.gpu (or the operator a ceiling, budgets.maxResources.gpu)";
+  violate('unbounded-resource', `spec.resources.gpu asks for ${count} ${name} per pod, but ${quota}`);
 }

@@ -515,15 +515,20 @@ describe('the rendering policy refuses', () => {
     assert.deepEqual(rules([algorithm({ gpu: 'amd.com/gpu', gpuCount: 4 })], gpuQuota), ['unbounded-resource Algorithm.ai.alien6.io a']);
     assert.match(
       formatPolicyViolations(check([algorithm({ gpu: 'amd.com/gpu', gpuCount: 4 })], gpuQuota).violations),
-      /does not bound \(it bounds nvidia\.com\/gpu\)/,
+      /asks for 4 amd\.com\/gpu per pod, but the namespace's quota does not bound it \(it bounds nvidia\.com\/gpu\)/,
     );
     // What the quota bounds passes. Where it bounds no GPU at all nothing is bounded (documented), but no toleration
-    // lets a pod onto GPU nodes tainted for others; an Algorithm's GPUs get theirs from its controller.
+    // lets a pod onto GPU nodes tainted for others; an Algorithm, whose controller writes the toleration with its own
+    // identity, gets no GPU then at all (8 replicas of 16 AMD GPUs took a tenant's tainted nodes whole).
     const nvidia = [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }];
     assert.deepEqual(rules([podAsking({ 'nvidia.com/gpu': '1' }, nvidia), algorithm({ gpuCount: 2 })], gpuQuota), []);
     const none = { quotaExtendedResources: [] };
-    assert.deepEqual(rules([podAsking({ 'amd.com/gpu': '8' }), algorithm({ gpu: 'amd.com/gpu', gpuCount: 4 })], none), []);
+    assert.deepEqual(rules([podAsking({ 'amd.com/gpu': '8' }), algorithm({ gpuCount: 0 })], none), []);
     assert.deepEqual(rules([podAsking({ 'amd.com/gpu': '8' }, amd)], none), ['scheduling Pod q']);
+    for (const resources of [{ gpu: 'amd.com/gpu', gpuCount: 16 }, { gpuCount: 1 }]) {
+      assert.deepEqual(rules([algorithm(resources)], none), ['unbounded-resource Algorithm.ai.alien6.io a'], JSON.stringify(resources));
+    }
+    assert.match(formatPolicyViolations(check([algorithm({ gpuCount: 1 })], none).violations), /quota bounds no GPU; set a GPU total/);
   });
 
   it('inline CSI volumes of drivers the operator does not allow (another identity acts on them), and grace periods past teardown', () => {

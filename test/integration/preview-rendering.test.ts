@@ -168,7 +168,7 @@ describe('rendering an environment from a repository', () => {
     assert.equal(outcome.ok, false);
     assert.match(
       outcome.ok ? '' : outcome.failure.message,
-      /Algorithm\.ai\.alien6\.io pr-3-reco\/trainer: spec\.resources\.gpu is amd\.com\/gpu, which the namespace's quota does not bound \(it bounds nvidia\.com\/gpu\)/,
+      /Algorithm\.ai\.alien6\.io pr-3-reco\/trainer: spec\.resources\.gpu asks for 16 amd\.com\/gpu per pod, but the namespace's quota does not bound it \(it bounds nvidia\.com\/gpu\)/,
     );
   });
 
