@@ -17,6 +17,7 @@ import {
   isTrusted,
   revokesApproval,
   senderMayApprove,
+  withdrawsApproval,
   withoutApproval,
   type ApprovedAt,
   type DeliveryAction,
@@ -143,6 +144,7 @@ export class PullRequestEventHandler {
     trust: TrustPolicy,
     environment: KubeObject | undefined,
   ): { facts: PullRequestFacts; outcome: 'none' | 'revoked' | 'unconfirmed' } {
+    if (withdrawsApproval(delivery, trust)) this.updates.revoke(name);
     if (isTrusted(facts, trust) || !hasApprovalLabel(facts, trust)) return { facts, outcome: 'none' };
     const approved = this.updates.approvedAt(name, facts.repository) ?? recordedAt(environment, facts.repository);
     if (approvalHolds(delivery, facts, trust, approved)) {

@@ -291,6 +291,35 @@ test("an approval label a fork's author (or a bot) adds approves nothing, and is
   }
 });
 
+test("a maintainer withdraws the approval; the author's label brings nothing back", async () => {
+  await reset();
+  assert.equal(JSON.parse((await prDelivery('labeled', approveFork).deliver(url)).body).op, 'upsert');
+  await reset();
+  const withdrawn = await prDelivery('unlabeled', (p) => {
+    makeFork(p, []);
+    p.label = { id: 0, name: 'preview-approved' };
+    p.sender = { ...p.sender, login: 'maintainer', type: 'User' };
+  }).deliver(url);
+  assert.equal(JSON.parse(withdrawn.body).op, 'delete');
+  await reset();
+  // The author (triage access) adds it again at the same head: no approval, and the label goes.
+  const relabeled = await prDelivery('labeled', (p) => {
+    makeFork(p, ['preview-approved']);
+    p.label = { id: 0, name: 'preview-approved' };
+  }).deliver(url);
+  const body = JSON.parse(relabeled.body);
+  assert.deepEqual([body.op, body.approvalRevoked], ['delete', true]);
+  await writer.idle();
+  assert.deepEqual(store.calls, [{ op: 'delete', name: exampleName }]);
+  await approvals.idle();
+  assert.deepEqual(removed, [['Codertocat', 'Hello-World', 2, 'preview-approved']]);
+  // Nor does a later delivery at that head carrying the label before its removal lands.
+  await reset();
+  const later = await prDelivery('ready_for_review', (p) => makeFork(p, ['preview-approved'])).deliver(url);
+  assert.equal(JSON.parse(later.body).op, 'delete');
+  await writer.idle();
+});
+
 test('a repeated delivery id is answered 200 with no effect', async () => {
   await reset();
   const delivery = prDelivery('opened');

@@ -70,8 +70,11 @@ test('the approval holds at the head SHA it was given on; a push, a new base, or
       assert.equal(revokesApproval(delivery, pushed, trust, undefined), true, JSON.stringify(delivery));
     }
   }
-  // What a maintainer approved at this commit before still holds, whoever labels it again.
-  assert.equal(approvalHolds({ action: 'labeled', label: 'preview-approved', sender: { login: 'alice' } }, approvedFork, trust, atA), true);
+  // Labelled again by the author, what a maintainer approved at this commit before does not count: GitHub sends a
+  // `labeled` only for a label that was not there, so the maintainer had withdrawn it.
+  const relabeled = { action: 'labeled', label: 'preview-approved', sender: { login: 'alice' } };
+  assert.equal(approvalHolds(relabeled, approvedFork, trust, atA), false);
+  assert.equal(revokesApproval(relabeled, approvedFork, trust, atA), true);
   // At the SHA it was tied to, nothing revokes it.
   for (const action of ['labeled', 'unlabeled', 'reopened', 'ready_for_review', 'converted_to_draft']) {
     assert.equal(revokesApproval({ action, label: 'bug' }, approvedFork, trust, atA), false, action);

@@ -65,15 +65,25 @@ export function approvalHolds(
   trust: TrustPolicy,
   approved: ApprovedAt | undefined,
 ): boolean {
-  if (givesApproval(delivery, trust) && senderMayApprove(delivery, pr)) return true;
+  // A label given now is a maintainer's approval or none: given by the author or a bot it is not one, whatever was
+  // approved before (a maintainer who removed the label withdrew that).
+  if (givesApproval(delivery, trust)) return senderMayApprove(delivery, pr);
   // A push always takes it away, even back to the approved commit: "every new push removes the label".
   return !movesApproval(delivery) && approved !== undefined && isAt(approved, pr);
 }
 
 /** Whether the delivery gives the approval label: `labeled` with it, or `opened` with it. */
 export function givesApproval(delivery: DeliveryAction, trust: TrustPolicy): boolean {
-  const givesLabel = delivery.label !== undefined && delivery.label.toLowerCase() === trust.approvalLabel.toLowerCase();
-  return delivery.action === 'opened' || (delivery.action === 'labeled' && givesLabel);
+  return delivery.action === 'opened' || (delivery.action === 'labeled' && isApprovalLabel(delivery.label, trust));
+}
+
+/** Whether the delivery takes the approval label away (`unlabeled` with it): the approval is withdrawn. */
+export function withdrawsApproval(delivery: DeliveryAction, trust: TrustPolicy): boolean {
+  return delivery.action === 'unlabeled' && isApprovalLabel(delivery.label, trust);
+}
+
+function isApprovalLabel(label: string | undefined, trust: TrustPolicy): boolean {
+  return label !== undefined && label.toLowerCase() === trust.approvalLabel.toLowerCase();
 }
 
 /**
