@@ -724,6 +724,10 @@ test('a delivery id that is no id (the header is not signed) is refused before t
     assert.equal(res.status, 400, id);
     assert.match(JSON.parse(res.body).reason, /not a delivery id/);
   }
+  // The event name alike: the answer and its log would repeat it.
+  const event = await captured.deliver(url, { headers: { 'x-github-delivery': randomUUID(), 'x-github-event': `e-${'x'.repeat(8000)}` } });
+  assert.equal(event.status, 400);
+  assert.ok(event.body.length < 300, `the answer repeats no header: ${event.body.length} bytes`);
   await writer.idle();
   assert.deepEqual(store.calls, [], 'nothing queued');
   assert.equal((await captured.deliver(url, { headers: { 'x-github-delivery': randomUUID() } })).status, 202);

@@ -169,9 +169,13 @@ export class WebhookReceiver {
     const delivery = header(headers, 'x-github-delivery');
     const event = header(headers, 'x-github-event');
     if (!delivery || !event) return reply(400, { result: 'bad-request', reason: 'missing X-GitHub-Delivery or X-GitHub-Event' });
-    // Not covered by the signature: a replayed body may carry any id, and the dedupe keeps each one for an hour.
+    // Not covered by the signature: a replayed body may carry any id and event, which the dedupe keeps for an hour
+    // and the answer and its log repeat.
     if (!deliveryIdPattern.test(delivery)) {
       return reply(400, { result: 'bad-request', reason: 'X-GitHub-Delivery is not a delivery id (GitHub sends a GUID)' });
+    }
+    if (!eventNamePattern.test(event)) {
+      return reply(400, { result: 'bad-request', delivery, reason: 'X-GitHub-Event is not an event name' });
     }
     let payload: unknown;
     try {
@@ -259,6 +263,9 @@ export function webhookEventLabel(event: string | undefined): string {
 
 /** A delivery id as GitHub sends one (a GUID), with room for other short ids: never kilobytes. */
 const deliveryIdPattern = /^[A-Za-z0-9._-]{1,64}$/;
+
+/** An event name as GitHub sends one (`pull_request`, `check_suite`). */
+const eventNamePattern = /^[a-z0-9_]{1,64}$/;
 
 /** How much of a header an outcome keeps for the log (Node allows 16 KiB of headers). */
 const headerExcerptLength = 100;

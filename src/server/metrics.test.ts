@@ -168,11 +168,13 @@ test('requests naming events of their choosing, signed or not, add no metric ser
     for (let i = 0; i < 40; i++) {
       // Unsigned: anyone who reaches the port. Signed: a captured body replayed with any event header (not signed).
       assert.equal(await send(`made-up-${i}-${'x'.repeat(2000)}`, false), 401);
-      assert.equal(await send(`made-up-${i}`, true), 202);
+      assert.equal(await send(`made_up_${i}`, true), 202);
+      assert.equal(await send(`made-up-${i}-${'x'.repeat(2000)}`, true), 400);
     }
     assert.equal(await send('ping', true), 200);
     const series = (await metrics.metrics()).split('\n').filter((l) => l.startsWith('preview_operator_webhook_deliveries_total{'));
     assert.deepEqual(series.sort(), [
+      'preview_operator_webhook_deliveries_total{event="other",result="bad-request",status="400"} 40',
       'preview_operator_webhook_deliveries_total{event="other",result="unauthorized",status="401"} 40',
       'preview_operator_webhook_deliveries_total{event="other",result="unused",status="202"} 40',
       'preview_operator_webhook_deliveries_total{event="ping",result="pong",status="200"} 1',
