@@ -55,9 +55,9 @@ function isAt(approved: ApprovedAt, pr: PullRequestFacts): boolean {
 /**
  * Whether an untrusted pull request's approval label holds for this delivery. A delivery that
  * gives the label (`labeled` with it, or `opened` with it), sent by a maintainer rather than the
- * author or a bot, ties it to the head SHA it carries; a
- * push or a new base never keeps it; any other delivery counts it only where it was tied to before
- * (`approved`: the head and base of the environment, or of the last upsert this process accepted).
+ * author or a bot, ties it to the head SHA and base branch it carries; a push or a new base never
+ * keeps it; any other delivery counts it only where it was tied to before (`approved`: the head
+ * and base of the environment, or of the last upsert this process accepted).
  */
 export function approvalHolds(
   delivery: DeliveryAction,
