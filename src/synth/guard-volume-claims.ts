@@ -22,7 +22,7 @@ const bindingAnnotations = [
   'volume.kubernetes.io/selected-node',
 ];
 
-/** One claim of an object: its spec and metadata, and their paths (`<path>.spec`, `<path>.metadata`). */
+/** One claim of an object: its spec and metadata, and the prefix of their paths (`<path>spec`, `<path>metadata`). */
 interface Claim {
   spec: Record<string, unknown>;
   metadata: Record<string, unknown> | undefined;
@@ -55,7 +55,7 @@ export function checkVolumeClaims(object: Manifest, policy: RenderPolicy, violat
     const path = `${claim.path}spec`;
     const annotations = asObject(claim.metadata?.annotations) ?? {};
     for (const key of bindingAnnotations.filter((k) => k in annotations)) {
-      const fix = 'name a StorageClass in spec.storageClassName, or leave it unset (the default)';
+      const fix = "the StorageClass goes in spec.storageClassName (unset: the cluster's default class)";
       violate('volume-binding', `${claim.path}metadata.annotations["${key}"] chooses the claim's volume past its spec; ${fix}`);
     }
     if (isSet(spec.volumeName)) {
