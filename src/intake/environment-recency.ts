@@ -87,13 +87,10 @@ export class UpdateMemory {
 
   /** Records that the approval of `repository`'s pull request behind `name` holds at `at` (its head and base). */
   approve(name: string, repository: RepositoryName, at: ApprovedAt): void {
-    this.record(name, {
-      ...this.live(name),
-      approval: { repository: repositoryKey(repository), headSha: at.headSha, baseRef: at.baseRef },
-    });
+    this.record(name, { ...this.live(name), approval: { ...at, repository: repositoryKey(repository) } });
   }
 
-  /** Forgets the approval of `name`: it was taken away at the head it was given on (a new base). */
+  /** Forgets the approval of `name`: it was taken away (a push, a new base, the label removed). */
   revoke(name: string): void {
     const live = this.live(name);
     if (live?.approval) this.record(name, { update: live.update });

@@ -13,7 +13,7 @@
 // removes and adds the label again (GitHub sends no `labeled` for a label already there).
 import type { TrustPolicy } from '../policy/policy-config.js';
 import type { PullRequestFacts } from '../policy/pull-request-facts.js';
-import { hasApprovalLabel, isTrusted, withoutApproval } from '../policy/trust.js';
+import { hasApprovalLabel, isAt, isTrusted, withoutApproval } from '../policy/trust.js';
 
 export interface ResyncApproval {
   facts: PullRequestFacts;
@@ -28,8 +28,7 @@ export function resyncApproval(
   environment: { headSha: string | undefined; baseRef: string | undefined } | undefined,
 ): ResyncApproval {
   if (isTrusted(pr, trust) || !hasApprovalLabel(pr, trust)) return { facts: pr, unconfirmed: false };
-  if (environment?.headSha !== undefined && environment.headSha === pr.headSha && environment.baseRef === pr.baseRef) {
-    return { facts: pr, unconfirmed: false };
-  }
+  const headSha = environment?.headSha;
+  if (headSha !== undefined && isAt({ headSha, baseRef: environment?.baseRef }, pr)) return { facts: pr, unconfirmed: false };
   return { facts: withoutApproval(pr, trust), unconfirmed: true };
 }

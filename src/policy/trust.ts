@@ -11,8 +11,7 @@ export function isTrusted(pr: PullRequestFacts, trust: TrustPolicy): boolean {
 }
 
 export function hasApprovalLabel(pr: PullRequestFacts, trust: TrustPolicy): boolean {
-  const wanted = trust.approvalLabel.toLowerCase();
-  return pr.labels.some((l) => l.toLowerCase() === wanted);
+  return pr.labels.some((l) => isApprovalLabel(l, trust));
 }
 
 /** Why the pull request may not run, or undefined when it is trusted or approved. */
@@ -47,8 +46,8 @@ export interface ApprovedAt {
   baseRef: string | undefined;
 }
 
-/** Whether the pull request is where the approval was given. */
-function isAt(approved: ApprovedAt, pr: PullRequestFacts): boolean {
+/** Whether the pull request is where the approval was given (its head commit, on its base branch). */
+export function isAt(approved: ApprovedAt, pr: PullRequestFacts): boolean {
   return approved.headSha === pr.headSha && approved.baseRef === pr.baseRef;
 }
 
@@ -82,6 +81,7 @@ export function withdrawsApproval(delivery: DeliveryAction, trust: TrustPolicy):
   return delivery.action === 'unlabeled' && isApprovalLabel(delivery.label, trust);
 }
 
+/** Whether `label` is the approval label (GitHub's label names are case-insensitive). */
 function isApprovalLabel(label: string | undefined, trust: TrustPolicy): boolean {
   return label !== undefined && label.toLowerCase() === trust.approvalLabel.toLowerCase();
 }
@@ -116,6 +116,5 @@ export function revokesApproval(
 
 /** The pull request as it is once the approval label is removed. */
 export function withoutApproval(pr: PullRequestFacts, trust: TrustPolicy): PullRequestFacts {
-  const label = trust.approvalLabel.toLowerCase();
-  return { ...pr, labels: pr.labels.filter((l) => l.toLowerCase() !== label) };
+  return { ...pr, labels: pr.labels.filter((l) => !isApprovalLabel(l, trust)) };
 }
