@@ -11,7 +11,7 @@
 // label): no rendered pod may carry the Algorithm controller's labels, or a Job's pods under the
 // label (the disruption controller finds no scale for them and allows nothing) would turn that
 // budget against every drain.
-import type { Manifest } from '../../constructs/index.js';
+import { algorithmLabel, type Manifest } from '../../constructs/index.js';
 import { asObject } from './guard-json.js';
 import type { Violate } from './guard-rendered-objects.js';
 
@@ -23,7 +23,7 @@ function allowsOneEviction(value: unknown): boolean {
 }
 
 /** The prefix of the labels the Algorithm controller selects its pods by (its Service, its disruption budget). */
-const algorithmLabelPrefix = 'ai.alien6.io/';
+const algorithmLabelPrefix = algorithmLabel.slice(0, algorithmLabel.indexOf('/') + 1);
 
 export function checkDisruptionBudget(object: Manifest, violate: Violate): void {
   const spec = asObject(object.spec) ?? {};
