@@ -13,7 +13,7 @@ import type { EnvironmentStore } from './environment-store.js';
 import { EnvironmentWriter, type EnvironmentWrite } from './environment-writer.js';
 import type { PreviewEnvironmentSpec } from '../../constructs/api-types.js';
 import { environmentName } from './pull-request-environment-name.js';
-import { WebhookReceiver, type WebhookOutcome } from './webhook-receiver.js';
+import { WebhookReceiver, type WebhookOutcome, type WebhookReceiverOptions } from './webhook-receiver.js';
 import { waitFor } from '../../test/support/wait.js';
 
 // The store records calls: these tests are about the HTTP protocol, the decisions and the
@@ -501,8 +501,8 @@ test('a body over the limit without Content-Length (chunked) is refused as it gr
   assert.equal(res.status, 413);
 });
 
-test('many large unsigned uploads at once: past the in-flight budget they are answered 503 before they fill the memory', async () => {
-  // Its own receiver: a budget of 3 bodies of up to 64 KiB; five uploads of 60 KiB held open, then a signed delivery.
+/** A receiver of its own with a budget of 3 bodies of up to 64 KiB, served; `options` add to it. */
+async function smallBudgetServer(options: Partial<WebhookReceiverOptions> = {}) {
   const receiver = new WebhookReceiver({
     secret: hook.secret,
     writer,
@@ -510,20 +510,32 @@ test('many large unsigned uploads at once: past the in-flight budget they are an
     policy: resolvePolicyConfig(),
     maxBodyBytes: 64 * 1024,
     maxBodyBytesInFlight: 192 * 1024,
+    ...options,
   });
   const server = await startServer(createServer({ webhook: receiver }));
-  const target = new URL(`${server.url}/api/github/webhooks`);
+  return { server, target: new URL(`${server.url}/api/github/webhooks`) };
+}
+
+/** `count` uploads announcing 64 KiB that send `sentBytes` of it and then nothing; each one's answer once its socket closes. */
+function holdUploads(target: URL, count: number, sentBytes: number) {
   const answers: string[] = [];
-  const sockets = Array.from({ length: 5 }, () => {
+  const sockets = Array.from({ length: count }, () => {
     const socket = connect({ host: target.hostname, port: Number(target.port) });
     const head = `POST ${target.pathname} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${64 * 1024}\r\n\r\n`;
-    socket.write(head + 'x'.repeat(60 * 1024)); // not the whole body: held open
+    socket.write(head + 'x'.repeat(sentBytes));
     let text = '';
     socket.on('data', (d: Buffer) => (text += d.toString('utf8')));
     socket.on('close', () => answers.push(text));
     socket.on('error', () => {});
     return socket;
   });
+  return { sockets, answers };
+}
+
+test('many large unsigned uploads at once: past the in-flight budget they are answered 503 before they fill the memory', async () => {
+  // Its own receiver: a budget of 3 bodies of up to 64 KiB; five uploads of 60 KiB held open, then a signed delivery.
+  const { server, target } = await smallBudgetServer();
+  const { sockets, answers } = holdUploads(target, 5, 60 * 1024);
   // Whichever order they are read in, three fit and two do not; the three stay unanswered, held.
   await waitFor('two uploads refused', () => answers.length >= 2, { timeoutMs: 10_000 });
   await new Promise((resolve) => setTimeout(resolve, 300));
@@ -540,28 +552,8 @@ test('many large unsigned uploads at once: past the in-flight budget they are an
 test('uploads held open past the body deadline are answered 408 and let go of the budget, so deliveries are read again', async () => {
   // Three uploads fill the budget and never finish; GitHub waits 10 s for an answer, so a body
   // still arriving after the deadline is no delivery: the uploader must resend to hold the budget.
-  const receiver = new WebhookReceiver({
-    secret: hook.secret,
-    writer,
-    approvals,
-    policy: resolvePolicyConfig(),
-    maxBodyBytes: 64 * 1024,
-    maxBodyBytesInFlight: 192 * 1024,
-    bodyDeadlineMs: 1_000,
-  });
-  const server = await startServer(createServer({ webhook: receiver }));
-  const target = new URL(`${server.url}/api/github/webhooks`);
-  const answers: string[] = [];
-  const sockets = Array.from({ length: 3 }, () => {
-    const socket = connect({ host: target.hostname, port: Number(target.port) });
-    const head = `POST ${target.pathname} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${64 * 1024}\r\n\r\n`;
-    socket.write(head + 'x'.repeat(64 * 1024 - 1)); // all but the last byte, and then nothing
-    let text = '';
-    socket.on('data', (d: Buffer) => (text += d.toString('utf8')));
-    socket.on('close', () => answers.push(text));
-    socket.on('error', () => {});
-    return socket;
-  });
+  const { server, target } = await smallBudgetServer({ bodyDeadlineMs: 1_000 });
+  const { sockets, answers } = holdUploads(target, 3, 64 * 1024 - 1); // all but the last byte, and then nothing
   try {
     await reset();
     await new Promise((resolve) => setTimeout(resolve, 300));
